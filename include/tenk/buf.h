@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Buffers from a per-thread pool, and byte queues built from them.  A
+ * connection holds a queue only while it has bytes it could not send;
+ * an idle connection holds none.  Not thread-safe: one pool per thread.
+ */
+#ifndef TENK_BUF_H
+#define TENK_BUF_H
+
+#include <sys/uio.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tk_buf {
+	struct tk_buf	*next;
+	uint32_t	 off;		/* first unread byte */
+	uint32_t	 len;		/* end of written bytes */
+	char		 data[];	/* pool->bufsize bytes */
+};
+
+struct tk_bufpool {
+	struct tk_buf	*free;
+	size_t		 bufsize;	/* bytes of data per buffer */
+	size_t		 nfree;		/* buffers on the free list */
+	size_t		 maxfree;	/* beyond this, put() frees */
+	size_t		 inuse;		/* buffers handed out */
+};
+
+/* A FIFO of bytes in pool buffers. */
+struct tk_bufq {
+	struct tk_buf	*head;
+	struct tk_buf	*tail;
+	size_t		 len;		/* bytes queued */
+};
+
+/* Set up an empty pool; never fails. bufsize must be > 0. */
+void	tk_bufpool_init(struct tk_bufpool *p, size_t bufsize, size_t maxfree);
+
+/* Free every buffer on the free list (those in use stay theirs). */
+void	tk_bufpool_drain(struct tk_bufpool *p);
+
+/* A buffer with off = len = 0, or NULL with errno ENOMEM. */
+struct tk_buf	*tk_buf_get(struct tk_bufpool *p);
+void		 tk_buf_put(struct tk_bufpool *p, struct tk_buf *b);
+
+#define TK_BUFQ_INITIALIZER	{ NULL, NULL, 0 }
+
+/*
+ * Copy n bytes to the tail of q, taking buffers from p.  Returns 0, or -1
+ * with errno ENOMEM, in which case nothing was appended.
+ */
+int	tk_bufq_append(struct tk_bufq *q, struct tk_bufpool *p,
+	    const void *data, size_t n);
+
+/* Fill up to iovmax iovecs with the queued bytes; returns how many. */
+int	tk_bufq_iov(const struct tk_bufq *q, struct iovec *iov, int iovmax);
+
+/* Drop n (<= q->len) bytes from the head, returning emptied buffers. */
+void	tk_bufq_consume(struct tk_bufq *q, struct tk_bufpool *p, size_t n);
+
+/* Drop everything. */
+void	tk_bufq_clear(struct tk_bufq *q, struct tk_bufpool *p);
+
+#endif /* TENK_BUF_H */

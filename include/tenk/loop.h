@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * libtenk event loop: one loop per thread, fd watchers with a run queue,
+ * a cached monotonic clock, and thread-safe wake-ups and posted closures.
+ * Timers are in timer.h, signals in signal.h.
+ *
+ * Nothing in a loop is shared with another thread, except the functions
+ * marked "any thread" below.
+ */
+#ifndef TENK_LOOP_H
+#define TENK_LOOP_H
+
+#include <sys/queue.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tk_loop;
+struct tk_io;
+
+/* Readiness and interest bits. */
+#define TK_EV_READ	0x01
+#define TK_EV_WRITE	0x02
+#define TK_EV_HUP	0x04	/* peer closed (RDHUP/HUP): read until 0 */
+#define TK_EV_ERR	0x08	/* socket error pending */
+
+/*
+ * Called from the run queue when the watcher is runnable, that is when
+ * (io->ready & io->want) != 0.  The handler does I/O until EAGAIN or its
+ * own budget ends.  On EAGAIN it must call tk_io_block() for that
+ * direction; if it returns while still runnable it goes to the back of
+ * the run queue and runs again in the next pass (fairness).  The handler
+ * may stop and free its own watcher or any other one.
+ */
+typedef void tk_io_fn(struct tk_loop *, struct tk_io *);
+
+/*
+ * An fd watcher, embedded in the caller's structure.  Fields are read-only
+ * to the caller except through the functions below; "ready" and "want"
+ * may be read freely.
+ */
+struct tk_io {
+	int			 fd;
+	unsigned int		 want;	/* TK_EV_READ|TK_EV_WRITE */
+	unsigned int		 ready;	/* READ|WRITE|HUP|ERR, user space */
+	unsigned int		 regd;	/* interest given to a level backend */
+	unsigned int		 active:1;
+	unsigned int		 queued:1;
+	tk_io_fn		*fn;
+	void			*arg;
+	TAILQ_ENTRY(tk_io)	 rq;	/* run queue link */
+};
+
+/* A closure posted to a loop from any thread (tk_loop_post). */
+struct tk_msg;
+typedef void tk_msg_fn(struct tk_loop *, struct tk_msg *);
+struct tk_msg {
+	tk_msg_fn		*fn;
+	void			*arg;
+	struct tk_msg		*next;	/* owned by the loop while queued */
+};
+
+/* tk_loop_run() flags. */
+#define TK_RUN_ONCE	0x01	/* one iteration, may block */
+#define TK_RUN_NOWAIT	0x02	/* one iteration, never blocks */
+
+/*
+ * Create a loop on the named backend ("epoll", "poll", "select"), or on
+ * the best one whose init succeeds when name is NULL.  maxfds is a hint
+ * for array sizes (0 for a default).  Returns NULL with errno set: ENOENT
+ * for an unknown or uncompiled backend name, or the backend's init error.
+ * The caller's thread owns the loop from then on.
+ */
+struct tk_loop	*tk_loop_new(const char *name, int maxfds);
+
+/*
+ * Free the loop and its backend.  Watchers, timers and signal handlers
+ * still registered are forgotten, not called; posted messages not yet run
+ * are dropped.  Owner thread only.
+ */
+void		 tk_loop_free(struct tk_loop *l);
+
+/*
+ * Run iterations until tk_loop_stop() (flags 0), for one iteration
+ * (TK_RUN_ONCE), or for one iteration that never blocks (TK_RUN_NOWAIT).
+ * Returns 0 after a stop, otherwise the number of watchers and timers
+ * still active.  Owner thread only.
+ */
+int		 tk_loop_run(struct tk_loop *l, int flags);
+
+/* Ask a running loop to return after its current iteration. Any thread. */
+void		 tk_loop_stop(struct tk_loop *l);
+
+/* Wake the loop from a blocking wait without other effect.  Any thread. */
+void		 tk_loop_wake(struct tk_loop *l);
+
+/*
+ * Queue m to run on l's thread in a later iteration, in posting order from
+ * each posting thread.  m must stay valid until its function has been
+ * called; the function may free it.  Returns 0, or -1 with errno set if
+ * the wake-up write failed for a reason other than a full counter.
+ * Any thread.
+ */
+int		 tk_loop_post(struct tk_loop *l, struct tk_msg *m);
+
+/* Monotonic time in nanoseconds, cached once per iteration. */
+uint64_t	 tk_loop_now(struct tk_loop *l);
+
+/* Refresh the cached time from the clock and return it. */
+uint64_t	 tk_loop_update_now(struct tk_loop *l);
+
+/* The backend's name, and whether it is edge-triggered. */
+const char	*tk_loop_backend(struct tk_loop *l);
+int		 tk_loop_is_edge(struct tk_loop *l);
+
+/* Names of the compiled-in backends, best first, NULL-terminated. */
+const char *const *tk_backend_names(void);
+
+/*
+ * Prepare a watcher for fd; it is not yet registered.  Never fails.
+ */
+void		 tk_io_init(struct tk_io *io, int fd, tk_io_fn *fn, void *arg);
+
+/*
+ * Register the watcher with interest in want (TK_EV_READ|TK_EV_WRITE).
+ * Returns 0, or -1 with errno set (ERANGE: fd at or above FD_SETSIZE on
+ * select; EEXIST, ENOMEM, EBADF from the backend).  The fd is assumed
+ * ready in no direction until the backend reports it.
+ */
+int		 tk_io_start(struct tk_loop *l, struct tk_io *io, unsigned int want);
+
+/*
+ * Change interest.  Edge backends never make a system call here; level
+ * backends call their mod only when the set actually changes.  A watcher
+ * that becomes runnable is queued.  Returns 0 or -1 with errno set.
+ */
+int		 tk_io_want(struct tk_loop *l, struct tk_io *io, unsigned int want);
+
+/*
+ * Record that a direction would block (EAGAIN): clears those ready bits.
+ * Call it from the handler; it makes no system call.
+ */
+void		 tk_io_block(struct tk_io *io, unsigned int ev);
+
+/*
+ * Unregister the watcher and take it off the run queue.  Afterwards the
+ * caller may close the fd and free the watcher's memory, even from inside
+ * a handler of the same batch.  Stopping a stopped watcher does nothing.
+ */
+void		 tk_io_stop(struct tk_loop *l, struct tk_io *io);
+
+#endif /* TENK_LOOP_H */
