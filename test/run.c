@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The test runner.  Unit tests (registered by TEST() in test/unit/) and
- * integration scripts (test/integ/*.sh) each run in a forked child, in a
+ * integration scripts (test/integ/NAME.sh) each run in a forked child, in a
  * process group of its own, under a timeout; whatever the child leaves
  * behind in its group is killed when it ends.  Output is TAP, closed by
  * one line "N passed, N failed, N skipped"; the exit status is 1 when
@@ -229,7 +229,11 @@ add_scripts(const char *srcdir, int nfilter, char **filter)
 	if (n > 0)
 		qsort(names, n, sizeof(*names), cmp_str);
 	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+		    names[i]) >= sizeof(path)) {
+			free(names[i]);
+			continue;
+		}
 		snprintf(base, sizeof(base), "integ/%.*s",
 		    (int)(strlen(names[i]) - 3), names[i]);
 		script_header(path, bes, sizeof(bes), &timeout);

@@ -143,10 +143,25 @@ int		 tk_io_want(struct tk_loop *l, struct tk_io *io, unsigned int want);
 void		 tk_io_block(struct tk_io *io, unsigned int ev);
 
 /*
+ * Mark directions ready as if the backend had reported them (for example
+ * a socket known to be writable right after accept), queueing the
+ * watcher if it becomes runnable.  No system call.
+ */
+void		 tk_io_feed(struct tk_loop *l, struct tk_io *io, unsigned int ev);
+
+/*
  * Unregister the watcher and take it off the run queue.  Afterwards the
  * caller may close the fd and free the watcher's memory, even from inside
  * a handler of the same batch.  Stopping a stopped watcher does nothing.
  */
 void		 tk_io_stop(struct tk_loop *l, struct tk_io *io);
+
+/*
+ * Stop the watcher and close its fd.  On epoll this saves the
+ * EPOLL_CTL_DEL: closing the last reference to a file removes it from
+ * every epoll set (epoll(7)), so do not use it on an fd that was dup'ed.
+ * Returns close(2)'s result.
+ */
+int		 tk_io_close(struct tk_loop *l, struct tk_io *io);
 
 #endif /* TENK_LOOP_H */

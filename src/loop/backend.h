@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Private to src/loop: the loop structure and the backend interface.
+ * A backend translates kernel readiness into tk_event records and never
+ * calls connection code; the loop turns events into ready bits and a run
+ * queue.
+ */
+#ifndef TENK_LOOP_BACKEND_H
+#define TENK_LOOP_BACKEND_H
+
+#include <sys/queue.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "tenk/loop.h"
+#include "tenk/timer.h"
+
+struct tk_event {
+	void		*udata;		/* pointer given to add() */
+	unsigned int	 ev;		/* TK_EV_READ|WRITE|HUP|ERR */
+};
+
+struct tk_backend {
+	const char	*name;		/* "epoll", "poll", "select" */
+	unsigned int	 flags;
+#define TK_BE_EDGE	0x01		/* reports each change once */
+#define TK_BE_FDMAX	0x02		/* refuses fds above a ceiling */
+	int		(*init)(struct tk_loop *, int maxfds);
+	void		(*free)(struct tk_loop *);
+	int		(*add)(struct tk_loop *, int, unsigned int, void *);
+	int		(*mod)(struct tk_loop *, int, unsigned int, void *);
+	int		(*del)(struct tk_loop *, int);
+	int		(*wait)(struct tk_loop *, struct tk_event *, int, int);
+};
+
+struct tk_loop {
+	const struct tk_backend	*ops;
+	void			*be;		/* backend state */
+	uint64_t		 now;		/* cached monotonic ns */
+
+	TAILQ_HEAD(tk_ioq, tk_io) runq;
+	int			 nrunq;		/* watchers queued */
+	struct tk_io		*cur;		/* handler running, or NULL */
+	int			 nio;		/* user watchers started */
+
+	struct tk_event		*events;
+	int			 nevents;
+	int			 maxfds;
+
+	/* Timers: min-heap on (when, seq), then the expired list. */
+	struct tk_timer	       **heap;
+	size_t			 nheap;
+	size_t			 heapcap;
+	uint64_t		 tseq;
+	struct tk_timer		*expired;
+
+	/* Cross-thread wake-ups and posted closures. */
+	int			 wfd;		/* eventfd, or pipe read end */
+	int			 wfd_w;		/* write end (== wfd for eventfd) */
+	struct tk_io		 wio;
+	pthread_mutex_t		 mqlock;
+	struct tk_msg		*mqhead;
+	struct tk_msg	       **mqtail;
+	atomic_int		 wakepending;
+	atomic_int		 stopping;
+
+	/* The self-pipe, on the loop that owns signals. */
+	struct tk_io		 sio;
+};
+
+extern const struct tk_backend	 tk_backend_epoll;
+extern const struct tk_backend	 tk_backend_poll;
+extern const struct tk_backend	 tk_backend_select;
+
+/* backend.c */
+const struct tk_backend	*backend_find(const char *);
+const struct tk_backend	*const *backend_all(void);
+
+/* heap.c */
+void		 timer_run_expired(struct tk_loop *);
+int		 timer_next_timeout(struct tk_loop *);
+void		 timer_free_all(struct tk_loop *);
+
+/* wake.c */
+int		 wake_init(struct tk_loop *);
+void		 wake_free(struct tk_loop *);
+
+/* signal.c */
+void		 signal_loop_free(struct tk_loop *);
+
+/* loop.c */
+int		 loop_io_start_internal(struct tk_loop *, struct tk_io *,
+		    unsigned int);
+void		 loop_io_stop_internal(struct tk_loop *, struct tk_io *);
+
+#endif /* TENK_LOOP_BACKEND_H */

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The epoll backend, edge-triggered.  Every fd is registered once for
+ * both directions with EPOLLET and EPOLLRDHUP; the loop keeps readiness in
+ * user space, so mod() is a no-op and an echoed message costs no
+ * epoll_ctl.  A direction is reported again only after it went not-ready
+ * (EAGAIN) and back (epoll(7), "edge-triggered").  ERR and HUP are passed
+ * up as readable and writable so that the next read or write meets them.
+ */
+#include <sys/epoll.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "tenk/log.h"
+#include "backend.h"
+
+struct ep_state {
+	int			 epfd;
+	int			 nevs;
+	struct epoll_event	*evs;
+};
+
+static int
+ep_init(struct tk_loop *l, int maxfds)
+{
+	struct ep_state	*ep;
+
+	(void)maxfds;
+	if ((ep = calloc(1, sizeof(*ep))) == NULL)
+		return -1;
+	ep->nevs = 1024;
+	if ((ep->evs = calloc(ep->nevs, sizeof(*ep->evs))) == NULL)
+		goto fail;
+	if ((ep->epfd = epoll_create1(EPOLL_CLOEXEC)) == -1)
+		goto fail;
+	l->be = ep;
+	return 0;
+ fail:
+	free(ep->evs);
+	free(ep);
+	return -1;
+}
+
+static void
+ep_free(struct tk_loop *l)
+{
+	struct ep_state	*ep = l->be;
+
+	close(ep->epfd);
+	free(ep->evs);
+	free(ep);
+	l->be = NULL;
+}
+
+static int
+ep_add(struct tk_loop *l, int fd, unsigned int ev, void *udata)
+{
+	struct ep_state		*ep = l->be;
+	struct epoll_event	 e;
+
+	(void)ev;
+	e.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+	e.data.ptr = udata;
+	return epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &e);
+}
+
+static int
+ep_mod(struct tk_loop *l, int fd, unsigned int ev, void *udata)
+{
+	(void)l;
+	(void)fd;
+	(void)ev;
+	(void)udata;
+	return 0;
+}
+
+static int
+ep_del(struct tk_loop *l, int fd)
+{
+	struct ep_state	*ep = l->be;
+
+	/* Kernels before 2.6.9 wanted a non-NULL event here. */
+	return epoll_ctl(ep->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+static int
+ep_wait(struct tk_loop *l, struct tk_event *out, int nout, int timeout)
+{
+	struct ep_state	*ep = l->be;
+	unsigned int	 e, ev;
+	int		 n, i;
+
+	if (nout > ep->nevs) {
+		struct epoll_event *evs;
+
+		evs = reallocarray(ep->evs, nout, sizeof(*evs));
+		if (evs != NULL) {
+			ep->evs = evs;
+			ep->nevs = nout;
+		}
+	}
+	if (nout > ep->nevs)
+		nout = ep->nevs;
+	n = epoll_wait(ep->epfd, ep->evs, nout, timeout);
+	if (n == -1) {
+		if (errno == EINTR)
+			return 0;
+		log_warn("epoll_wait");
+		abort();
+	}
+	for (i = 0; i < n; i++) {
+		e = ep->evs[i].events;
+		ev = 0;
+		if (e & EPOLLIN)
+			ev |= TK_EV_READ;
+		if (e & EPOLLOUT)
+			ev |= TK_EV_WRITE;
+		if (e & EPOLLRDHUP)
+			ev |= TK_EV_READ | TK_EV_HUP;
+		if (e & EPOLLHUP)
+			ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_HUP;
+		if (e & EPOLLERR)
+			ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_ERR;
+		out[i].udata = ep->evs[i].data.ptr;
+		out[i].ev = ev;
+	}
+	return n;
+}
+
+const struct tk_backend tk_backend_epoll = {
+	.name = "epoll",
+	.flags = TK_BE_EDGE,
+	.init = ep_init,
+	.free = ep_free,
+	.add = ep_add,
+	.mod = ep_mod,
+	.del = ep_del,
+	.wait = ep_wait,
+};

@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The loop: iteration, run queue, dispatch and the cached clock.  Timers
+ * live in heap.c, wake-ups in wake.c, signals in signal.c and each kernel
+ * interface in its backend file.
+ *
+ * A watcher carries two sets of bits kept in user space:
+ *
+ *	want	directions the handler wants (tk_io_want)
+ *	ready	directions the kernel said were ready and that have not met
+ *		EAGAIN since (backend events set them, tk_io_block clears)
+ *
+ * It is runnable when (ready & want) != 0.  Each iteration waits on the
+ * backend (without blocking if anything is runnable), ORs each event into
+ * its watcher's ready bits and queues the watchers that became runnable,
+ * fires expired timers, then runs the queue once: every watcher queued at
+ * the start of the pass gets one call; one that is still runnable after
+ * its call (its budget ran out before EAGAIN) goes to the back and waits
+ * for the next pass, so one busy peer cannot starve the others under
+ * edge triggering.
+ *
+ *	event	 backend	 want	 what the loop does
+ *	-------	 -------	 ----	 ------------------------------------
+ *	any	 edge (epoll)	 any	 ready |= ev; queue if runnable
+ *	any	 level		 any	 ready |= ev; queue if runnable
+ *	-	 edge		 flips	 no system call; queue if runnable
+ *	-	 level		 flips	 mod() with the new set
+ *
+ * Edge backends register both directions once; level backends are told
+ * the want set, and an empty want set removes the fd from the kernel's
+ * view entirely (so a hung-up fd that nobody wants cannot make poll spin).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tenk/loop.h"
+#include "tenk/timer.h"
+#include "backend.h"
+
+#define EVENTS_MIN	256
+#define EVENTS_MAX	8192
+
+static uint64_t
+clock_ns(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * TK_SEC + (uint64_t)ts.tv_nsec;
+}
+
+struct tk_loop *
+tk_loop_new(const char *name, int maxfds)
+{
+	const struct tk_backend *const	*bp;
+	const struct tk_backend		*be = NULL;
+	struct tk_loop			*l;
+	int				 saved;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return NULL;
+	TAILQ_INIT(&l->runq);
+	l->maxfds = maxfds > 0 ? maxfds : 1024;
+	l->wfd = l->wfd_w = -1;
+	l->sio.fd = -1;
+	l->mqtail = &l->mqhead;
+	l->now = clock_ns();
+	l->nevents = EVENTS_MIN;
+	if ((l->events = calloc(l->nevents, sizeof(*l->events))) == NULL)
+		goto fail;
+	if (pthread_mutex_init(&l->mqlock, NULL) != 0) {
+		errno = ENOMEM;
+		goto fail;
+	}
+
+	if (name != NULL) {
+		if ((be = backend_find(name)) == NULL) {
+			errno = ENOENT;
+			goto fail_mutex;
+		}
+		l->ops = be;
+		if (be->init(l, l->maxfds) == -1)
+			goto fail_mutex;
+	} else {
+		/* The first backend whose init succeeds, best first. */
+		errno = ENOENT;
+		for (bp = backend_all(); *bp != NULL; bp++) {
+			l->ops = *bp;
+			if ((*bp)->init(l, l->maxfds) == 0)
+				break;
+		}
+		if (*bp == NULL)
+			goto fail_mutex;
+	}
+	if (wake_init(l) == -1)
+		goto fail_backend;
+	return l;
+
+ fail_backend:
+	saved = errno;
+	l->ops->free(l);
+	errno = saved;
+ fail_mutex:
+	saved = errno;
+	pthread_mutex_destroy(&l->mqlock);
+	errno = saved;
+ fail:
+	saved = errno;
+	free(l->events);
+	free(l);
+	errno = saved;
+	return NULL;
+}
+
+void
+tk_loop_free(struct tk_loop *l)
+{
+	if (l == NULL)
+		return;
+	signal_loop_free(l);
+	wake_free(l);
+	timer_free_all(l);
+	l->ops->free(l);
+	pthread_mutex_destroy(&l->mqlock);
+	free(l->events);
+	free(l);
+}
+
+uint64_t
+tk_loop_now(struct tk_loop *l)
+{
+	return l->now;
+}
+
+uint64_t
+tk_loop_update_now(struct tk_loop *l)
+{
+	return l->now = clock_ns();
+}
+
+const char *
+tk_loop_backend(struct tk_loop *l)
+{
+	return l->ops->name;
+}
+
+int
+tk_loop_is_edge(struct tk_loop *l)
+{
+	return (l->ops->flags & TK_BE_EDGE) != 0;
+}
+
+void
+tk_loop_stop(struct tk_loop *l)
+{
+	atomic_store(&l->stopping, 1);
+	tk_loop_wake(l);
+}
+
+static inline void
+enqueue(struct tk_loop *l, struct tk_io *io)
+{
+	io->queued = 1;
+	TAILQ_INSERT_TAIL(&l->runq, io, rq);
+	l->nrunq++;
+}
+
+static inline int
+runnable(const struct tk_io *io)
+{
+	return (io->ready & io->want) != 0;
+}
+
+void
+tk_io_init(struct tk_io *io, int fd, tk_io_fn *fn, void *arg)
+{
+	memset(io, 0, sizeof(*io));
+	io->fd = fd;
+	io->fn = fn;
+	io->arg = arg;
+}
+
+int
+loop_io_start_internal(struct tk_loop *l, struct tk_io *io, unsigned int want)
+{
+	unsigned int	reg;
+
+	if (io->active) {
+		errno = EEXIST;
+		return -1;
+	}
+	want &= TK_EV_READ | TK_EV_WRITE;
+	reg = (l->ops->flags & TK_BE_EDGE) ? TK_EV_READ | TK_EV_WRITE : want;
+	if (l->ops->add(l, io->fd, reg, io) == -1)
+		return -1;
+	io->want = want;
+	io->regd = reg;
+	io->ready = 0;
+	io->active = 1;
+	io->queued = 0;
+	return 0;
+}
+
+int
+tk_io_start(struct tk_loop *l, struct tk_io *io, unsigned int want)
+{
+	if (loop_io_start_internal(l, io, want) == -1)
+		return -1;
+	l->nio++;
+	return 0;
+}
+
+int
+tk_io_want(struct tk_loop *l, struct tk_io *io, unsigned int want)
+{
+	want &= TK_EV_READ | TK_EV_WRITE;
+	if (!io->active) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((l->ops->flags & TK_BE_EDGE) == 0 && want != io->regd) {
+		if (l->ops->mod(l, io->fd, want, io) == -1)
+			return -1;
+		io->regd = want;
+	}
+	io->want = want;
+	if (runnable(io) && !io->queued)
+		enqueue(l, io);
+	return 0;
+}
+
+void
+tk_io_block(struct tk_io *io, unsigned int ev)
+{
+	io->ready &= ~ev;
+}
+
+void
+tk_io_feed(struct tk_loop *l, struct tk_io *io, unsigned int ev)
+{
+	if (!io->active)
+		return;
+	io->ready |= ev;
+	if (runnable(io) && !io->queued)
+		enqueue(l, io);
+}
+
+static void
+io_forget(struct tk_loop *l, struct tk_io *io)
+{
+	if (io->queued) {
+		TAILQ_REMOVE(&l->runq, io, rq);
+		io->queued = 0;
+		l->nrunq--;
+	}
+	if (l->cur == io)
+		l->cur = NULL;
+	io->active = 0;
+	io->ready = 0;
+}
+
+void
+loop_io_stop_internal(struct tk_loop *l, struct tk_io *io)
+{
+	if (!io->active)
+		return;
+	(void)l->ops->del(l, io->fd);
+	io_forget(l, io);
+}
+
+void
+tk_io_stop(struct tk_loop *l, struct tk_io *io)
+{
+	if (!io->active)
+		return;
+	loop_io_stop_internal(l, io);
+	l->nio--;
+}
+
+int
+tk_io_close(struct tk_loop *l, struct tk_io *io)
+{
+	int	fd = io->fd;
+
+	if (io->active) {
+		/*
+		 * epoll forgets a file when its last descriptor closes, so
+		 * the EPOLL_CTL_DEL would be a wasted system call.
+		 */
+		if ((l->ops->flags & TK_BE_EDGE) == 0)
+			(void)l->ops->del(l, fd);
+		io_forget(l, io);
+		l->nio--;
+	}
+	io->fd = -1;
+	return close(fd);
+}
+
+/*
+ * One pass over the watchers queued when it starts.  A handler may stop
+ * (and free) itself or any other watcher: stopping unlinks it from the
+ * queue, and l->cur tells whether the one just called is still alive.
+ * If a watcher queued at the start is stopped during the pass, one
+ * queued during it runs early instead; that is harmless.
+ */
+static void
+run_queue(struct tk_loop *l)
+{
+	struct tk_io	*io;
+	int		 n = l->nrunq;
+
+	while (n-- > 0 && (io = TAILQ_FIRST(&l->runq)) != NULL) {
+		TAILQ_REMOVE(&l->runq, io, rq);
+		io->queued = 0;
+		l->nrunq--;
+		if (!runnable(io))
+			continue;
+		l->cur = io;
+		io->fn(l, io);
+		if (l->cur == io && runnable(io) && !io->queued)
+			enqueue(l, io);
+		l->cur = NULL;
+	}
+}
+
+static int
+grow_events(struct tk_loop *l)
+{
+	struct tk_event	*ev;
+	int		 n = l->nevents * 2;
+
+	if (n > EVENTS_MAX)
+		return -1;
+	if ((ev = reallocarray(l->events, n, sizeof(*ev))) == NULL)
+		return -1;
+	l->events = ev;
+	l->nevents = n;
+	return 0;
+}
+
+/* One iteration: wait, turn events into ready bits, timers, run queue. */
+static void
+loop_once(struct tk_loop *l, int nowait)
+{
+	struct tk_io	*io;
+	int		 timeout, n, i;
+
+	if (nowait || !TAILQ_EMPTY(&l->runq) || atomic_load(&l->stopping))
+		timeout = 0;
+	else
+		timeout = timer_next_timeout(l);
+
+	n = l->ops->wait(l, l->events, l->nevents, timeout);
+	l->now = clock_ns();
+	for (i = 0; i < n; i++) {
+		io = l->events[i].udata;
+		io->ready |= l->events[i].ev;
+		if (!io->queued && runnable(io))
+			enqueue(l, io);
+	}
+	if (n == l->nevents)
+		(void)grow_events(l);
+
+	timer_run_expired(l);
+	run_queue(l);
+}
+
+int
+tk_loop_run(struct tk_loop *l, int flags)
+{
+	for (;;) {
+		loop_once(l, (flags & TK_RUN_NOWAIT) != 0);
+		if (atomic_load(&l->stopping)) {
+			atomic_store(&l->stopping, 0);
+			return 0;
+		}
+		if (flags & (TK_RUN_ONCE | TK_RUN_NOWAIT))
+			break;
+	}
+	return l->nio + (int)l->nheap;
+}
