@@ -29,8 +29,8 @@ struct t_test {
 
 void	t_register(struct t_test *);
 void	t_fail(const char *file, int line, const char *fmt, ...)
-	    __attribute__((format(printf, 3, 4), noreturn));
-void	t_skip(const char *why) __attribute__((noreturn));
+	    __attribute__((format(printf, 3, 4), __noreturn__));
+void	t_skip(const char *why) __attribute__((__noreturn__));
 
 /* The backend a TEST_BE test is running on. */
 extern const char *t_backend;

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The per-thread buffer pool and the byte queues built from its buffers.
+ * A queue only ever holds bytes that could not be sent at once, so it is
+ * usually empty; the pool keeps a few spare buffers so that a burst of
+ * partial writes does not turn into a burst of malloc calls.  Not
+ * thread-safe: one pool per thread, and a queue uses its thread's pool.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tenk/buf.h"
+
+/* bufsize must fit the 32-bit offsets in struct tk_buf. */
+void
+tk_bufpool_init(struct tk_bufpool *p, size_t bufsize, size_t maxfree)
+{
+	assert(bufsize > 0 && bufsize <= UINT32_MAX);
+	p->free = NULL;
+	p->bufsize = bufsize;
+	p->nfree = 0;
+	p->maxfree = maxfree;
+	p->inuse = 0;
+}
+
+void
+tk_bufpool_drain(struct tk_bufpool *p)
+{
+	struct tk_buf	*b;
+
+	while ((b = p->free) != NULL) {
+		p->free = b->next;
+		free(b);
+	}
+	p->nfree = 0;
+}
+
+/* A spare buffer if there is one, else a new one.  errno ENOMEM. */
+struct tk_buf *
+tk_buf_get(struct tk_bufpool *p)
+{
+	struct tk_buf	*b;
+
+	if ((b = p->free) != NULL) {
+		p->free = b->next;
+		p->nfree--;
+	} else if ((b = malloc(sizeof(*b) + p->bufsize)) == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	b->next = NULL;
+	b->off = b->len = 0;
+	p->inuse++;
+	return b;
+}
+
+/* Keep b as a spare up to maxfree, free it beyond. */
+void
+tk_buf_put(struct tk_bufpool *p, struct tk_buf *b)
+{
+	assert(b != NULL && p->inuse > 0);
+	p->inuse--;
+	if (p->nfree < p->maxfree) {
+		b->next = p->free;
+		p->free = b;
+		p->nfree++;
+	} else
+		free(b);
+}
+
+/*
+ * Fill the room left in the tail buffer, then fresh buffers.  All the
+ * fresh buffers are taken before any byte is copied, so running out of
+ * memory leaves the queue exactly as it was.  The room before a tail's
+ * off is not reused: the tail is the buffer being written, and its head
+ * is only consumed when it is also the head of the queue.
+ */
+int
+tk_bufq_append(struct tk_bufq *q, struct tk_bufpool *p, const void *data,
+    size_t n)
+{
+	const char	*src = data;
+	struct tk_buf	*chain = NULL, *last = NULL, *b;
+	size_t		 room = 0, need, k;
+
+	if (n == 0)
+		return 0;
+	if (q->tail != NULL)
+		room = p->bufsize - q->tail->len;
+	if (n > room) {
+		need = (n - room + p->bufsize - 1) / p->bufsize;
+		while (need-- > 0) {
+			if ((b = tk_buf_get(p)) == NULL) {
+				while ((b = chain) != NULL) {
+					chain = b->next;
+					tk_buf_put(p, b);
+				}
+				errno = ENOMEM;
+				return -1;
+			}
+			if (last == NULL)
+				chain = b;
+			else
+				last->next = b;
+			last = b;
+		}
+	}
+
+	q->len += n;
+	if (room > 0) {
+		k = n < room ? n : room;
+		memcpy(q->tail->data + q->tail->len, src, k);
+		q->tail->len += k;
+		src += k;
+		n -= k;
+	}
+	for (b = chain; b != NULL; b = b->next) {
+		k = n < p->bufsize ? n : p->bufsize;
+		memcpy(b->data, src, k);
+		b->len = k;
+		src += k;
+		n -= k;
+	}
+	assert(n == 0);
+	if (chain != NULL) {
+		if (q->tail != NULL)
+			q->tail->next = chain;
+		else
+			q->head = chain;
+		q->tail = last;
+	}
+	return 0;
+}
+
+/* The queued bytes in order, one iovec per buffer, at most iovmax. */
+int
+tk_bufq_iov(const struct tk_bufq *q, struct iovec *iov, int iovmax)
+{
+	struct tk_buf	*b;
+	int		 n = 0;
+
+	for (b = q->head; b != NULL && n < iovmax; b = b->next) {
+		iov[n].iov_base = b->data + b->off;
+		iov[n].iov_len = b->len - b->off;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Drop n bytes from the head, as after a send of n.  Buffers that become
+ * empty go back to the pool at once; no buffer in a queue is ever empty.
+ */
+void
+tk_bufq_consume(struct tk_bufq *q, struct tk_bufpool *p, size_t n)
+{
+	struct tk_buf	*b;
+	size_t		 avail;
+
+	assert(n <= q->len);
+	q->len -= n;
+	while (n > 0) {
+		b = q->head;
+		avail = b->len - b->off;
+		if (n < avail) {
+			b->off += n;
+			break;
+		}
+		n -= avail;
+		q->head = b->next;
+		tk_buf_put(p, b);
+	}
+	if (q->head == NULL)
+		q->tail = NULL;
+}
+
+void
+tk_bufq_clear(struct tk_bufq *q, struct tk_bufpool *p)
+{
+	struct tk_buf	*b;
+
+	while ((b = q->head) != NULL) {
+		q->head = b->next;
+		tk_buf_put(p, b);
+	}
+	q->tail = NULL;
+	q->len = 0;
+}

@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Socket helpers: parsing and printing IPv4/IPv6 addresses with ports,
+ * nonblocking listeners and connects, and the few options we set.  This
+ * file makes no policy: which addresses to listen on, and what to do
+ * when a connect fails, belong to tenkd and tenkload.
+ */
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tenk/sock.h"
+
+/* Linux 4.2; glibc defines it from 2.23 on. */
+#ifndef IP_BIND_ADDRESS_NO_PORT
+#define IP_BIND_ADDRESS_NO_PORT	24
+#endif
+
+/*
+ * Read a port: decimal digits only, 0-65535.  Returns the port or -1
+ * with *errstr set.
+ */
+static int
+parse_port(const char *s, const char **errstr)
+{
+	const char	*err;
+	long long	 n;
+
+	if (*s == '\0') {
+		*errstr = "missing port";
+		return -1;
+	}
+	/* strtonum would take " 80" and "+80". */
+	if (s[strspn(s, "0123456789")] != '\0') {
+		*errstr = "bad port";
+		return -1;
+	}
+	n = strtonum(s, 0, 65535, &err);
+	if (err != NULL) {
+		*errstr = "port out of range";
+		return -1;
+	}
+	return (int)n;
+}
+
+/*
+ * Split s into host and port, resolve the host and fill a.  Forms:
+ * "[v6]:port", "[v6]", "v4:port", "name:port", and bare "v4", "name",
+ * "v6" when default_port >= 0.  A bare v6 address is told apart by its
+ * second colon.  Names go through getaddrinfo and may block on DNS, so
+ * call this at start-up, not from a loop.
+ */
+int
+tk_addr_parse(const char *s, int default_port, struct tk_addr *a,
+    const char **errstr)
+{
+	struct addrinfo	 hints, *res;
+	const char	*dummy, *host, *port = NULL, *end;
+	char		 hbuf[NI_MAXHOST], pbuf[8];
+	size_t		 hlen;
+	int		 p, r;
+
+	if (errstr == NULL)
+		errstr = &dummy;
+	errno = EINVAL;
+	if (s == NULL || *s == '\0') {
+		*errstr = "empty address";
+		return -1;
+	}
+	if (*s == '[') {
+		host = s + 1;
+		if ((end = strchr(host, ']')) == NULL) {
+			*errstr = "missing ]";
+			return -1;
+		}
+		hlen = (size_t)(end - host);
+		if (end[1] == ':')
+			port = end + 2;
+		else if (end[1] != '\0') {
+			*errstr = "bad address";
+			return -1;
+		}
+	} else {
+		host = s;
+		end = strrchr(s, ':');
+		if (end != NULL && strchr(s, ':') == end) {
+			hlen = (size_t)(end - s);
+			port = end + 1;
+		} else
+			hlen = strlen(s);
+	}
+	if (hlen == 0) {
+		*errstr = "missing host";
+		return -1;
+	}
+	if (hlen >= sizeof(hbuf)) {
+		*errstr = "host too long";
+		return -1;
+	}
+	memcpy(hbuf, host, hlen);
+	hbuf[hlen] = '\0';
+
+	if (port != NULL) {
+		if ((p = parse_port(port, errstr)) == -1)
+			return -1;
+	} else if (default_port >= 0 && default_port <= 65535)
+		p = default_port;
+	else {
+		*errstr = default_port > 65535 ? "bad port" : "missing port";
+		return -1;
+	}
+	snprintf(pbuf, sizeof(pbuf), "%d", p);
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICSERV;
+	if (*s == '[')
+		hints.ai_flags |= AI_NUMERICHOST;
+	if ((r = getaddrinfo(hbuf, pbuf, &hints, &res)) != 0) {
+		if (r == EAI_MEMORY) {
+			errno = ENOMEM;
+			*errstr = "out of memory";
+		} else if (r == EAI_SYSTEM)
+			*errstr = "resolver failed";
+		else {
+			errno = EINVAL;
+			*errstr = *s == '[' ? "bad address" : "unknown host";
+		}
+		return -1;
+	}
+	if (res->ai_addrlen > sizeof(a->ss)) {
+		freeaddrinfo(res);
+		*errstr = "bad address";
+		return -1;
+	}
+	memset(a, 0, sizeof(*a));
+	memcpy(&a->ss, res->ai_addr, res->ai_addrlen);
+	a->len = res->ai_addrlen;
+	freeaddrinfo(res);
+	*errstr = NULL;
+	return 0;
+}
+
+/*
+ * Print the host part numerically: "1.2.3.4", "::1", "fe80::1%eth0".
+ * Returns 0, or -1 after writing "?" for a family we do not know.
+ */
+static int
+fmt_host(const struct tk_addr *a, char *buf, size_t len)
+{
+	if ((a->ss.ss_family != AF_INET && a->ss.ss_family != AF_INET6) ||
+	    getnameinfo((const struct sockaddr *)&a->ss, a->len, buf, len,
+	    NULL, 0, NI_NUMERICHOST) != 0) {
+		strlcpy(buf, "?", len);
+		return -1;
+	}
+	return 0;
+}
+
+char *
+tk_addr_fmt(const struct tk_addr *a, char *buf, size_t len)
+{
+	char	host[NI_MAXHOST];
+
+	if (fmt_host(a, host, sizeof(host)) == -1)
+		strlcpy(buf, host, len);
+	else if (a->ss.ss_family == AF_INET6)
+		snprintf(buf, len, "[%s]:%d", host, tk_addr_port(a));
+	else
+		snprintf(buf, len, "%s:%d", host, tk_addr_port(a));
+	return buf;
+}
+
+char *
+tk_addr_fmt_host(const struct tk_addr *a, char *buf, size_t len)
+{
+	fmt_host(a, buf, len);
+	return buf;
+}
+
+/* The port in host order, or -1 for a family without ports. */
+int
+tk_addr_port(const struct tk_addr *a)
+{
+	switch (a->ss.ss_family) {
+	case AF_INET:
+		return ntohs(((const struct sockaddr_in *)&a->ss)->sin_port);
+	case AF_INET6:
+		return ntohs(((const struct sockaddr_in6 *)&a->ss)->sin6_port);
+	default:
+		return -1;
+	}
+}
+
+/* Set the port (0-65535); other families are left alone. */
+void
+tk_addr_set_port(struct tk_addr *a, int port)
+{
+	switch (a->ss.ss_family) {
+	case AF_INET:
+		((struct sockaddr_in *)&a->ss)->sin_port = htons(port);
+		break;
+	case AF_INET6:
+		((struct sockaddr_in6 *)&a->ss)->sin6_port = htons(port);
+		break;
+	}
+}
+
+/*
+ * Compare the fields that name an endpoint, not whole structures: the
+ * kernel and getaddrinfo may leave different bytes in the padding.
+ */
+int
+tk_addr_eq(const struct tk_addr *a, const struct tk_addr *b)
+{
+	const struct sockaddr_in	*a4, *b4;
+	const struct sockaddr_in6	*a6, *b6;
+
+	if (a->ss.ss_family != b->ss.ss_family)
+		return 0;
+	switch (a->ss.ss_family) {
+	case AF_INET:
+		a4 = (const struct sockaddr_in *)&a->ss;
+		b4 = (const struct sockaddr_in *)&b->ss;
+		return a4->sin_port == b4->sin_port &&
+		    a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+	case AF_INET6:
+		a6 = (const struct sockaddr_in6 *)&a->ss;
+		b6 = (const struct sockaddr_in6 *)&b->ss;
+		return a6->sin6_port == b6->sin6_port &&
+		    a6->sin6_scope_id == b6->sin6_scope_id &&
+		    memcmp(&a6->sin6_addr, &b6->sin6_addr,
+		    sizeof(a6->sin6_addr)) == 0;
+	default:
+		return a->len == b->len && memcmp(&a->ss, &b->ss, a->len) == 0;
+	}
+}
+
+static int
+setopt_int(int fd, int level, int name, int val)
+{
+	return setsockopt(fd, level, name, &val, sizeof(val));
+}
+
+/*
+ * A nonblocking listener on a.  IPV6_V6ONLY is always set one way or
+ * the other, because its default follows the net.ipv6.bindv6only sysctl
+ * and a listener should not change meaning with it.  The kernel caps
+ * the backlog at net.core.somaxconn.  Returns the fd or -1 with errno
+ * set; nothing is left open on failure.
+ */
+int
+tk_sock_listen(const struct tk_addr *a, int backlog, int flags)
+{
+	int	fd, saved;
+
+	fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+	if (fd == -1)
+		return -1;
+	if (setopt_int(fd, SOL_SOCKET, SO_REUSEADDR, 1) == -1)
+		goto fail;
+	if ((flags & TK_SOCK_REUSEPORT) &&
+	    setopt_int(fd, SOL_SOCKET, SO_REUSEPORT, 1) == -1)
+		goto fail;
+	if (a->ss.ss_family == AF_INET6 && setopt_int(fd, IPPROTO_IPV6,
+	    IPV6_V6ONLY, (flags & TK_SOCK_V6ONLY) != 0) == -1)
+		goto fail;
+	if (bind(fd, (const struct sockaddr *)&a->ss, a->len) == -1)
+		goto fail;
+	if (listen(fd, backlog <= 0 ? SOMAXCONN : backlog) == -1)
+		goto fail;
+	return fd;
+
+ fail:
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return -1;
+}
+
+/*
+ * Start a nonblocking connect.  With a source address of port 0 we set
+ * IP_BIND_ADDRESS_NO_PORT (Linux 4.2, ip(7)) before bind: bind() then
+ * only fixes the address and the port is picked at connect() for the
+ * 4-tuple, so every source address gets the whole ephemeral range per
+ * destination instead of bind() reserving a port for good.  Kernels
+ * without the option refuse it; we go on, as bind() still works there,
+ * only with fewer ports.  EINTR on a nonblocking connect leaves it
+ * going on in the background, like EINPROGRESS (connect(2)).
+ */
+int
+tk_sock_connect(const struct tk_addr *dst, const struct tk_addr *src)
+{
+	int	fd, saved;
+
+	if (src != NULL && src->ss.ss_family != dst->ss.ss_family) {
+		errno = EAFNOSUPPORT;
+		return -1;
+	}
+	fd = socket(dst->ss.ss_family,
+	    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return -1;
+	if (src != NULL) {
+		if (tk_addr_port(src) == 0)
+			(void)setopt_int(fd, IPPROTO_IP,
+			    IP_BIND_ADDRESS_NO_PORT, 1);
+		if (bind(fd, (const struct sockaddr *)&src->ss,
+		    src->len) == -1)
+			goto fail;
+	}
+	if (connect(fd, (const struct sockaddr *)&dst->ss, dst->len) == -1 &&
+	    errno != EINPROGRESS && errno != EINTR)
+		goto fail;
+	return fd;
+
+ fail:
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return -1;
+}
+
+int
+tk_sock_error(int fd)
+{
+	socklen_t	len = sizeof(int);
+	int		err = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
+		return -1;
+	return err;
+}
+
+int
+tk_sock_nodelay(int fd)
+{
+	return setopt_int(fd, IPPROTO_TCP, TCP_NODELAY, 1);
+}
+
+int
+tk_sock_local(int fd, struct tk_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->len = sizeof(a->ss);
+	return getsockname(fd, (struct sockaddr *)&a->ss, &a->len);
+}
+
+int
+tk_sock_peer(int fd, struct tk_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->len = sizeof(a->ss);
+	return getpeername(fd, (struct sockaddr *)&a->ss, &a->len);
+}
+
+/*
+ * net.core.somaxconn, the ceiling the kernel puts on any backlog, or
+ * SOMAXCONN when /proc cannot be read (a chroot, another system).
+ */
+int
+tk_sock_somaxconn(void)
+{
+	char		 buf[32];
+	const char	*err;
+	ssize_t		 n;
+	long long	 v;
+	int		 fd;
+
+	if ((fd = open("/proc/sys/net/core/somaxconn",
+	    O_RDONLY | O_CLOEXEC)) == -1)
+		return SOMAXCONN;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return SOMAXCONN;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	v = strtonum(buf, 1, INT_MAX, &err);
+	return err == NULL ? (int)v : SOMAXCONN;
+}

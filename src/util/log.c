@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Logging: one line per event to stderr as "progname: message", or to
+ * syslog(3) with facility daemon.  This file owns the sink and the level;
+ * rate limiting of repeated warnings is left to the callers, which know
+ * what "the same warning" means.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "tenk/log.h"
+
+/*
+ * Longest line we build.  Longer messages are cut and end in "...": a
+ * log line that long is a bug in the caller, not something to allocate
+ * for on a path that must not fail.
+ */
+#define LOG_LINEMAX	1024
+
+/*
+ * The level is read by every thread on every call and written rarely
+ * (start-up, SIGHUP), so it is atomic with relaxed ordering: a reader
+ * may see a new level one line late, which is harmless, and tsan stays
+ * quiet.  progname and use_syslog are set once by log_init() before any
+ * thread starts.
+ */
+static atomic_int	log_level = LOG_LVL_INFO;
+static int		log_syslog;
+static char		log_name[64];
+
+static const struct {
+	const char	*name;
+	int		 level;
+} log_levels[] = {
+	{ "error",	LOG_LVL_ERR },
+	{ "err",	LOG_LVL_ERR },
+	{ "warn",	LOG_LVL_WARN },
+	{ "warning",	LOG_LVL_WARN },
+	{ "info",	LOG_LVL_INFO },
+	{ "debug",	LOG_LVL_DEBUG },
+};
+
+static void	log_emit(int, int, const char *, va_list)
+		    __attribute__((format(printf, 3, 0)));
+
+/*
+ * Set the program name, level and sink.  The name is copied.  Call it
+ * from the main thread before starting others.
+ */
+void
+log_init(const char *progname, int level, int use_syslog)
+{
+	if (progname == NULL)
+		progname = getprogname();
+	strlcpy(log_name, progname, sizeof(log_name));
+	log_setlevel(level);
+	if (log_syslog)
+		closelog();
+	log_syslog = use_syslog != 0;
+	if (log_syslog)
+		openlog(log_name, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
+
+/* The level for a name (case-insensitive), or -1. */
+int
+log_level_parse(const char *s)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
+		if (strcasecmp(s, log_levels[i].name) == 0)
+			return log_levels[i].level;
+	return -1;
+}
+
+/* Out-of-range levels are clamped, so a bad value cannot hide errors. */
+void
+log_setlevel(int level)
+{
+	if (level < LOG_LVL_ERR)
+		level = LOG_LVL_ERR;
+	if (level > LOG_LVL_DEBUG)
+		level = LOG_LVL_DEBUG;
+	atomic_store_explicit(&log_level, level, memory_order_relaxed);
+}
+
+int
+log_getlevel(void)
+{
+	return atomic_load_explicit(&log_level, memory_order_relaxed);
+}
+
+/*
+ * Reopen the sink.  stderr is whatever the parent gave us and is never
+ * reopened; syslog gets a fresh connection, which helps after syslogd
+ * restarted.  Main thread only, as log_init().
+ */
+void
+log_reopen(void)
+{
+	if (log_syslog) {
+		closelog();
+		openlog(log_name, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	}
+}
+
+/*
+ * Copy s into line at len, keeping len below max so that a NUL still
+ * fits; sets *cut when s did not fit whole.  Returns the new length.
+ */
+static size_t
+append(char *line, size_t len, size_t max, const char *s, int *cut)
+{
+	size_t	n;
+
+	n = strlen(s);
+	if (n > max - 1 - len) {
+		n = max - 1 - len;
+		*cut = 1;
+	}
+	memcpy(line + len, s, n);
+	return len + n;
+}
+
+/*
+ * Format one line and hand it to the sink.  with_errno appends the text
+ * of errno as it was on entry, and errno is left as it was.  The line is
+ * built on the stack and written with one write(2): writes of up to
+ * PIPE_BUF bytes to a pipe are atomic, and to a file or terminal one
+ * write is at least never split between two lines.
+ */
+static void
+log_emit(int level, int with_errno, const char *fmt, va_list ap)
+{
+	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+	char		 line[LOG_LINEMAX], ebuf[128];
+	const char	*etext;
+	size_t		 len = 0, max = sizeof(line) - 1; /* + newline */
+	ssize_t		 n;
+	int		 saved_errno = errno, cut = 0, r;
+
+	/* syslog adds the name (openlog's ident) itself. */
+	if (!log_syslog) {
+		len = append(line, len, max, log_name[0] != '\0' ? log_name :
+		    getprogname(), &cut);
+		len = append(line, len, max, ": ", &cut);
+	}
+	r = vsnprintf(line + len, max - len, fmt, ap);
+	if (r > 0) {
+		if ((size_t)r >= max - len) {
+			r = (int)(max - len - 1);
+			cut = 1;
+		}
+		len += (size_t)r;
+	}
+	if (with_errno) {
+		/* The GNU strerror_r returns a pointer, maybe not to ebuf. */
+		etext = strerror_r(saved_errno, ebuf, sizeof(ebuf));
+		len = append(line, len, max, ": ", &cut);
+		len = append(line, len, max, etext, &cut);
+	}
+	if (cut && len >= 3)
+		memcpy(line + len - 3, "...", 3);
+
+	if (log_syslog) {
+		line[len] = '\0';
+		syslog(prio[level], "%s", line);
+	} else {
+		line[len++] = '\n';
+		/* Nothing to report to if stderr fails; retry signals only. */
+		do {
+			n = write(STDERR_FILENO, line, len);
+		} while (n == -1 && errno == EINTR);
+	}
+	errno = saved_errno;
+}
+
+void
+log_vlog(int level, const char *fmt, va_list ap)
+{
+	if (level < LOG_LVL_ERR)
+		level = LOG_LVL_ERR;
+	if (level > LOG_LVL_DEBUG)
+		level = LOG_LVL_DEBUG;
+	if (level > log_getlevel())
+		return;
+	log_emit(level, 0, fmt, ap);
+}
+
+void
+log_warn(const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (log_getlevel() < LOG_LVL_WARN)
+		return;
+	va_start(ap, fmt);
+	log_emit(LOG_LVL_WARN, 1, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_warnx(const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (log_getlevel() < LOG_LVL_WARN)
+		return;
+	va_start(ap, fmt);
+	log_emit(LOG_LVL_WARN, 0, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_info(const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (log_getlevel() < LOG_LVL_INFO)
+		return;
+	va_start(ap, fmt);
+	log_emit(LOG_LVL_INFO, 0, fmt, ap);
+	va_end(ap);
+}
+
+/* Disabled debug lines cost one relaxed load and a compare. */
+void
+log_debug(const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (log_getlevel() < LOG_LVL_DEBUG)
+		return;
+	va_start(ap, fmt);
+	log_emit(LOG_LVL_DEBUG, 0, fmt, ap);
+	va_end(ap);
+}
+
+/* Errors are never filtered: the level cannot go below LOG_LVL_ERR. */
+void
+fatal(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_emit(LOG_LVL_ERR, 1, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void
+fatalx(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_emit(LOG_LVL_ERR, 0, fmt, ap);
+	va_end(ap);
+	exit(1);
+}

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The buffer pool and byte queues: random appends and consumes across
+ * buffer boundaries checked byte for byte against a flat reference, pool
+ * accounting (inuse back to 0, maxfree honoured, reuse), iovec limits,
+ * and an append that runs out of memory leaving the queue as it was.
+ */
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tenk/buf.h"
+#include "../t.h"
+
+static uint64_t	rng_state = 0x2545f4914f6cdd1dULL;
+
+static uint64_t
+rng(void)
+{
+	uint64_t	z;
+
+	z = (rng_state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/*
+ * The queue's iovecs must spell out exactly the reference bytes (up to
+ * iovmax buffers), none of them empty, each within one buffer.
+ * Returns the number of buffers in the queue.
+ */
+static size_t
+check_queue(const struct tk_bufq *q, const struct tk_bufpool *p,
+    const unsigned char *ref, size_t reflen, int iovmax)
+{
+	struct iovec	 iov[64];
+	size_t		 off = 0, nbuf = 0;
+	struct tk_buf	*b;
+	int		 n, i;
+
+	T_UEQ(q->len, reflen);
+	/* All of it, straight from the buffers. */
+	for (b = q->head; b != NULL; b = b->next) {
+		nbuf++;
+		T_LT(b->off, b->len);
+		T_LE(b->len, p->bufsize);
+		T_LE(off + (b->len - b->off), reflen);
+		if (memcmp(b->data + b->off, ref + off, b->len - b->off) != 0)
+			T_FAIL("buffer %zu at byte %zu differs", nbuf, off);
+		off += b->len - b->off;
+		if (b->next == NULL)
+			T_OK(b == q->tail);
+	}
+	T_UEQ(off, reflen);
+	off = 0;
+	if (reflen == 0) {
+		T_OK(q->head == NULL && q->tail == NULL);
+		T_EQ(tk_bufq_iov(q, iov, iovmax), 0);
+		return 0;
+	}
+	n = tk_bufq_iov(q, iov, iovmax);
+	T_EQ(n, nbuf < (size_t)iovmax ? (int)nbuf : iovmax);
+	for (i = 0; i < n; i++) {
+		T_GT(iov[i].iov_len, 0);
+		T_LE(iov[i].iov_len, p->bufsize);
+		T_LE(off + iov[i].iov_len, reflen);
+		if (memcmp(iov[i].iov_base, ref + off, iov[i].iov_len) != 0)
+			T_FAIL("iov %d at byte %zu differs", i, off);
+		off += iov[i].iov_len;
+	}
+	if (n == (int)nbuf)
+		T_UEQ(off, reflen);
+	return nbuf;
+}
+
+static void
+queue_random(size_t bufsize, size_t maxfree, int rounds)
+{
+	struct tk_bufpool	 p;
+	struct tk_bufq		 q = TK_BUFQ_INITIALIZER;
+	unsigned char		*ref, data[1000];
+	size_t			 reflen = 0, refcap = 1 << 20, n, i, nbuf;
+	int			 r, iovmax;
+
+	tk_bufpool_init(&p, bufsize, maxfree);
+	T_PTR(ref = malloc(refcap));
+	for (r = 0; r < rounds; r++) {
+		switch (rng() % 8) {
+		case 0:
+		case 1:
+		case 2:
+		case 3:
+			/* Short appends mostly, now and then long ones. */
+			n = rng() % (rng() % 4 == 0 ? sizeof(data) : 3 *
+			    bufsize + 1);
+			if (n > sizeof(data))
+				n = sizeof(data);
+			if (reflen + n > refcap)
+				break;
+			for (i = 0; i < n; i++)
+				data[i] = (unsigned char)rng();
+			T_EQ(tk_bufq_append(&q, &p, data, n), 0);
+			memcpy(ref + reflen, data, n);
+			reflen += n;
+			break;
+		case 4:
+		case 5:
+		case 6:
+			/* As after a partial send: any prefix. */
+			n = reflen == 0 ? 0 : rng() % (reflen + 1);
+			if (rng() % 4 == 0)
+				n = reflen;
+			tk_bufq_consume(&q, &p, n);
+			memmove(ref, ref + n, reflen - n);
+			reflen -= n;
+			break;
+		case 7:
+			if (rng() % 16 == 0) {
+				tk_bufq_clear(&q, &p);
+				reflen = 0;
+			}
+			break;
+		}
+		iovmax = 1 + (int)(rng() % 64);
+		nbuf = check_queue(&q, &p, ref, reflen, iovmax);
+		/* Queued buffers are the ones handed out; spares capped. */
+		T_UEQ(p.inuse, nbuf);
+		T_LE(p.nfree, maxfree);
+	}
+	tk_bufq_clear(&q, &p);
+	T_UEQ(q.len, 0);
+	T_OK(q.head == NULL && q.tail == NULL);
+	T_UEQ(p.inuse, 0);
+	T_LE(p.nfree, maxfree);
+	tk_bufpool_drain(&p);
+	T_UEQ(p.nfree, 0);
+	T_OK(p.free == NULL);
+	free(ref);
+}
+
+TEST(buf_queue_random)
+{
+	/* Tiny buffers make every operation cross boundaries. */
+	queue_random(7, 4, 100000);
+	queue_random(64, 0, 50000);
+	queue_random(4096, 16, 20000);
+	queue_random(1, 2, 20000);
+}
+
+TEST(buf_pool)
+{
+	struct tk_bufpool	 p;
+	struct tk_buf		*b[10], *again;
+	int			 i;
+
+	tk_bufpool_init(&p, 100, 4);
+	for (i = 0; i < 10; i++) {
+		T_PTR(b[i] = tk_buf_get(&p));
+		T_UEQ(b[i]->off, 0);
+		T_UEQ(b[i]->len, 0);
+		T_OK(b[i]->next == NULL);
+		memset(b[i]->data, 'a' + i, 100);	/* all 100 are ours */
+	}
+	T_UEQ(p.inuse, 10);
+	T_UEQ(p.nfree, 0);
+	for (i = 0; i < 10; i++) {
+		b[i]->off = 3;
+		b[i]->len = 50;
+		tk_buf_put(&p, b[i]);
+		T_UEQ(p.inuse, 9 - i);
+		T_UEQ(p.nfree, i < 4 ? i + 1 : 4);
+	}
+	/* A spare comes back first, reset. */
+	T_PTR(again = tk_buf_get(&p));
+	T_OK(again == b[3]);
+	T_UEQ(again->off, 0);
+	T_UEQ(again->len, 0);
+	T_OK(again->next == NULL);
+	T_UEQ(p.nfree, 3);
+	T_UEQ(p.inuse, 1);
+	tk_buf_put(&p, again);
+	tk_bufpool_drain(&p);
+	T_UEQ(p.nfree, 0);
+	T_UEQ(p.inuse, 0);
+	T_OK(p.free == NULL);
+	/* A drained pool still works. */
+	T_PTR(again = tk_buf_get(&p));
+	tk_buf_put(&p, again);
+	tk_bufpool_drain(&p);
+
+	/* maxfree 0 keeps nothing. */
+	tk_bufpool_init(&p, 8, 0);
+	T_PTR(again = tk_buf_get(&p));
+	tk_buf_put(&p, again);
+	T_UEQ(p.nfree, 0);
+	T_OK(p.free == NULL);
+}
+
+TEST(buf_iov_limits)
+{
+	struct tk_bufpool	 p;
+	struct tk_bufq		 q = TK_BUFQ_INITIALIZER;
+	struct iovec		 iov[4];
+	char			 data[100];
+
+	memset(data, 'x', sizeof(data));
+	tk_bufpool_init(&p, 10, 8);
+	T_EQ(tk_bufq_iov(&q, iov, 4), 0);
+	T_EQ(tk_bufq_append(&q, &p, data, 0), 0);
+	T_OK(q.head == NULL);
+	T_UEQ(p.inuse, 0);
+
+	/* 95 bytes: nine full buffers and one of 5. */
+	T_EQ(tk_bufq_append(&q, &p, data, 95), 0);
+	T_UEQ(p.inuse, 10);
+	T_EQ(tk_bufq_iov(&q, iov, 4), 4);
+	T_EQ(tk_bufq_iov(&q, iov, 1), 1);
+	T_UEQ(iov[0].iov_len, 10);
+	T_EQ(tk_bufq_iov(&q, iov, 0), 0);
+	/* The tail's free room is used before a new buffer is taken. */
+	T_EQ(tk_bufq_append(&q, &p, data, 5), 0);
+	T_UEQ(p.inuse, 10);
+	T_EQ(tk_bufq_append(&q, &p, data, 1), 0);
+	T_UEQ(p.inuse, 11);
+	/* Consuming into the middle of a buffer keeps it; the rest return. */
+	tk_bufq_consume(&q, &p, 25);
+	T_UEQ(p.inuse, 9);
+	T_UEQ(q.len, 76);
+	T_EQ(tk_bufq_iov(&q, iov, 1), 1);
+	T_UEQ(iov[0].iov_len, 5);
+	tk_bufq_consume(&q, &p, 0);
+	T_UEQ(q.len, 76);
+	tk_bufq_consume(&q, &p, 76);
+	T_UEQ(p.inuse, 0);
+	T_OK(q.head == NULL && q.tail == NULL);
+	T_UEQ(p.nfree, 8);
+	tk_bufq_clear(&q, &p);
+	tk_bufpool_drain(&p);
+}
+
+/*
+ * Out of memory half way through an append: cap the address space just
+ * above what the first of three big buffers needs.  The queue and the
+ * pool must be as before.  Sanitizers and valgrind manage memory their
+ * own way, so the test is skipped under them.
+ */
+TEST(buf_append_enomem)
+{
+	struct tk_bufpool	 p;
+	struct tk_bufq		 q = TK_BUFQ_INITIALIZER;
+	struct rlimit		 rl;
+	const size_t		 big = 64 << 20;
+	unsigned char		*src;
+	struct iovec		 iov[4];
+	FILE			*f;
+	unsigned long		 pages;
+	long			 pagesz;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	T_SKIP("address space limits do not mix with sanitizers");
+#endif
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+	T_SKIP("address space limits do not mix with sanitizers");
+#endif
+#endif
+	if (getenv("TK_VALGRIND") != NULL)
+		T_SKIP("address space limits do not mix with valgrind");
+
+	tk_bufpool_init(&p, big, 0);
+	/* Read-only zero pages: the source costs address space only. */
+	src = mmap(NULL, 3 * big, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
+	    MAP_NORESERVE, -1, 0);
+	T_OK(src != MAP_FAILED);
+	T_EQ(tk_bufq_append(&q, &p, "hello", 5), 0);
+	T_UEQ(p.inuse, 1);
+
+	T_PTR(f = fopen("/proc/self/statm", "r"));
+	T_EQ(fscanf(f, "%lu", &pages), 1);
+	fclose(f);
+	pagesz = sysconf(_SC_PAGESIZE);
+	rl.rlim_cur = rl.rlim_max = pages * pagesz + big + (big / 2);
+	T_SYS(setrlimit(RLIMIT_AS, &rl));
+
+	/* Needs three more buffers (the tail has room for big - 5). */
+	errno = 0;
+	T_EQ(tk_bufq_append(&q, &p, src, 3 * big), -1);
+	T_EQ(errno, ENOMEM);
+	T_UEQ(q.len, 5);
+	T_UEQ(p.inuse, 1);
+	T_OK(q.head == q.tail && q.head != NULL);
+	T_EQ(tk_bufq_iov(&q, iov, 4), 1);
+	T_UEQ(iov[0].iov_len, 5);
+	T_OK(memcmp(iov[0].iov_base, "hello", 5) == 0);
+	/* Small appends still work. */
+	T_EQ(tk_bufq_append(&q, &p, " world", 6), 0);
+	T_UEQ(q.len, 11);
+	tk_bufq_clear(&q, &p);
+	T_UEQ(p.inuse, 0);
+	munmap(src, 3 * big);
+}
