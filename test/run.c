@@ -38,6 +38,17 @@
 
 const char *t_backend = "";
 
+#if defined(__SANITIZE_THREAD__)
+/* A data race fails the test instead of only printing a report. */
+const char	*__tsan_default_options(void);
+
+const char *
+__tsan_default_options(void)
+{
+	return "halt_on_error=1:second_deadlock_stack=1";
+}
+#endif
+
 static struct t_test	*registered;
 
 struct job {
@@ -288,8 +299,8 @@ job_start(struct job *j)
 		if (j->fn != NULL) {
 			t_backend = j->backend;
 			j->fn();
-			fflush(NULL);
-			_exit(0);
+			/* exit(), not _exit(): LeakSanitizer runs at exit. */
+			exit(0);
 		}
 		if (*j->backend != '\0')
 			setenv("TK_BACKEND", j->backend, 1);

@@ -350,8 +350,15 @@ loop_once(struct tk_loop *l, int nowait)
 
 	if (nowait || !TAILQ_EMPTY(&l->runq) || atomic_load(&l->stopping))
 		timeout = 0;
-	else
+	else {
+		/*
+		 * Handlers and timers since the last wait may have taken a
+		 * while: measure from the real time, or every timer behind a
+		 * long pass would be late by the length of that pass.
+		 */
+		l->now = clock_ns();
 		timeout = timer_next_timeout(l);
+	}
 
 	n = l->ops->wait(l, l->events, l->nevents, timeout);
 	l->now = clock_ns();

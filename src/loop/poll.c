@@ -25,6 +25,7 @@ struct pl_state {
 	int		 cap;
 	int		*slot;		/* fd -> index in pfd, or -1 */
 	int		 nslot;
+	int		 start;		/* where the next scan begins */
 };
 
 static short
@@ -176,7 +177,7 @@ pl_wait(struct tk_loop *l, struct tk_event *out, int nout, int timeout)
 	struct pl_state	*pl = l->be;
 	unsigned int	 ev;
 	short		 r;
-	int		 n, i, k = 0;
+	int		 n, i, j, k = 0;
 
 	n = poll(pl->pfd, pl->n, timeout);
 	if (n == -1) {
@@ -186,10 +187,15 @@ pl_wait(struct tk_loop *l, struct tk_event *out, int nout, int timeout)
 		abort();
 	}
 	/*
-	 * Scan until every ready entry is found.  Entries beyond nout wait
-	 * for the next call; level triggering reports them again.
+	 * Scan until every ready entry is found.  When more are ready than
+	 * fit in out[], the rest wait for the next call (level triggering
+	 * reports them again), and that call starts where this one stopped,
+	 * so entries late in the array cannot be starved.
 	 */
-	for (i = 0; i < pl->n && n > 0 && k < nout; i++) {
+	for (j = 0; j < pl->n && n > 0 && k < nout; j++) {
+		i = pl->start + j;
+		if (i >= pl->n)
+			i -= pl->n;
 		if ((r = pl->pfd[i].revents) == 0)
 			continue;
 		n--;
@@ -208,6 +214,7 @@ pl_wait(struct tk_loop *l, struct tk_event *out, int nout, int timeout)
 		out[k].ev = ev;
 		k++;
 	}
+	pl->start = k == nout && pl->n > 0 ? (pl->start + j) % pl->n : 0;
 	return k;
 }
 
