@@ -32,7 +32,9 @@ struct tk_backend {
 	int		(*add)(struct tk_loop *, int, unsigned int, void *);
 	int		(*mod)(struct tk_loop *, int, unsigned int, void *);
 	int		(*del)(struct tk_loop *, int);
-	int		(*wait)(struct tk_loop *, struct tk_event *, int, int);
+	/* Timeout in ns: -1 waits for ever, 0 polls. */
+	int		(*wait)(struct tk_loop *, struct tk_event *, int,
+			    int64_t);
 };
 
 struct tk_loop {
@@ -80,7 +82,7 @@ const struct tk_backend	*const *backend_all(void);
 
 /* heap.c */
 void		 timer_run_expired(struct tk_loop *);
-int		 timer_next_timeout(struct tk_loop *);
+int64_t		 timer_next_timeout(struct tk_loop *);
 void		 timer_free_all(struct tk_loop *);
 
 /* wake.c */

@@ -10,7 +10,9 @@
 #include <sys/epoll.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tenk/log.h"
@@ -85,8 +87,37 @@ ep_del(struct tk_loop *l, int fd)
 	return epoll_ctl(ep->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
+/*
+ * epoll_wait(2) counts in milliseconds, which makes every timer up to a
+ * millisecond late; epoll_pwait2(2) (Linux 5.11, glibc 2.35) takes a
+ * timespec.  Where the kernel lacks it (ENOSYS) we fall back for good and
+ * round up to whole milliseconds.
+ */
+static int	ep_have_pwait2 = 1;
+
 static int
-ep_wait(struct tk_loop *l, struct tk_event *out, int nout, int timeout)
+ep_epoll_wait(struct ep_state *ep, int nout, int64_t timeout)
+{
+	struct timespec	ts;
+	int64_t		ms;
+	int		n;
+
+	if (timeout > 0 && ep_have_pwait2) {
+		ts.tv_sec = timeout / 1000000000;
+		ts.tv_nsec = timeout % 1000000000;
+		n = epoll_pwait2(ep->epfd, ep->evs, nout, &ts, NULL);
+		if (n != -1 || errno != ENOSYS)
+			return n;
+		ep_have_pwait2 = 0;
+	}
+	ms = timeout <= 0 ? timeout : (timeout + 999999) / 1000000;
+	if (ms > INT_MAX)
+		ms = INT_MAX;
+	return epoll_wait(ep->epfd, ep->evs, nout, (int)ms);
+}
+
+static int
+ep_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
 {
 	struct ep_state	*ep = l->be;
 	unsigned int	 e, ev;
@@ -103,7 +134,7 @@ ep_wait(struct tk_loop *l, struct tk_event *out, int nout, int timeout)
 	}
 	if (nout > ep->nevs)
 		nout = ep->nevs;
-	n = epoll_wait(ep->epfd, ep->evs, nout, timeout);
+	n = ep_epoll_wait(ep, nout, timeout);
 	if (n == -1) {
 		if (errno == EINTR)
 			return 0;

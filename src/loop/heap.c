@@ -18,7 +18,6 @@
  * 14 levels and costs nothing we can measure next to a system call.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 
 #include "tenk/loop.h"
@@ -176,10 +175,11 @@ tk_timer_arm(struct tk_loop *l, struct tk_timer *t, uint64_t delay_ns)
 }
 
 /*
- * Milliseconds until the earliest deadline, rounded up so that a wait
- * never returns just before it and spins; -1 when no timer is armed.
+ * Nanoseconds until the earliest deadline, -1 when no timer is armed.
+ * Backends that count in coarser units round up, so that a wait never
+ * returns just before the deadline and spins.
  */
-int
+int64_t
 timer_next_timeout(struct tk_loop *l)
 {
 	uint64_t	when, d;
@@ -189,8 +189,8 @@ timer_next_timeout(struct tk_loop *l)
 	when = l->heap[0]->when;
 	if (when <= l->now)
 		return 0;
-	d = (when - l->now + TK_MSEC - 1) / TK_MSEC;
-	return d > INT_MAX ? INT_MAX : (int)d;
+	d = when - l->now;
+	return d > INT64_MAX ? INT64_MAX : (int64_t)d;
 }
 
 void

@@ -346,7 +346,8 @@ static void
 loop_once(struct tk_loop *l, int nowait)
 {
 	struct tk_io	*io;
-	int		 timeout, n, i;
+	int64_t		 timeout;
+	int		 n, i;
 
 	if (nowait || !TAILQ_EMPTY(&l->runq) || atomic_load(&l->stopping))
 		timeout = 0;

@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tenk/log.h"
 #include "backend.h"
@@ -172,14 +173,20 @@ pl_del(struct tk_loop *l, int fd)
 }
 
 static int
-pl_wait(struct tk_loop *l, struct tk_event *out, int nout, int timeout)
+pl_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
 {
 	struct pl_state	*pl = l->be;
+	struct timespec	 ts;
 	unsigned int	 ev;
 	short		 r;
 	int		 n, i, j, k = 0;
 
-	n = poll(pl->pfd, pl->n, timeout);
+	/* ppoll(2) takes a timespec: no rounding to milliseconds. */
+	if (timeout >= 0) {
+		ts.tv_sec = timeout / 1000000000;
+		ts.tv_nsec = timeout % 1000000000;
+	}
+	n = ppoll(pl->pfd, pl->n, timeout >= 0 ? &ts : NULL, NULL);
 	if (n == -1) {
 		if (errno == EINTR)
 			return 0;

@@ -118,7 +118,7 @@ sl_del(struct tk_loop *l, int fd)
 }
 
 static int
-sl_wait(struct tk_loop *l, struct tk_event *out, int nout, int timeout)
+sl_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
 {
 	struct sl_state	*sl = l->be;
 	struct timeval	 tv, *tvp = NULL;
@@ -126,8 +126,10 @@ sl_wait(struct tk_loop *l, struct tk_event *out, int nout, int timeout)
 	int		 n, fd, k = 0;
 
 	if (timeout >= 0) {
-		tv.tv_sec = timeout / 1000;
-		tv.tv_usec = (timeout % 1000) * 1000;
+		/* Microseconds, rounded up so as not to wake early. */
+		timeout = (timeout + 999) / 1000;
+		tv.tv_sec = timeout / 1000000;
+		tv.tv_usec = timeout % 1000000;
 		tvp = &tv;
 	}
 	memcpy(&sl->rdout, &sl->rd, sizeof(fd_set));

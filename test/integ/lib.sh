@@ -119,3 +119,112 @@ _gone() {
 nofile() {
 	ulimit -n
 }
+
+# faultsrv_start ARGS...: start the faulty echo server (test/tools/faultsrv)
+# on 127.0.0.1:0; sets FAULT_PID, FAULT_LOG and FADDR (host:port).
+faultsrv_start() {
+	FAULT_LOG=$T/faultsrv.$$.$(date +%s%N).log
+	"$TOOLS/faultsrv" "$@" 2>"$FAULT_LOG" &
+	FAULT_PID=$!
+	track "$FAULT_PID"
+	wait_for 10 _listening "$FAULT_LOG" ||
+	    fail "faultsrv did not report listening: $(head -c 400 "$FAULT_LOG")"
+	FADDR=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$FAULT_LOG" |
+	    head -n 1)
+}
+
+# faultsrv_stop: end the faulty server started last.
+faultsrv_stop() {
+	kill -TERM "$FAULT_PID" 2>/dev/null
+	wait "$FAULT_PID" 2>/dev/null
+}
+
+# json_get FILE SECTION.KEY: a scalar from a tenkload JSON report, which
+# writes one member per line ("latency.p99", "errors.mismatch").
+json_get() {
+	awk -v want="$2" '
+	/^  "[^"]*": \{/ {
+		sec = $0; sub(/^  "/, "", sec); sub(/".*/, "", sec); next
+	}
+	/^  \}/ { sec = ""; next }
+	/^    "[^"]*": / {
+		k = $0; sub(/^    "/, "", k); v = k; sub(/".*/, "", k)
+		sub(/^[^"]*": /, "", v); sub(/,$/, "", v); gsub(/"/, "", v)
+		if (sec "." k == want) { print v; found = 1; exit }
+	}
+	END { if (!found) exit 1 }' "$1"
+}
+
+# json_buckets FILE SECTION: the histogram's buckets, "lo count" a line.
+json_buckets() {
+	awk -v want="$2" '
+	/^  "[^"]*": \{/ {
+		sec = $0; sub(/^  "/, "", sec); sub(/".*/, "", sec); next
+	}
+	/^  \}/ { sec = ""; next }
+	sec == want && /^      \[/ { gsub(/[][,]/, " "); print $1, $2 }' "$1"
+}
+
+# awk_true EXPR: succeed when the awk expression (numbers) holds.
+awk_true() {
+	awk "BEGIN { exit !($1) }"
+}
+
+# --- Helpers for the echo_*.sh scripts. ---
+
+TKCLI=$TOOLS/tkcli
+
+# tenkd_start_nofile N ARGS...: tenkd_start with RLIMIT_NOFILE (soft and
+# hard) lowered to N for tenkd only.
+tenkd_start_nofile() {
+	_nf=$1
+	shift
+	TENKD_LOG=$T/tenkd.$$.$(date +%s%N).log
+	# shellcheck disable=SC2046
+	( ulimit -n "$_nf" && exec "$TENKD" "$@" $(be_opt) \
+	    --listen 127.0.0.1:0 ) 2>"$TENKD_LOG" &
+	TENKD_PID=$!
+	track "$TENKD_PID"
+	wait_for 10 _listening "$TENKD_LOG" ||
+	    fail "tenkd did not report listening: $(head -c 400 "$TENKD_LOG")"
+	ADDR=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$TENKD_LOG" |
+	    head -n 1)
+	PORT=${ADDR##*:}
+}
+
+# cpu_ticks PID: user plus system CPU time of PID, in clock ticks.
+cpu_ticks() {
+	sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+}
+
+# rss_kb PID: resident set size in KiB.
+rss_kb() {
+	awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
+}
+
+_stats_after() {
+	[ "$(grep -c 'stats total' "$TENKD_LOG")" -gt "$1" ]
+}
+
+# tenkd_stats: SIGUSR1 to tenkd, wait for the next "stats total" line in
+# its log and print it.
+tenkd_stats() {
+	_sb=$(grep -c 'stats total' "$TENKD_LOG")
+	kill -USR1 "$TENKD_PID"
+	wait_for 10 _stats_after "$_sb" || fail "no stats after SIGUSR1"
+	grep 'stats total' "$TENKD_LOG" | tail -n 1
+}
+
+# stat_val LINE NAME: the number after NAME in a stats line.
+stat_val() {
+	echo "$1" | sed -n "s/.* $2 \([0-9][0-9]*\).*/\1/p"
+}
+
+_has_line() {
+	grep -q "$2" "$1" 2>/dev/null
+}
+
+# wait_line SECONDS FILE PATTERN: wait until FILE has a line matching.
+wait_line() {
+	wait_for "$1" _has_line "$2" "$3"
+}

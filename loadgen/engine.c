@@ -1,0 +1,829 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The load engine: worker threads, each with its own loop and its share
+ * of the connections; the connection ramp at a bounded rate; connects
+ * from round-robin source addresses; the byte stream of each connection,
+ * written from a shared pattern and checked byte for byte as it comes
+ * back; and the main thread's phases (ramp, warm-up, measurement) and
+ * progress line.  When a message is due and what its latency is belongs
+ * to traffic.c; printing and JSON to report.c.
+ *
+ * A connection sends the pattern from its own phase on, so every byte
+ * echoed is known in advance: verification is one memcmp() per recv,
+ * and sending is a send() straight from the pattern, no copy.
+ *
+ * Per message the floor is one send and one recv.  A recv shorter than
+ * the scratch buffer means the socket was drained, so we record EAGAIN
+ * without asking the kernel again, unless the peer's FIN was reported
+ * too (TK_EV_HUP), when we read on to see the EOF.
+ */
+#include <sys/socket.h>
+
+#include <assert.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tenk/hist.h"
+#include "tenk/log.h"
+#include "tenk/loop.h"
+#include "tenk/signal.h"
+#include "tenk/sock.h"
+#include "tenk/timer.h"
+#include "tenk/xmalloc.h"
+#include "loadgen.h"
+
+#define PATLEN		65521		/* prime: phases do not line up */
+#define CHUNK		65536		/* bytes per send() and recv() */
+#define READ_BUDGET	16		/* recv() calls per turn */
+#define RAMP_BATCH	512		/* connects per timer firing */
+#define RAMP_SLACK	(TK_MSEC / 4)	/* no ramp timer closer than this */
+#define FD_RESERVE	64		/* loops, logs, pipes, stdio */
+
+struct engine {
+	const struct lg_conf	*conf;
+	struct worker		*w;
+	int			 nw;
+	struct tk_loop		*l;
+	_Atomic int		 phase;
+	int			 ramps_done;
+	uint64_t		 total;		/* connections, all workers */
+	uint64_t		 mono0;		/* ns, start */
+	uint64_t		 epoch0;	/* us, start */
+	uint64_t		 t_ramp_end;
+	uint64_t		 t_meas_start;
+	uint64_t		 t_meas_end;
+	struct tk_timer		 tick;
+	struct tk_timer		 phase_t;
+	struct lg_prog		*prog;
+	struct lg_prog		 prev;
+	uint64_t		 prev_t;
+};
+
+/* The pattern every connection sends, PATLEN bytes then CHUNK again. */
+static unsigned char	 pattern[PATLEN + CHUNK];
+static pthread_once_t	 pattern_once = PTHREAD_ONCE_INIT;
+
+static uint64_t
+mix64(uint64_t x)
+{
+	/* splitmix64's finaliser: a good spread of nearby ids. */
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static void
+pattern_init(void)
+{
+	uint64_t	x = 0x74656e6b;		/* "tenk" */
+	size_t		i;
+
+	for (i = 0; i < PATLEN; i++) {
+		x = mix64(x);
+		pattern[i] = (unsigned char)(x >> 56);
+	}
+	/* CHUNK > PATLEN: the tail repeats the start, overlapping itself. */
+	for (; i < sizeof(pattern); i++)
+		pattern[i] = pattern[i - PATLEN];
+}
+
+const struct lg_conf *
+engine_conf(const struct worker *w)
+{
+	return w->e->conf;
+}
+
+int
+engine_measuring(const struct worker *w)
+{
+	return atomic_load_explicit(&w->e->phase, memory_order_relaxed) ==
+	    PHASE_MEASURE;
+}
+
+/*
+ * File descriptors one process needs for the configured connections:
+ * one per connection plus a reserve for the loops and stdio.
+ */
+uint64_t
+engine_fds_needed(const struct lg_conf *conf)
+{
+	return conf->conns + conf->idle + FD_RESERVE +
+	    4 * (uint64_t)conf->threads;
+}
+
+static enum lg_err
+err_kind(int e)
+{
+	switch (e) {
+	case ECONNRESET:
+	case EPIPE:
+		return ERR_RESET;
+	case ECONNREFUSED:
+		return ERR_REFUSED;
+	case ETIMEDOUT:
+		return ERR_TIMEOUT;
+	case EADDRNOTAVAIL:
+		return ERR_PORTS;
+	case EMFILE:
+	case ENFILE:
+		return ERR_FDLIMIT;
+	}
+	return ERR_OTHER;
+}
+
+/* Tell the main loop once every connect of w has succeeded or failed. */
+static void
+ramp_check(struct worker *w)
+{
+	if (w->resolved == w->nconns)
+		tk_loop_post(w->e->l, &w->m_ramp);
+}
+
+/*
+ * Close c and count why.  kind < 0 is an orderly close at the end of
+ * the run.  The connection's memory stays in the worker's array, so
+ * nothing that still points at it can dangle.
+ */
+static void
+conn_close(struct tk_loop *l, struct lconn *c, int kind)
+{
+	struct worker	*w = c->w;
+	int		 was = c->state;
+
+	if (was == CONN_DEAD || was == CONN_NEW)
+		return;
+	tk_timer_cancel(l, &c->tm);
+	tk_io_stop(l, &c->io);
+	close(c->io.fd);
+	c->state = CONN_DEAD;
+	if (kind < 0) {
+		if (was != CONN_CONNECTING)
+			w->st.open_end++;
+		return;
+	}
+	w->st.errs[kind]++;
+	ctr_add(&w->prog.errors, 1);
+	if (was == CONN_CONNECTING) {
+		w->st.failed++;
+		w->resolved++;
+		ramp_check(w);
+	} else {
+		w->st.lost++;
+		ctr_add(&w->prog.open, (uint64_t)-1);
+	}
+}
+
+/* A connect that failed before there was a watcher. */
+static void
+conn_fail_early(struct lconn *c, int e)
+{
+	struct worker	*w = c->w;
+	enum lg_err	 kind = err_kind(e);
+
+	if (kind == ERR_OTHER)
+		log_debug("%s: connect: %s", __func__, strerror(e));
+	c->state = CONN_DEAD;
+	w->st.errs[kind]++;
+	w->st.failed++;
+	w->resolved++;
+	ctr_add(&w->prog.errors, 1);
+	ramp_check(w);
+}
+
+static uint64_t
+msg_size(struct lconn *c, const struct lg_conf *conf)
+{
+	uint64_t	x;
+
+	if (conf->size_min == conf->size_max)
+		return conf->size_min;
+	/* xorshift64: cheap and good enough for sizes. */
+	x = c->rng;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	c->rng = x;
+	return conf->size_min + x % (conf->size_max - conf->size_min + 1);
+}
+
+/*
+ * Queue one more message on c, due at "due" (0: now).  The caller has
+ * checked that the ring has room.  Owner thread only.
+ */
+void
+engine_push(struct tk_loop *l, struct lconn *c, uint64_t due)
+{
+	struct msgrec	*m;
+
+	assert(c->inflight < c->cap);
+	m = &c->ring[(c->head + c->inflight) % c->cap];
+	c->queued += msg_size(c, c->w->e->conf);
+	m->end = c->queued;
+	m->sent = tk_loop_update_now(l);
+	m->due = due != 0 ? due : m->sent;
+	c->inflight++;
+}
+
+/*
+ * Write what is queued until EAGAIN, then want writability only if
+ * bytes are left.  A connection whose last send met EAGAIN waits for
+ * the loop to report the socket writable before trying again.
+ */
+void
+engine_flush(struct tk_loop *l, struct lconn *c)
+{
+	struct worker	*w = c->w;
+	uint64_t	 left;
+	unsigned int	 want;
+	size_t		 n;
+	ssize_t		 r;
+
+	if (c->state != CONN_RUN && c->state != CONN_QUIET)
+		return;
+	while (c->sent < c->queued && !c->wblocked) {
+		left = c->queued - c->sent;
+		n = left > CHUNK ? CHUNK : (size_t)left;
+		r = send(c->io.fd, pattern + (c->pat + c->sent) % PATLEN, n,
+		    MSG_NOSIGNAL);
+		if (r == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				c->wblocked = 1;
+				tk_io_block(&c->io, TK_EV_WRITE);
+				break;
+			}
+			conn_close(l, c, err_kind(errno));
+			return;
+		}
+		c->sent += (uint64_t)r;
+		ctr_add(&w->prog.bytes_out, (uint64_t)r);
+		if (engine_measuring(w))
+			w->st.bytes_out += (uint64_t)r;
+	}
+	want = TK_EV_READ;
+	if (c->sent < c->queued)
+		want |= TK_EV_WRITE;
+	if (want != c->io.want && tk_io_want(l, &c->io, want) == -1)
+		conn_close(l, c, err_kind(errno));
+}
+
+/*
+ * Check n received bytes against the pattern and retire the messages
+ * they complete.  Returns -1 when c was closed for a mismatch.
+ */
+static int
+conn_check(struct tk_loop *l, struct lconn *c, const char *buf, size_t n)
+{
+	struct worker	*w = c->w;
+	struct msgrec	 m;
+
+	if (c->rcvd + n > c->sent || (w->e->conf->verify &&
+	    memcmp(buf, pattern + (c->pat + c->rcvd) % PATLEN, n) != 0)) {
+		log_debug("%s: conn %llu: mismatch near byte %llu", __func__,
+		    (unsigned long long)c->id, (unsigned long long)c->rcvd);
+		conn_close(l, c, ERR_MISMATCH);
+		return -1;
+	}
+	c->rcvd += n;
+	w->st.verified += n;
+	ctr_add(&w->prog.bytes_in, n);
+	if (engine_measuring(w))
+		w->st.bytes_in += n;
+	while (c->inflight > 0 && c->rcvd >= c->ring[c->head].end) {
+		m = c->ring[c->head];
+		c->head = (c->head + 1) % c->cap;
+		c->inflight--;
+		traffic_done(l, c, &m);
+	}
+	return 0;
+}
+
+/* Read until drained or the budget ends; -1 when c was closed. */
+static int
+conn_read(struct tk_loop *l, struct lconn *c)
+{
+	char	*buf = c->w->scratch;
+	ssize_t	 r;
+	int	 rounds;
+
+	for (rounds = 0; rounds < READ_BUDGET; rounds++) {
+		r = recv(c->io.fd, buf, CHUNK, 0);
+		if (r > 0) {
+			if (conn_check(l, c, buf, (size_t)r) == -1)
+				return -1;
+			if (r < CHUNK && (c->io.ready & TK_EV_HUP) == 0) {
+				tk_io_block(&c->io, TK_EV_READ);
+				return 0;
+			}
+			continue;
+		}
+		if (r == 0) {
+			conn_close(l, c, ERR_CLOSED);
+			return -1;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			tk_io_block(&c->io, TK_EV_READ);
+			return 0;
+		}
+		conn_close(l, c, err_kind(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+conn_connected(struct tk_loop *l, struct lconn *c)
+{
+	struct worker	*w = c->w;
+	uint64_t	 now = tk_loop_now(l);
+	int		 e;
+
+	if ((e = tk_sock_error(c->io.fd)) == -1)
+		e = errno;
+	if (e != 0) {
+		if (err_kind(e) == ERR_OTHER)
+			log_debug("%s: connect: %s", __func__, strerror(e));
+		conn_close(l, c, err_kind(e));
+		return -1;
+	}
+	tk_timer_cancel(l, &c->tm);
+	c->state = CONN_RUN;
+	tk_hist_record(w->st.conn_lat, now > c->t_start ? now - c->t_start : 0);
+	w->st.established++;
+	ctr_add(&w->prog.established, 1);
+	ctr_add(&w->prog.open, 1);
+	w->resolved++;
+	ramp_check(w);
+	if (tk_io_want(l, &c->io, TK_EV_READ) == -1) {
+		conn_close(l, c, err_kind(errno));
+		return -1;
+	}
+	traffic_start(l, c);
+	return 0;
+}
+
+static void
+conn_io(struct tk_loop *l, struct tk_io *io)
+{
+	struct lconn	*c = io->arg;
+
+	if (c->state == CONN_CONNECTING && conn_connected(l, c) == -1)
+		return;
+	if (c->state == CONN_DEAD)
+		return;
+	if ((io->ready & TK_EV_WRITE) != 0)
+		c->wblocked = 0;
+	if ((io->ready & (TK_EV_READ | TK_EV_HUP | TK_EV_ERR)) != 0 &&
+	    conn_read(l, c) == -1)
+		return;
+	traffic_fill(l, c);
+	engine_flush(l, c);
+}
+
+/* The connection's timer: connect timeout, then the rate schedule. */
+static void
+conn_timer(struct tk_loop *l, struct tk_timer *t)
+{
+	struct lconn	*c = t->arg;
+
+	if (c->state == CONN_CONNECTING) {
+		conn_close(l, c, ERR_TIMEOUT);
+		return;
+	}
+	traffic_fill(l, c);
+	engine_flush(l, c);
+}
+
+static void
+conn_start(struct tk_loop *l, struct worker *w, struct lconn *c)
+{
+	const struct lg_conf	*conf = w->e->conf;
+	const struct tk_addr	*dst, *src = NULL;
+	uint64_t		 now = tk_loop_now(l);
+	int			 fd, e;
+
+	if (w->st.attempted++ == 0)
+		w->st.t_first = now;
+	w->st.t_last = now;
+	c->t_start = now;
+	dst = &conf->targets[c->id % conf->ntargets];
+	if (conf->nsources > 0)
+		src = &conf->sources[c->id % conf->nsources];
+	if ((fd = tk_sock_connect(dst, src)) == -1) {
+		conn_fail_early(c, errno);
+		return;
+	}
+	(void)tk_sock_nodelay(fd);
+	tk_io_init(&c->io, fd, conn_io, c);
+	if (tk_io_start(l, &c->io, TK_EV_WRITE) == -1) {
+		/* select refuses fds at FD_SETSIZE: a limit, like EMFILE. */
+		e = errno == ERANGE ? EMFILE : errno;
+		close(fd);
+		conn_fail_early(c, e);
+		return;
+	}
+	c->state = CONN_CONNECTING;
+	if (tk_timer_arm(l, &c->tm, conf->connect_timeout) == -1)
+		conn_close(l, c, ERR_OTHER);
+}
+
+/*
+ * Start the connections that are due: the k-th (from 0) at ramp_t0 +
+ * k / rate.  A late timer catches up in batches of RAMP_BATCH per turn.
+ */
+static void
+ramp_fire(struct tk_loop *l, struct tk_timer *t)
+{
+	struct worker	*w = t->arg;
+	uint64_t	 now = tk_loop_now(l), next;
+	size_t		 due, n = 0;
+
+	due = (size_t)((double)(now - w->ramp_t0) * w->ramp_rate) + 1;
+	if (due > w->nconns)
+		due = w->nconns;
+	while (w->started < due && n++ < RAMP_BATCH)
+		conn_start(l, w, &w->conns[w->started++]);
+	if (w->started == w->nconns)
+		return;
+	if (w->started < due)
+		next = now;
+	else {
+		next = w->ramp_t0 +
+		    (uint64_t)((double)w->started / w->ramp_rate);
+		if (next < now + RAMP_SLACK)
+			next = now + RAMP_SLACK;
+	}
+	if (tk_timer_arm_at(l, t, next) == -1)
+		fatal("%s: timer", __func__);
+}
+
+/* Once a second: publish p99, and fail replies overdue. */
+static void
+worker_tick(struct tk_loop *l, struct tk_timer *t)
+{
+	struct worker		*w = t->arg;
+	const struct lg_conf	*conf = w->e->conf;
+	struct lconn		*c;
+	uint64_t		 now = tk_loop_now(l);
+	size_t			 i;
+
+	atomic_store_explicit(&w->prog.p99,
+	    tk_hist_percentile(w->st.all, 99), memory_order_relaxed);
+	if (conf->reply_timeout != 0) {
+		for (i = 0; i < w->started; i++) {
+			c = &w->conns[i];
+			if ((c->state == CONN_RUN || c->state == CONN_QUIET) &&
+			    c->inflight > 0 &&
+			    now - c->ring[c->head].sent > conf->reply_timeout)
+				conn_close(l, c, ERR_TIMEOUT);
+		}
+	}
+	(void)tk_timer_arm(l, t, TK_SEC);
+}
+
+static void
+worker_stop(struct tk_loop *l, struct tk_msg *m)
+{
+	(void)m;
+	tk_loop_stop(l);
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct worker	*w = arg;
+	struct tk_loop	*l = w->l;
+	size_t		 i;
+
+	(void)tk_signal_block_all();
+	w->ramp_t0 = tk_loop_update_now(l);
+	if (w->nconns > 0 && tk_timer_arm(l, &w->ramp, 0) == -1)
+		fatal("%s: timer", __func__);
+	if (w->nconns == 0)
+		tk_loop_post(w->e->l, &w->m_ramp);
+	if (tk_timer_arm(l, &w->tick, TK_SEC) == -1)
+		fatal("%s: timer", __func__);
+	tk_loop_run(l, 0);
+
+	for (i = 0; i < w->started; i++)
+		conn_close(l, &w->conns[i], -1);
+	tk_timer_cancel(l, &w->ramp);
+	tk_timer_cancel(l, &w->tick);
+	atomic_store_explicit(&w->prog.p99,
+	    tk_hist_percentile(w->st.all, 99), memory_order_relaxed);
+	return NULL;
+}
+
+static uint64_t
+epoch_of(const struct engine *e, uint64_t mono)
+{
+	if (mono < e->mono0)
+		return e->epoch0;
+	return e->epoch0 + (mono - e->mono0) / 1000;
+}
+
+static void
+prog_collect(struct engine *e)
+{
+	struct lg_prog	 sum;
+	int		 i;
+
+	memset(&sum, 0, sizeof(sum));
+	for (i = 0; i < e->nw; i++)
+		report_prog_sum(&sum, &e->w[i].prog);
+	atomic_store(&e->prog->target, e->total);
+	atomic_store(&e->prog->established, ctr_get(&sum.established));
+	atomic_store(&e->prog->open, ctr_get(&sum.open));
+	atomic_store(&e->prog->msgs, ctr_get(&sum.msgs));
+	atomic_store(&e->prog->bytes_in, ctr_get(&sum.bytes_in));
+	atomic_store(&e->prog->bytes_out, ctr_get(&sum.bytes_out));
+	atomic_store(&e->prog->errors, ctr_get(&sum.errors));
+	atomic_store(&e->prog->p99, ctr_get(&sum.p99));
+}
+
+static void
+phase_end(struct engine *e)
+{
+	uint64_t	now = tk_loop_update_now(e->l);
+	int		i, ph;
+
+	ph = atomic_load(&e->phase);
+	if (ph == PHASE_DONE)
+		return;
+	if (ph != PHASE_MEASURE)
+		e->t_meas_start = now;
+	if (e->t_ramp_end == 0)
+		e->t_ramp_end = now;
+	e->t_meas_end = now;
+	atomic_store(&e->phase, PHASE_DONE);
+	tk_timer_cancel(e->l, &e->phase_t);
+	for (i = 0; i < e->nw; i++)
+		tk_loop_post(e->w[i].l, &e->w[i].m_stop);
+	tk_loop_stop(e->l);
+}
+
+static void
+main_tick(struct tk_loop *l, struct tk_timer *t)
+{
+	struct engine	*e = t->arg;
+	uint64_t	 now = tk_loop_update_now(l);
+
+	prog_collect(e);
+	if (!e->conf->quiet)
+		report_progress(stderr, (now - e->mono0) / TK_SEC, e->prog,
+		    &e->prev, (double)(now - e->prev_t) / 1e9);
+	memcpy(&e->prev, e->prog, sizeof(e->prev));
+	e->prev_t = now;
+	(void)tk_timer_arm(l, t, TK_SEC);
+	/* Every connection is gone: nothing left to measure. */
+	if (atomic_load(&e->phase) != PHASE_RAMP &&
+	    ctr_get(&e->prog->open) == 0) {
+		log_info("no connection left open: stopping");
+		phase_end(e);
+	}
+}
+
+static void
+phase_next(struct tk_loop *l, struct tk_timer *t)
+{
+	struct engine	*e = t->arg;
+
+	if (atomic_load(&e->phase) == PHASE_WARMUP) {
+		e->t_meas_start = tk_loop_update_now(l);
+		atomic_store(&e->phase, PHASE_MEASURE);
+		if (tk_timer_arm(l, t, e->conf->duration) == -1)
+			fatal("%s: timer", __func__);
+		return;
+	}
+	phase_end(e);
+}
+
+/* A worker has resolved all its connects. */
+static void
+ramp_done(struct tk_loop *l, struct tk_msg *m)
+{
+	struct engine	*e = m->arg;
+	uint64_t	 est = 0;
+	int		 i;
+
+	if (++e->ramps_done < e->nw || atomic_load(&e->phase) != PHASE_RAMP)
+		return;
+	e->t_ramp_end = tk_loop_update_now(l);
+	for (i = 0; i < e->nw; i++)
+		est += ctr_get(&e->w[i].prog.established);
+	if (est == 0) {
+		phase_end(e);
+		return;
+	}
+	atomic_store(&e->phase, PHASE_WARMUP);
+	if (tk_timer_arm(l, &e->phase_t, e->conf->warmup) == -1)
+		fatal("%s: timer", __func__);
+}
+
+static void
+on_signal(struct tk_loop *l, int signo, void *arg)
+{
+	struct engine	*e = arg;
+
+	(void)l;
+	log_info("signal %d: stopping early", signo);
+	phase_end(e);
+}
+
+static void
+worker_setup(struct engine *e, struct worker *w, int id)
+{
+	const struct lg_conf	*conf = e->conf;
+	struct lconn		*c;
+	uint64_t		 k, active;
+	size_t			 i;
+
+	w->e = e;
+	w->id = id;
+	w->nconns = (size_t)(e->total / (uint64_t)e->nw +
+	    ((uint64_t)id < e->total % (uint64_t)e->nw ? 1 : 0));
+	w->conns = w->nconns > 0 ? xcalloc(w->nconns, sizeof(*c)) : NULL;
+	for (i = 0; i < w->nconns; i++) {
+		c = &w->conns[i];
+		k = (uint64_t)id + (uint64_t)i * (uint64_t)e->nw;
+		c->w = w;
+		c->id = conf->id_base + k;
+		c->pat = mix64(c->id) % PATLEN;
+		c->rng = mix64(c->id ^ 0x5eed) | 1;
+		c->idle = k < conf->idle || conf->mode == MODE_IDLE;
+		c->cap = 1;
+		c->ring = &c->one;
+		if (conf->mode == MODE_STREAM && !c->idle) {
+			c->cap = (uint32_t)conf->window;
+			c->ring = xcalloc(c->cap, sizeof(*c->ring));
+		}
+		c->io.fd = -1;
+		tk_timer_init(&c->tm, conn_timer, c);
+	}
+	w->ramp_rate = (double)conf->connect_rate / 1e9 *
+	    (double)w->nconns / (double)(e->total > 0 ? e->total : 1);
+	active = conf->mode == MODE_IDLE ? 0 : conf->conns;
+	if (conf->mode == MODE_RATE && active > 0)
+		w->interval = active * TK_SEC / conf->rate;
+	tk_timer_init(&w->ramp, ramp_fire, w);
+	tk_timer_init(&w->tick, worker_tick, w);
+	w->m_ramp.fn = ramp_done;
+	w->m_ramp.arg = e;
+	w->m_stop.fn = worker_stop;
+	w->m_stop.arg = w;
+	w->scratch = xmalloc(CHUNK);
+	if ((w->st.lat = tk_hist_new()) == NULL ||
+	    (w->st.lat_unc = tk_hist_new()) == NULL ||
+	    (w->st.conn_lat = tk_hist_new()) == NULL ||
+	    (w->st.all = tk_hist_new()) == NULL)
+		fatal("%s: histogram", __func__);
+	if ((w->l = tk_loop_new(conf->backend, (int)w->nconns + 16)) == NULL)
+		fatal("loop on backend %s", conf->backend != NULL ?
+		    conf->backend : "(default)");
+}
+
+static void
+worker_free(struct worker *w)
+{
+	size_t	i;
+
+	for (i = 0; i < w->nconns; i++)
+		if (w->conns[i].ring != &w->conns[i].one)
+			free(w->conns[i].ring);
+	free(w->conns);
+	free(w->scratch);
+	tk_hist_free(w->st.lat);
+	tk_hist_free(w->st.lat_unc);
+	tk_hist_free(w->st.conn_lat);
+	tk_hist_free(w->st.all);
+	if (w->l != NULL)
+		tk_loop_free(w->l);
+}
+
+static void
+collect(struct engine *e, struct report *r)
+{
+	struct worker	*w;
+	uint64_t	 first = 0, last = 0, win;
+	int		 i, k, any = 0;
+
+	for (i = 0; i < e->nw; i++) {
+		w = &e->w[i];
+		r->attempted += w->st.attempted;
+		r->established += w->st.established;
+		r->failed += w->st.failed;
+		r->lost += w->st.lost;
+		r->open_end += w->st.open_end;
+		r->msgs += w->st.msgs;
+		r->bytes_in += w->st.bytes_in;
+		r->bytes_out += w->st.bytes_out;
+		r->verified += w->st.verified;
+		for (k = 0; k < ERR_MAX; k++)
+			r->errs[k] += w->st.errs[k];
+		tk_hist_merge(r->lat.h, w->st.lat);
+		tk_hist_merge(r->lat_unc.h, w->st.lat_unc);
+		tk_hist_merge(r->conn_lat.h, w->st.conn_lat);
+		if (w->st.attempted > 0) {
+			if (!any || w->st.t_first < first)
+				first = w->st.t_first;
+			if (!any || w->st.t_last > last)
+				last = w->st.t_last;
+			any = 1;
+		}
+	}
+	r->lat.mean = tk_hist_mean(r->lat.h);
+	r->lat_unc.mean = tk_hist_mean(r->lat_unc.h);
+	r->conn_lat.mean = tk_hist_mean(r->conn_lat.h);
+	r->t_start = e->epoch0;
+	r->t_ramp_first = any ? epoch_of(e, first) : e->epoch0;
+	r->t_ramp_last = any ? epoch_of(e, last) : e->epoch0;
+	r->t_ramp_end = epoch_of(e, e->t_ramp_end);
+	r->t_meas_start = epoch_of(e, e->t_meas_start);
+	r->t_meas_end = epoch_of(e, e->t_meas_end);
+	r->t_end = report_epoch_us();
+	win = e->t_meas_end - e->t_meas_start;
+	if (win > 0) {
+		r->msgs_rate = (double)r->msgs * 1e9 / (double)win;
+		r->in_rate = (double)r->bytes_in * 1e9 / (double)win;
+		r->out_rate = (double)r->bytes_out * 1e9 / (double)win;
+	}
+}
+
+/*
+ * Run the configured load to the end in this process and fill r, whose
+ * histograms the caller has allocated (report_init) and whose header it
+ * has written.  prog receives the progress counters once a second.
+ * Returns 0, or -1 when the run could not start (logged).  Dies only on
+ * set-up failures.  Call from the thread that should own signals.
+ */
+int
+engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
+{
+	struct engine	*e;
+	int		 i, ret = 0;
+
+	pthread_once(&pattern_once, pattern_init);
+	e = xcalloc(1, sizeof(*e));
+	e->conf = conf;
+	e->prog = prog;
+	e->total = conf->conns + conf->idle;
+	e->nw = conf->threads > 0 ? conf->threads : 1;
+	if (e->total > 0 && (uint64_t)e->nw > e->total)
+		e->nw = (int)e->total;
+	atomic_store(&e->phase, PHASE_RAMP);
+	if ((e->l = tk_loop_new(conf->backend, 16)) == NULL)
+		fatal("loop on backend %s", conf->backend != NULL ?
+		    conf->backend : "(default)");
+	if (conf->signals) {
+		signal(SIGPIPE, SIG_IGN);
+		if (tk_signal_watch(e->l, SIGINT, on_signal, e) == -1 ||
+		    tk_signal_watch(e->l, SIGTERM, on_signal, e) == -1)
+			fatal("signals");
+	}
+	e->w = xcalloc((size_t)e->nw, sizeof(*e->w));
+	for (i = 0; i < e->nw; i++)
+		worker_setup(e, &e->w[i], i);
+	atomic_store(&prog->target, e->total);
+
+	e->mono0 = e->prev_t = tk_loop_update_now(e->l);
+	e->epoch0 = report_epoch_us();
+	tk_timer_init(&e->tick, main_tick, e);
+	tk_timer_init(&e->phase_t, phase_next, e);
+	if (tk_timer_arm(e->l, &e->tick, TK_SEC) == -1)
+		fatal("%s: timer", __func__);
+	/*
+	 * Each loop was made here and is handed to its thread; from
+	 * pthread_create() on only that thread touches it.
+	 */
+	for (i = 0; i < e->nw; i++)
+		if (pthread_create(&e->w[i].tid, NULL, worker_main,
+		    &e->w[i]) != 0)
+			fatalx("pthread_create failed");
+	tk_loop_run(e->l, 0);
+	for (i = 0; i < e->nw; i++)
+		pthread_join(e->w[i].tid, NULL);
+
+	prog_collect(e);
+	atomic_store(&prog->done, 1);
+	collect(e, r);
+	if (conf->signals) {
+		tk_signal_unwatch(e->l, SIGINT);
+		tk_signal_unwatch(e->l, SIGTERM);
+	}
+	tk_timer_cancel(e->l, &e->tick);
+	tk_timer_cancel(e->l, &e->phase_t);
+	for (i = 0; i < e->nw; i++)
+		worker_free(&e->w[i]);
+	free(e->w);
+	tk_loop_free(e->l);
+	free(e);
+	return ret;
+}

@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * tenkload's private header: the run configuration, the report that a
+ * run produces (and that JSON files carry and merge), the engine that
+ * runs the connections, and the traffic modes.  tenkbench links every
+ * file here except tenkload.c, so nothing below may depend on main().
+ */
+#ifndef TENK_LOADGEN_H
+#define TENK_LOADGEN_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tenk/loop.h"
+#include "tenk/sock.h"
+#include "tenk/timer.h"
+
+struct tk_hist;
+struct engine;
+
+enum lg_mode {
+	MODE_PINGPONG = 0,
+	MODE_RATE,
+	MODE_STREAM,
+	MODE_IDLE,
+	MODE_MAX
+};
+
+/* Error kinds; a failed connect counts here and in the failed total. */
+enum lg_err {
+	ERR_MISMATCH = 0,	/* an echoed byte differs, or one too many */
+	ERR_RESET,		/* ECONNRESET, EPIPE */
+	ERR_REFUSED,		/* ECONNREFUSED */
+	ERR_TIMEOUT,		/* connect or reply timeout, ETIMEDOUT */
+	ERR_CLOSED,		/* EOF from the server during the run */
+	ERR_PORTS,		/* EADDRNOTAVAIL: source ports exhausted */
+	ERR_FDLIMIT,		/* EMFILE, ENFILE */
+	ERR_OTHER,
+	ERR_MAX
+};
+
+#define LG_MAXPCT	16		/* --percentiles entries */
+#define LG_MAXPROCS	64
+
+/* What to run: filled by tenkload.c (or tenkbench), read-only after. */
+struct lg_conf {
+	struct tk_addr	*targets;
+	size_t		 ntargets;
+	struct tk_addr	*sources;	/* NULL: the kernel chooses */
+	size_t		 nsources;
+	enum lg_mode	 mode;
+	uint64_t	 conns;		/* active connections */
+	uint64_t	 idle;		/* extra idle connections */
+	uint64_t	 id_base;	/* first connection id (children) */
+	uint64_t	 connect_rate;	/* connects per second */
+	uint64_t	 connect_timeout;	/* ns */
+	uint64_t	 reply_timeout;	/* ns, 0 for none */
+	uint64_t	 duration;	/* ns of measurement */
+	uint64_t	 warmup;	/* ns excluded after the ramp */
+	uint64_t	 rate;		/* rate mode: messages per second */
+	uint64_t	 window;	/* stream mode: messages in flight */
+	uint64_t	 size_min;	/* message size, bytes */
+	uint64_t	 size_max;
+	uint64_t	 max_errors;
+	int		 threads;
+	int		 procs;		/* 0: automatic */
+	const char	*backend;	/* NULL: best */
+	int		 verify;
+	int		 quiet;
+	int		 signals;	/* watch SIGINT/SIGTERM */
+	double		 pct[LG_MAXPCT];
+	int		 npct;
+	const char	*json;
+	char		 args[1024];	/* the command line, for the header */
+};
+
+/*
+ * Progress counters of one process, written by its engine once a second
+ * and read by whoever prints the progress line (the same process, or
+ * the parent through shared memory).  Totals since the start.
+ */
+struct lg_prog {
+	_Atomic uint64_t	 target;
+	_Atomic uint64_t	 established;
+	_Atomic uint64_t	 open;
+	_Atomic uint64_t	 msgs;
+	_Atomic uint64_t	 bytes_in;
+	_Atomic uint64_t	 bytes_out;
+	_Atomic uint64_t	 errors;
+	_Atomic uint64_t	 p99;		/* ns, since the start */
+	_Atomic uint64_t	 done;
+};
+
+/* A histogram and the figures that the buckets alone do not keep. */
+struct lg_hist {
+	struct tk_hist	*h;
+	double		 mean;
+};
+
+/*
+ * The result of a run, or of merging several.  Times are wall-clock
+ * microseconds since the epoch, so reports from several hosts merge.
+ */
+struct report {
+	/* Header. */
+	char		 version[16];
+	char		 mode[16];
+	char		 backend[16];
+	char		 targets[512];
+	char		 args[1024];
+	char		 kernel[64];
+	char		 ports[32];
+	uint64_t	 nofile;
+	uint64_t	 threads;
+	uint64_t	 procs;
+	uint64_t	 merged;	/* reports folded into this one */
+	uint64_t	 size_min;
+	uint64_t	 size_max;
+	uint64_t	 rate;
+	uint64_t	 window;
+	uint64_t	 connect_rate;
+	uint64_t	 duration;	/* ns asked for */
+	uint64_t	 warmup;	/* ns asked for */
+	int		 verify;
+
+	/* Times. */
+	uint64_t	 t_start;
+	uint64_t	 t_ramp_first;	/* first connect started */
+	uint64_t	 t_ramp_last;	/* last connect started */
+	uint64_t	 t_ramp_end;	/* every connect resolved */
+	uint64_t	 t_meas_start;
+	uint64_t	 t_meas_end;
+	uint64_t	 t_end;
+
+	/* Connections. */
+	uint64_t	 requested;	/* active + idle */
+	uint64_t	 idle;		/* of which idle */
+	uint64_t	 attempted;
+	uint64_t	 established;
+	uint64_t	 failed;	/* connects that failed */
+	uint64_t	 lost;		/* established, closed by an error */
+	uint64_t	 open_end;	/* still open at the end */
+
+	/* Traffic in the measured window. */
+	uint64_t	 msgs;
+	uint64_t	 bytes_in;
+	uint64_t	 bytes_out;
+	uint64_t	 verified;	/* bytes checked, whole run */
+	double		 msgs_rate;	/* per second, summed over merges */
+	double		 in_rate;	/* bytes per second */
+	double		 out_rate;
+
+	uint64_t	 errs[ERR_MAX];
+
+	struct lg_hist	 lat;		/* corrected in rate mode */
+	struct lg_hist	 lat_unc;	/* rate mode: from the actual send */
+	struct lg_hist	 conn_lat;	/* connect latency */
+
+	double		 pct[LG_MAXPCT];
+	int		 npct;
+};
+
+/* One message in flight: where it ends in the byte stream, and when. */
+struct msgrec {
+	uint64_t	 end;		/* stream offset just past it */
+	uint64_t	 sent;		/* ns, the actual send */
+	uint64_t	 due;		/* ns, the intended send (rate mode) */
+};
+
+enum conn_state {
+	CONN_NEW = 0,		/* not started yet */
+	CONN_CONNECTING,
+	CONN_RUN,		/* exchanging messages */
+	CONN_QUIET,		/* idle after its one round trip */
+	CONN_DEAD		/* failed or closed */
+};
+
+/*
+ * One client connection.  The byte stream it sends is the pattern from
+ * offset "pat" on; "queued" bytes of it have been handed to the traffic
+ * mode, "sent" written to the socket, "rcvd" echoed back and checked.
+ * Messages in flight sit in a ring of "cap" records (one for every mode
+ * but stream).
+ */
+struct lconn {
+	struct tk_io	 io;
+	struct tk_timer	 tm;		/* connect timeout, rate schedule */
+	struct worker	*w;
+	uint64_t	 id;
+	uint64_t	 pat;
+	uint64_t	 queued;
+	uint64_t	 sent;
+	uint64_t	 rcvd;
+	uint64_t	 t_start;	/* ns, connect started */
+	uint64_t	 next_due;	/* rate mode: next intended send */
+	uint64_t	 rng;		/* message sizes */
+	struct msgrec	*ring;
+	struct msgrec	 one;
+	uint32_t	 head;
+	uint32_t	 inflight;
+	uint32_t	 cap;
+	uint8_t		 state;
+	unsigned int	 idle:1;	/* one round trip, then silence */
+	unsigned int	 wblocked:1;	/* the last send met EAGAIN */
+};
+
+/* Counters of one worker; the measured ones only count in the window. */
+struct wstats {
+	uint64_t	 msgs;		/* measured */
+	uint64_t	 bytes_in;	/* measured */
+	uint64_t	 bytes_out;	/* measured */
+	uint64_t	 verified;
+	uint64_t	 attempted;
+	uint64_t	 established;
+	uint64_t	 failed;
+	uint64_t	 lost;
+	uint64_t	 open_end;
+	uint64_t	 errs[ERR_MAX];
+	uint64_t	 t_first;	/* ns, first connect started */
+	uint64_t	 t_last;	/* ns, last connect started */
+	struct tk_hist	*lat;		/* measured */
+	struct tk_hist	*lat_unc;	/* measured, rate mode */
+	struct tk_hist	*conn_lat;
+	struct tk_hist	*all;		/* every latency, for progress */
+};
+
+/* One thread with its own loop and its share of the connections. */
+struct worker {
+	struct engine	*e;
+	int		 id;
+	pthread_t	 tid;
+	struct tk_loop	*l;
+	struct lconn	*conns;
+	size_t		 nconns;
+	size_t		 started;
+	size_t		 resolved;	/* established or failed */
+	uint64_t	 ramp_t0;	/* ns */
+	double		 ramp_rate;	/* connects per ns */
+	uint64_t	 interval;	/* rate mode: ns between sends */
+	struct tk_timer	 ramp;
+	struct tk_timer	 tick;
+	struct tk_msg	 m_ramp;	/* to the main loop: ramp done */
+	struct tk_msg	 m_stop;	/* from the main loop: stop */
+	char		*scratch;
+	int		 err;		/* set up failed: errno */
+	struct wstats	 st;
+	struct lg_prog	 prog;
+};
+
+enum phase {
+	PHASE_RAMP = 0,
+	PHASE_WARMUP,
+	PHASE_MEASURE,
+	PHASE_DONE
+};
+
+/* engine.c */
+int		 engine_run(const struct lg_conf *, struct report *,
+		    struct lg_prog *);
+uint64_t	 engine_fds_needed(const struct lg_conf *);
+const struct lg_conf *engine_conf(const struct worker *);
+int		 engine_measuring(const struct worker *);
+void		 engine_push(struct tk_loop *, struct lconn *, uint64_t);
+void		 engine_flush(struct tk_loop *, struct lconn *);
+
+/* traffic.c */
+const char	*traffic_name(enum lg_mode);
+int		 traffic_parse(const char *);
+void		 traffic_start(struct tk_loop *, struct lconn *);
+void		 traffic_fill(struct tk_loop *, struct lconn *);
+void		 traffic_done(struct tk_loop *, struct lconn *,
+		    const struct msgrec *);
+
+/* report.c */
+int		 report_init(struct report *);
+void		 report_free(struct report *);
+void		 report_header(struct report *, const struct lg_conf *);
+void		 report_merge(struct report *, const struct report *);
+uint64_t	 report_errors(const struct report *);
+void		 report_print(FILE *, const struct report *);
+int		 report_json_write(FILE *, const struct report *);
+int		 report_json_read(const char *, size_t, struct report *,
+		    const char **);
+int		 report_json_load(const char *, struct report *);
+int		 report_json_fd(int, struct report *);
+void		 report_progress(FILE *, uint64_t, const struct lg_prog *,
+		    const struct lg_prog *, double);
+void		 report_prog_sum(struct lg_prog *, const struct lg_prog *);
+const char	*report_err_name(enum lg_err);
+uint64_t	 report_epoch_us(void);
+
+/*
+ * A counter with one writer and readers in other threads: a relaxed
+ * load and store, which compile to plain moves.
+ */
+static inline void
+ctr_add(_Atomic uint64_t *p, uint64_t n)
+{
+	atomic_store_explicit(p, atomic_load_explicit(p,
+	    memory_order_relaxed) + n, memory_order_relaxed);
+}
+
+static inline uint64_t
+ctr_get(const _Atomic uint64_t *p)
+{
+	return atomic_load_explicit(p, memory_order_relaxed);
+}
+
+#endif /* TENK_LOADGEN_H */

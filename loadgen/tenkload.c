@@ -1,0 +1,817 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * tenkload: the command line, the open-file limit, and the split of a
+ * run over several processes when the connections do not fit in one.
+ * Each child runs the engine on its share and writes its JSON report to
+ * an unlinked temporary file; the parent prints the summed progress
+ * from shared memory once a second and merges the reports exactly.
+ * "tenkload merge" merges reports written earlier.  The engine and the
+ * report live in the other files of this directory, which tenkbench
+ * links too.
+ */
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdnoreturn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tenk/log.h"
+#include "tenk/loop.h"
+#include "tenk/parse.h"
+#include "tenk/sock.h"
+#include "tenk/timer.h"
+#include "tenk/xmalloc.h"
+#include "loadgen.h"
+
+#define MAXCONNS	10000000ULL
+#define MAXSOURCES	65536
+#define MAXSIZE		(64ULL * 1024 * 1024)
+
+enum {
+	OPT_CONNECT_RATE = 256,
+	OPT_CONNECT_TIMEOUT,
+	OPT_REPLY_TIMEOUT,
+	OPT_WARMUP,
+	OPT_BACKEND,
+	OPT_WINDOW,
+	OPT_IDLE,
+	OPT_NO_VERIFY,
+	OPT_SOURCE,
+	OPT_PROCS,
+	OPT_JSON,
+	OPT_PERCENTILES,
+	OPT_MAX_ERRORS
+};
+
+static const struct option longopts[] = {
+	{ "backend",		required_argument, NULL, OPT_BACKEND },
+	{ "connect-rate",	required_argument, NULL, OPT_CONNECT_RATE },
+	{ "connect-timeout",	required_argument, NULL, OPT_CONNECT_TIMEOUT },
+	{ "connections",	required_argument, NULL, 'c' },
+	{ "duration",		required_argument, NULL, 'd' },
+	{ "help",		no_argument,	   NULL, 'h' },
+	{ "idle",		required_argument, NULL, OPT_IDLE },
+	{ "json",		required_argument, NULL, OPT_JSON },
+	{ "max-errors",		required_argument, NULL, OPT_MAX_ERRORS },
+	{ "mode",		required_argument, NULL, 'm' },
+	{ "no-verify",		no_argument,	   NULL, OPT_NO_VERIFY },
+	{ "percentiles",	required_argument, NULL, OPT_PERCENTILES },
+	{ "procs",		required_argument, NULL, OPT_PROCS },
+	{ "quiet",		no_argument,	   NULL, 'q' },
+	{ "rate",		required_argument, NULL, 'R' },
+	{ "reply-timeout",	required_argument, NULL, OPT_REPLY_TIMEOUT },
+	{ "size",		required_argument, NULL, 's' },
+	{ "source",		required_argument, NULL, OPT_SOURCE },
+	{ "threads",		required_argument, NULL, 't' },
+	{ "version",		no_argument,	   NULL, 'V' },
+	{ "warmup",		required_argument, NULL, OPT_WARMUP },
+	{ "window",		required_argument, NULL, OPT_WINDOW },
+	{ NULL,			0,		   NULL, 0 }
+};
+
+static volatile sig_atomic_t	got_signal;
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: tenkload [-hqV] [-c connections] [-d duration] "
+	    "[-m mode] [-R rate]\n"
+	    "\t\t[-s size | min:max] [-t threads] [--backend name]\n"
+	    "\t\t[--connect-rate rate] [--connect-timeout duration]\n"
+	    "\t\t[--idle connections] [--json file | -] "
+	    "[--max-errors count]\n"
+	    "\t\t[--no-verify] [--percentiles list] [--procs count]\n"
+	    "\t\t[--reply-timeout duration] [--source list] "
+	    "[--warmup duration]\n"
+	    "\t\t[--window messages] host:port ...\n"
+	    "       tenkload merge [-q] [--json file | -] "
+	    "[--max-errors count]\n"
+	    "\t\t[--percentiles list] file ...\n");
+}
+
+/* One line naming the option and why, then exit 2. */
+static noreturn void __attribute__((format(printf, 2, 3)))
+bad(const char *opt, const char *fmt, ...)
+{
+	va_list	ap;
+
+	fprintf(stderr, "tenkload: %s: ", opt);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static uint64_t
+num(const char *opt, const char *s, uint64_t min, uint64_t max)
+{
+	const char	*errstr;
+	long long	 n;
+
+	n = strtonum(s, (long long)min, (long long)max, &errstr);
+	if (errstr != NULL)
+		bad(opt, "%s: \"%s\" (%llu to %llu)", errstr, s,
+		    (unsigned long long)min, (unsigned long long)max);
+	return (uint64_t)n;
+}
+
+static uint64_t
+dur(const char *opt, const char *s, uint64_t min, uint64_t max)
+{
+	const char	*errstr;
+	uint64_t	 ns;
+
+	if (tk_parse_duration(s, min, max, &ns, &errstr) == -1)
+		bad(opt, "%s: \"%s\"", errstr, s);
+	return ns;
+}
+
+static uint64_t
+rate(const char *opt, const char *s, uint64_t min, uint64_t max)
+{
+	const char	*errstr;
+	uint64_t	 n;
+
+	if (tk_parse_rate(s, min, max, &n, &errstr) == -1)
+		bad(opt, "%s: \"%s\"", errstr, s);
+	return n;
+}
+
+static uint64_t
+size(const char *opt, const char *s)
+{
+	const char	*errstr;
+	uint64_t	 n;
+
+	if (tk_parse_size(s, 1, MAXSIZE, &n, &errstr) == -1)
+		bad(opt, "%s: \"%s\" (1 to 64m)", errstr, s);
+	return n;
+}
+
+static void
+parse_sizes(struct lg_conf *conf, const char *s)
+{
+	char	 buf[64], *colon;
+
+	if (strlcpy(buf, s, sizeof(buf)) >= sizeof(buf))
+		bad("--size", "too long: \"%s\"", s);
+	if ((colon = strchr(buf, ':')) != NULL) {
+		*colon = '\0';
+		conf->size_min = size("--size", buf);
+		conf->size_max = size("--size", colon + 1);
+		if (conf->size_min > conf->size_max)
+			bad("--size", "minimum above maximum: \"%s\"", s);
+	} else
+		conf->size_min = conf->size_max = size("--size", buf);
+}
+
+static void
+parse_percentiles(struct lg_conf *conf, const char *s)
+{
+	char	*copy, *p, *tok, *ep;
+	double	 v;
+
+	copy = xstrdup(s);
+	conf->npct = 0;
+	for (p = copy; (tok = strsep(&p, ",")) != NULL; ) {
+		errno = 0;
+		v = strtod(tok, &ep);
+		if (*tok == '\0' || *ep != '\0' || errno != 0 ||
+		    !(v > 0 && v <= 100))
+			bad("--percentiles", "not a percentile in (0, 100]: "
+			    "\"%s\"", tok);
+		if (conf->npct == LG_MAXPCT)
+			bad("--percentiles", "more than %d", LG_MAXPCT);
+		conf->pct[conf->npct++] = v;
+	}
+	free(copy);
+}
+
+static void
+add_source(struct lg_conf *conf, const struct tk_addr *a)
+{
+	if (conf->nsources == MAXSOURCES)
+		bad("--source", "more than %d addresses", MAXSOURCES);
+	conf->sources = xreallocarray(conf->sources, conf->nsources + 1,
+	    sizeof(*conf->sources));
+	conf->sources[conf->nsources++] = *a;
+}
+
+/* ADDR[,ADDR|ADDR-ADDR...]; ranges are IPv4 only. */
+static void
+parse_sources(struct lg_conf *conf, const char *s)
+{
+	struct tk_addr		 a, b;
+	struct sockaddr_in	*sa;
+	const char		*errstr;
+	char			*copy, *p, *tok, *dash;
+	uint32_t		 lo, hi, x;
+
+	copy = xstrdup(s);
+	for (p = copy; (tok = strsep(&p, ",")) != NULL; ) {
+		dash = strchr(tok, '-');
+		if (dash != NULL)
+			*dash = '\0';
+		if (tk_addr_parse(tok, 0, &a, &errstr) == -1)
+			bad("--source", "%s: \"%s\"", errstr, tok);
+		if (tk_addr_port(&a) != 0)
+			bad("--source", "no port allowed: \"%s\"", tok);
+		if (dash == NULL) {
+			add_source(conf, &a);
+			continue;
+		}
+		if (tk_addr_parse(dash + 1, 0, &b, &errstr) == -1)
+			bad("--source", "%s: \"%s\"", errstr, dash + 1);
+		if (a.ss.ss_family != AF_INET || b.ss.ss_family != AF_INET)
+			bad("--source", "ranges are IPv4 only: \"%s-%s\"",
+			    tok, dash + 1);
+		lo = ntohl(((struct sockaddr_in *)&a.ss)->sin_addr.s_addr);
+		hi = ntohl(((struct sockaddr_in *)&b.ss)->sin_addr.s_addr);
+		if (lo > hi || hi - lo >= MAXSOURCES)
+			bad("--source", "bad range: \"%s-%s\"", tok, dash + 1);
+		for (x = lo;; x++) {
+			sa = (struct sockaddr_in *)&a.ss;
+			sa->sin_addr.s_addr = htonl(x);
+			add_source(conf, &a);
+			if (x == hi)
+				break;
+		}
+	}
+	free(copy);
+}
+
+/*
+ * Bind a socket to each source address once, so that an address that is
+ * not local is a usage error here, not a run of EADDRNOTAVAIL connects
+ * that would read as exhausted ports.
+ */
+static void
+check_sources(const struct lg_conf *conf)
+{
+	char	 a[TK_ADDRSTRLEN];
+	size_t	 i;
+	int	 fd;
+
+	for (i = 0; i < conf->nsources; i++) {
+		fd = socket(conf->sources[i].ss.ss_family,
+		    SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd == -1)
+			fatal("socket");
+		if (bind(fd, (const struct sockaddr *)&conf->sources[i].ss,
+		    conf->sources[i].len) == -1)
+			bad("--source", "%s: %s", tk_addr_fmt_host(
+			    &conf->sources[i], a, sizeof(a)), strerror(errno));
+		close(fd);
+	}
+}
+
+static void
+check_backend(const char *name)
+{
+	const char *const	*be;
+
+	if (strcmp(name, "list") == 0) {
+		for (be = tk_backend_names(); *be != NULL; be++)
+			printf("%s\n", *be);
+		exit(0);
+	}
+	for (be = tk_backend_names(); *be != NULL; be++)
+		if (strcmp(*be, name) == 0)
+			return;
+	bad("--backend", "unknown or not compiled in: \"%s\"", name);
+}
+
+static void
+save_args(struct lg_conf *conf, int argc, char *argv[])
+{
+	int	i;
+
+	conf->args[0] = '\0';
+	for (i = 0; i < argc; i++) {
+		if (i > 0)
+			strlcat(conf->args, " ", sizeof(conf->args));
+		strlcat(conf->args, argv[i], sizeof(conf->args));
+	}
+}
+
+/* Raise the soft open-file limit to the hard one; return the result. */
+static uint64_t
+raise_nofile(void)
+{
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return 1024;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+		(void)getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return (uint64_t)rl.rlim_cur;
+}
+
+static void
+on_signal(int signo)
+{
+	got_signal = signo;
+}
+
+/* Child k of p: its share of the connections and of the rates. */
+static void
+share(const struct lg_conf *conf, struct lg_conf *cc, int k, int p)
+{
+	uint64_t	 i, base = 0, total = conf->conns + conf->idle, mine;
+
+	*cc = *conf;
+	cc->conns = conf->conns / (uint64_t)p +
+	    ((uint64_t)k < conf->conns % (uint64_t)p ? 1 : 0);
+	cc->idle = conf->idle / (uint64_t)p +
+	    ((uint64_t)k < conf->idle % (uint64_t)p ? 1 : 0);
+	for (i = 0; i < (uint64_t)k; i++)
+		base += conf->conns / (uint64_t)p +
+		    (i < conf->conns % (uint64_t)p ? 1 : 0) +
+		    conf->idle / (uint64_t)p +
+		    (i < conf->idle % (uint64_t)p ? 1 : 0);
+	cc->id_base = conf->id_base + base;
+	mine = cc->conns + cc->idle;
+	cc->connect_rate = conf->connect_rate * mine / (total ? total : 1);
+	if (cc->connect_rate == 0)
+		cc->connect_rate = 1;
+	if (conf->mode == MODE_RATE && conf->conns > 0) {
+		cc->rate = conf->rate * cc->conns / conf->conns;
+		if (cc->rate == 0)
+			cc->rate = 1;
+	}
+	cc->threads = conf->threads / p > 0 ? conf->threads / p : 1;
+	if ((uint64_t)cc->threads > mine)
+		cc->threads = (int)mine;
+	cc->procs = 1;
+	cc->quiet = 1;
+	cc->json = NULL;
+}
+
+static noreturn void
+child_main(const struct lg_conf *cc, struct lg_prog *slot, int fd)
+{
+	struct report	 r;
+	FILE		*f;
+
+	if (report_init(&r) == -1)
+		_exit(3);
+	report_header(&r, cc);
+	if (engine_run(cc, &r, slot) == -1)
+		_exit(3);
+	if ((f = fdopen(fd, "w")) == NULL || report_json_write(f, &r) == -1)
+		_exit(3);
+	fclose(f);
+	report_free(&r);
+	_exit(0);
+}
+
+/*
+ * Run conf over p processes and merge their reports into r (merged
+ * from nothing).  A child that dies without a report leaves its share
+ * counted as requested and failed ("other"), never silently missing.
+ */
+static void
+run_procs(const struct lg_conf *conf, int p, struct report *r)
+{
+	struct sigaction	 sa;
+	struct lg_prog		*slots, sum, prev;
+	struct lg_conf		 cc;
+	struct report		 cr;
+	struct timespec		 ts0, ts, nap = { 0, 100 * 1000 * 1000 };
+	pid_t			*pids;
+	char			 path[] = "/tmp/tenkload.XXXXXX";
+	double			 last = 0, now;
+	int			*fds, k, left = p, status, sent = 0;
+	pid_t			 pid;
+
+	slots = mmap(NULL, (size_t)p * sizeof(*slots), PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (slots == MAP_FAILED)
+		fatal("mmap");
+	memset(slots, 0, (size_t)p * sizeof(*slots));
+	pids = xcalloc((size_t)p, sizeof(*pids));
+	fds = xcalloc((size_t)p, sizeof(*fds));
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	for (k = 0; k < p; k++) {
+		strlcpy(path, "/tmp/tenkload.XXXXXX", sizeof(path));
+		if ((fds[k] = mkstemp(path)) == -1)
+			fatal("mkstemp %s", path);
+		unlink(path);
+		share(conf, &cc, k, p);
+		fflush(NULL);
+		switch (pids[k] = fork()) {
+		case -1:
+			fatal("fork");
+		case 0:
+			child_main(&cc, &slots[k], fds[k]);
+		default:
+			break;
+		}
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &ts0);
+	memset(&prev, 0, sizeof(prev));
+	while (left > 0) {
+		nanosleep(&nap, NULL);
+		if (got_signal != 0 && !sent) {
+			for (k = 0; k < p; k++)
+				if (pids[k] > 0)
+					kill(pids[k], SIGTERM);
+			sent = 1;
+		}
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			for (k = 0; k < p; k++)
+				if (pids[k] == pid) {
+					pids[k] = -(status == 0 ? 1 : 2);
+					left--;
+				}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (double)(ts.tv_sec - ts0.tv_sec) +
+		    (double)(ts.tv_nsec - ts0.tv_nsec) / 1e9;
+		if (now - last < 1 || conf->quiet || left == 0)
+			continue;
+		memset(&sum, 0, sizeof(sum));
+		for (k = 0; k < p; k++)
+			report_prog_sum(&sum, &slots[k]);
+		report_progress(stderr, (uint64_t)now, &sum, &prev,
+		    now - last);
+		memcpy(&prev, &sum, sizeof(prev));
+		last = now;
+	}
+
+	for (k = 0; k < p; k++) {
+		share(conf, &cc, k, p);
+		if (report_init(&cr) == -1)
+			fatal("report");
+		if (pids[k] != -1 || lseek(fds[k], 0, SEEK_SET) == -1 ||
+		    report_json_fd(fds[k], &cr) == -1) {
+			fprintf(stderr, "tenkload: process %d of %d failed; "
+			    "its %llu connections count as failed\n", k + 1, p,
+			    (unsigned long long)(cc.conns + cc.idle));
+			report_header(&cr, &cc);
+			cr.failed = cc.conns + cc.idle;
+			cr.errs[ERR_OTHER] = cr.failed;
+		}
+		report_merge(r, &cr);
+		report_free(&cr);
+		close(fds[k]);
+	}
+	free(fds);
+	free(pids);
+	munmap(slots, (size_t)p * sizeof(*slots));
+}
+
+static int
+finish(const struct lg_conf *conf, struct report *r)
+{
+	FILE		*out = stdout, *jf;
+	uint64_t	 errs = report_errors(r);
+
+	if (conf->json != NULL && strcmp(conf->json, "-") == 0)
+		out = stderr;
+	report_print(out, r);
+	if (errs > conf->max_errors)
+		fprintf(out, "result: FAIL: %llu errors, more than "
+		    "--max-errors %llu\n", (unsigned long long)errs,
+		    (unsigned long long)conf->max_errors);
+	else
+		fprintf(out, "result: ok: %llu errors, --max-errors %llu\n",
+		    (unsigned long long)errs,
+		    (unsigned long long)conf->max_errors);
+	fflush(out);
+	if (conf->json != NULL) {
+		if (strcmp(conf->json, "-") == 0)
+			jf = stdout;
+		else if ((jf = fopen(conf->json, "w")) == NULL) {
+			fprintf(stderr, "tenkload: %s: %s\n", conf->json,
+			    strerror(errno));
+			return 1;
+		}
+		if (report_json_write(jf, r) == -1 ||
+		    (jf != stdout && fclose(jf) == EOF)) {
+			fprintf(stderr, "tenkload: %s: %s\n", conf->json,
+			    strerror(errno));
+			return 1;
+		}
+	}
+	return errs > conf->max_errors ? 1 : 0;
+}
+
+static int
+merge_main(int argc, char *argv[])
+{
+	static const struct option mopts[] = {
+		{ "help",	 no_argument,	    NULL, 'h' },
+		{ "json",	 required_argument, NULL, OPT_JSON },
+		{ "max-errors",	 required_argument, NULL, OPT_MAX_ERRORS },
+		{ "percentiles", required_argument, NULL, OPT_PERCENTILES },
+		{ "quiet",	 no_argument,	    NULL, 'q' },
+		{ NULL,		 0,		    NULL, 0 }
+	};
+	struct lg_conf	 conf;
+	struct report	 r, one;
+	int		 ch, i;
+
+	memset(&conf, 0, sizeof(conf));
+	opterr = 0;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, ":hq", mopts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'q':
+			conf.quiet = 1;
+			break;
+		case OPT_JSON:
+			conf.json = optarg;
+			break;
+		case OPT_MAX_ERRORS:
+			conf.max_errors = num("--max-errors", optarg, 0,
+			    UINT32_MAX);
+			break;
+		case OPT_PERCENTILES:
+			parse_percentiles(&conf, optarg);
+			break;
+		case ':':
+			bad(argv[optind - 1], "needs a value");
+		default:
+			bad(argv[optind - 1], "unknown option");
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0)
+		bad("merge", "no report files given");
+	if (report_init(&r) == -1)
+		fatal("report");
+	for (i = 0; i < conf.npct; i++)
+		r.pct[i] = conf.pct[i];
+	if (conf.npct > 0)
+		r.npct = conf.npct;
+	for (i = 0; i < argc; i++) {
+		if (report_init(&one) == -1)
+			fatal("report");
+		if (report_json_load(argv[i], &one) == -1)
+			exit(2);
+		report_merge(&r, &one);
+		report_free(&one);
+	}
+	i = finish(&conf, &r);
+	report_free(&r);
+	return i;
+}
+
+int
+main(int argc, char *argv[], char *envp[])
+{
+	struct lg_conf	 conf;
+	struct report	 r;
+	struct lg_prog	 prog;
+	const char	*errstr, *mode = NULL;
+	uint64_t	 nofile, need, cap;
+	long		 ncpu;
+	int		 ch, i, procs, rate_set = 0, window_set = 0;
+
+	setproctitle_init(argc, argv, envp);
+	log_init("tenkload", LOG_LVL_WARN, 0);
+	/*
+	 * Timers as punctual as the kernel allows: the default slack of
+	 * 50 us would add to every late send in rate mode.  Threads and
+	 * children inherit it.
+	 */
+	(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+	if (argc > 1 && strcmp(argv[1], "merge") == 0)
+		return merge_main(argc - 1, argv + 1);
+
+	memset(&conf, 0, sizeof(conf));
+	conf.conns = 1;
+	conf.connect_rate = 2000;
+	conf.connect_timeout = 5 * TK_SEC;
+	conf.reply_timeout = 10 * TK_SEC;
+	conf.duration = 10 * TK_SEC;
+	conf.window = 8;
+	conf.size_min = conf.size_max = 64;
+	conf.verify = 1;
+	conf.signals = 1;
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	conf.threads = ncpu > 0 ? (int)ncpu : 1;
+	save_args(&conf, argc, argv);
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":c:d:hm:qR:s:t:V", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			conf.conns = num("--connections", optarg, 0,
+			    MAXCONNS);
+			break;
+		case 'd':
+			conf.duration = dur("--duration", optarg, TK_MSEC,
+			    30ULL * 24 * 3600 * TK_SEC);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'm':
+			mode = optarg;
+			if ((i = traffic_parse(optarg)) == -1)
+				bad("--mode", "not pingpong, rate, stream "
+				    "or idle: \"%s\"", optarg);
+			conf.mode = (enum lg_mode)i;
+			break;
+		case 'q':
+			conf.quiet = 1;
+			break;
+		case 'R':
+			conf.rate = rate("--rate", optarg, 1, 100000000);
+			rate_set = 1;
+			break;
+		case 's':
+			parse_sizes(&conf, optarg);
+			break;
+		case 't':
+			conf.threads = (int)num("--threads", optarg, 1, 1024);
+			break;
+		case 'V':
+			printf("tenkload %s\n", TENK_VERSION);
+			exit(0);
+		case OPT_BACKEND:
+			check_backend(optarg);
+			conf.backend = optarg;
+			break;
+		case OPT_CONNECT_RATE:
+			conf.connect_rate = rate("--connect-rate", optarg, 1,
+			    10000000);
+			break;
+		case OPT_CONNECT_TIMEOUT:
+			conf.connect_timeout = dur("--connect-timeout",
+			    optarg, TK_MSEC, 3600 * TK_SEC);
+			break;
+		case OPT_REPLY_TIMEOUT:
+			conf.reply_timeout = dur("--reply-timeout", optarg,
+			    0, 3600 * TK_SEC);
+			break;
+		case OPT_WARMUP:
+			conf.warmup = dur("--warmup", optarg, 0,
+			    24 * 3600 * TK_SEC);
+			break;
+		case OPT_WINDOW:
+			conf.window = num("--window", optarg, 1, 65536);
+			window_set = 1;
+			break;
+		case OPT_IDLE:
+			conf.idle = num("--idle", optarg, 0, MAXCONNS);
+			break;
+		case OPT_NO_VERIFY:
+			conf.verify = 0;
+			break;
+		case OPT_SOURCE:
+			parse_sources(&conf, optarg);
+			break;
+		case OPT_PROCS:
+			conf.procs = (int)num("--procs", optarg, 1,
+			    LG_MAXPROCS);
+			break;
+		case OPT_JSON:
+			if (*optarg == '\0')
+				bad("--json", "empty file name");
+			conf.json = optarg;
+			break;
+		case OPT_PERCENTILES:
+			parse_percentiles(&conf, optarg);
+			break;
+		case OPT_MAX_ERRORS:
+			conf.max_errors = num("--max-errors", optarg, 0,
+			    UINT32_MAX);
+			break;
+		case ':':
+			bad(argv[optind - 1], "needs a value");
+		default:
+			bad(argv[optind - 1], "unknown option");
+		}
+	}
+	argc -= optind;
+	argv += optind;
+
+	if (rate_set && mode == NULL)
+		conf.mode = MODE_RATE;
+	if (rate_set && conf.mode != MODE_RATE)
+		bad("--rate", "only with --mode rate");
+	if (conf.mode == MODE_RATE && !rate_set)
+		bad("--mode", "rate needs -R/--rate");
+	if (window_set && conf.mode != MODE_STREAM)
+		bad("--window", "only with --mode stream");
+	if (conf.mode == MODE_RATE && conf.conns == 0)
+		bad("--connections", "rate mode needs at least one");
+	if (conf.conns + conf.idle == 0)
+		bad("--connections", "no connections to open");
+	if (conf.conns + conf.idle > MAXCONNS)
+		bad("--idle", "more than %llu connections in all",
+		    (unsigned long long)MAXCONNS);
+	if (argc == 0)
+		bad("host:port", "no target given");
+	conf.targets = xcalloc((size_t)argc, sizeof(*conf.targets));
+	for (i = 0; i < argc; i++)
+		if (tk_addr_parse(argv[i], -1, &conf.targets[i], &errstr) ==
+		    -1)
+			bad(argv[i], "%s", errstr);
+	conf.ntargets = (size_t)argc;
+	for (i = 0; i < (int)conf.nsources; i++)
+		if (conf.sources[i].ss.ss_family !=
+		    conf.targets[0].ss.ss_family)
+			bad("--source", "address family differs from the "
+			    "target's");
+	check_sources(&conf);
+
+	/*
+	 * One process holds what fits under RLIMIT_NOFILE (raised to the
+	 * hard limit); beyond that, enough processes to hold the rest.
+	 */
+	nofile = raise_nofile();
+	need = engine_fds_needed(&conf);
+	cap = nofile > need - conf.conns - conf.idle ?
+	    nofile - (need - conf.conns - conf.idle) : 0;
+	/* select(2) cannot watch an fd at or above FD_SETSIZE. */
+	if (conf.backend != NULL && strcmp(conf.backend, "select") == 0 &&
+	    cap > FD_SETSIZE - (need - conf.conns - conf.idle))
+		cap = FD_SETSIZE - (need - conf.conns - conf.idle);
+	procs = conf.procs;
+	if (procs == 0) {
+		if (cap == 0)
+			bad("--connections", "RLIMIT_NOFILE %llu leaves no "
+			    "room for connections", (unsigned long long)nofile);
+		procs = (int)((conf.conns + conf.idle + cap - 1) / cap);
+		if (procs > LG_MAXPROCS)
+			bad("--connections", "%llu connections need %d "
+			    "processes at RLIMIT_NOFILE %llu; at most %d",
+			    (unsigned long long)(conf.conns + conf.idle),
+			    procs, (unsigned long long)nofile, LG_MAXPROCS);
+		if (procs > 1 && !conf.quiet)
+			fprintf(stderr, "tenkload: %llu connections do not "
+			    "fit in one process (%llu each under "
+			    "RLIMIT_NOFILE %llu%s): using %d processes\n",
+			    (unsigned long long)(conf.conns + conf.idle),
+			    (unsigned long long)cap,
+			    (unsigned long long)nofile, conf.backend != NULL &&
+			    strcmp(conf.backend, "select") == 0 ?
+			    " and FD_SETSIZE" : "", procs);
+	} else if ((conf.conns + conf.idle + (uint64_t)procs - 1) /
+	    (uint64_t)procs > cap)
+		fprintf(stderr, "tenkload: warning: %d processes cannot "
+		    "hold %llu connections under RLIMIT_NOFILE %llu\n",
+		    procs, (unsigned long long)(conf.conns + conf.idle),
+		    (unsigned long long)nofile);
+	if ((uint64_t)procs > conf.conns + conf.idle)
+		procs = (int)(conf.conns + conf.idle);
+	conf.procs = procs;
+	/* A thread without a connection would only idle. */
+	if ((uint64_t)conf.threads > conf.conns + conf.idle)
+		conf.threads = (int)(conf.conns + conf.idle);
+
+	if (report_init(&r) == -1)
+		fatal("report");
+	if (procs == 1) {
+		memset(&prog, 0, sizeof(prog));
+		report_header(&r, &conf);
+		engine_run(&conf, &r, &prog);
+	} else {
+		for (i = 0; i < conf.npct; i++)
+			r.pct[i] = conf.pct[i];
+		if (conf.npct > 0)
+			r.npct = conf.npct;
+		run_procs(&conf, procs, &r);
+	}
+	i = finish(&conf, &r);
+	report_free(&r);
+	free(conf.targets);
+	free(conf.sources);
+	return i;
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Traffic modes: when a connection sends its next message, and what a
+ * finished message's latency is.  The engine owns the socket, the byte
+ * stream and verification; this file only queues messages (engine_push)
+ * and records them.
+ *
+ *	pingpong  one message in flight; the next leaves when the reply
+ *		  is complete (closed loop)
+ *	rate	  a fixed schedule per connection, interval = conns / rate,
+ *		  with a random phase; at most one message in flight, so a
+ *		  late reply delays the next send, which then leaves at
+ *		  once.  Latency is counted from the intended send time
+ *		  (corrected, as wrk2 does) and from the actual one.
+ *	stream	  --window messages in flight
+ *	idle	  one round trip, then silence
+ */
+#include <string.h>
+
+#include "tenk/hist.h"
+#include "tenk/loop.h"
+#include "tenk/timer.h"
+#include "loadgen.h"
+
+static const char *const mode_names[MODE_MAX] = {
+	"pingpong", "rate", "stream", "idle"
+};
+
+const char *
+traffic_name(enum lg_mode m)
+{
+	return m < MODE_MAX ? mode_names[m] : "?";
+}
+
+/* The mode named s, or -1. */
+int
+traffic_parse(const char *s)
+{
+	int	i;
+
+	for (i = 0; i < MODE_MAX; i++)
+		if (strcmp(s, mode_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* c has just connected. */
+void
+traffic_start(struct tk_loop *l, struct lconn *c)
+{
+	const struct lg_conf	*conf = engine_conf(c->w);
+	uint64_t		 iv = c->w->interval;
+
+	if (conf->mode == MODE_RATE && !c->idle)
+		c->next_due = tk_loop_now(l) + (iv > 0 ? c->rng % iv : 0);
+	traffic_fill(l, c);
+	engine_flush(l, c);
+}
+
+/* Queue what the mode allows now; the caller flushes. */
+void
+traffic_fill(struct tk_loop *l, struct lconn *c)
+{
+	const struct lg_conf	*conf = engine_conf(c->w);
+
+	if (c->state != CONN_RUN)
+		return;
+	if (c->idle) {
+		if (c->queued == 0)
+			engine_push(l, c, 0);
+		return;
+	}
+	switch (conf->mode) {
+	case MODE_PINGPONG:
+		if (c->inflight == 0)
+			engine_push(l, c, 0);
+		break;
+	case MODE_STREAM:
+		while (c->inflight < c->cap)
+			engine_push(l, c, 0);
+		break;
+	case MODE_RATE:
+		if (c->inflight != 0)
+			break;		/* late: the next send waits */
+		if (tk_loop_now(l) >= c->next_due) {
+			engine_push(l, c, c->next_due);
+			c->next_due += c->w->interval;
+		} else if (!tk_timer_pending(&c->tm))
+			(void)tk_timer_arm_at(l, &c->tm, c->next_due);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Message m of c is fully echoed. */
+void
+traffic_done(struct tk_loop *l, struct lconn *c, const struct msgrec *m)
+{
+	struct worker	*w = c->w;
+	uint64_t	 now = tk_loop_now(l), from, lat, unc;
+
+	from = m->due < m->sent ? m->due : m->sent;
+	lat = now > from ? now - from : 0;
+	unc = now > m->sent ? now - m->sent : 0;
+	tk_hist_record(w->st.all, lat);
+	ctr_add(&w->prog.msgs, 1);
+	if (engine_measuring(w)) {
+		w->st.msgs++;
+		tk_hist_record(w->st.lat, lat);
+		if (engine_conf(w)->mode == MODE_RATE)
+			tk_hist_record(w->st.lat_unc, unc);
+	}
+	if (c->idle)
+		c->state = CONN_QUIET;
+}

@@ -1,0 +1,59 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# More connections than one process's RLIMIT_NOFILE (or, on select, than
+# FD_SETSIZE): tenkload forks enough processes, every connection is
+# established, and the merged report says how many processes held them.
+# backends: none
+# timeout: 60
+. "$(dirname "$0")/lib.sh"
+
+[ "$(nofile)" -ge 3200 ] || skip "ulimit -n $(nofile): faultsrv needs 3200"
+faultsrv_start
+
+# The client alone runs under a limit of 1024 (hard too, so that it
+# cannot raise it back) and asks for 1500 connections.
+(
+	ulimit -S -n 1024 && ulimit -H -n 1024 || exit 99
+	exec timeout 40 "$TENKLOAD" -m idle -c 1500 -t 2 --connect-rate 5000 \
+	    -d 1s --json "$T/r.json" "$FADDR"
+) >"$T/out" 2>"$T/err"
+st=$?
+[ $st -ne 99 ] || skip "cannot lower ulimit -n here"
+[ $st -eq 0 ] || fail "exit $st: $(cat "$T/out" "$T/err")"
+grep -q 'using [0-9]* processes' "$T/err" || fail "no line about processes"
+p=$(json_get "$T/r.json" header.procs)
+[ "$p" -ge 2 ] || fail "only $p process(es)"
+for k in requested attempted established open_at_end; do
+	n=$(json_get "$T/r.json" connections.$k)
+	[ "$n" -eq 1500 ] || fail "connections.$k is $n, not 1500"
+done
+[ "$(json_get "$T/r.json" errors.total)" -eq 0 ] || fail "errors"
+n=$(json_get "$T/r.json" latency.count)
+grep -q "requested 1500, established 1500" "$T/out" || fail "text report"
+
+# Forced into one process, the shortfall is reported, never silent.
+(
+	ulimit -S -n 1024 && ulimit -H -n 1024 || exit 99
+	exec timeout 40 "$TENKLOAD" -m idle -c 1500 -t 2 --procs 1 \
+	    --connect-rate 5000 -d 1s --json "$T/s.json" "$FADDR"
+) >"$T/out" 2>"$T/err"
+st=$?
+[ $st -eq 1 ] || fail "one process: exit $st, want 1"
+e=$(json_get "$T/s.json" connections.established)
+f=$(json_get "$T/s.json" errors.fdlimit)
+[ "$e" -lt 1500 ] || fail "one process held 1500 under 1024 fds?"
+[ $((e + f)) -eq 1500 ] || fail "established $e + fdlimit $f != 1500"
+grep -q 'SHORTFALL' "$T/out" || fail "no SHORTFALL line"
+
+# select cannot watch fds at or above FD_SETSIZE: 1200 connections on it
+# are spread over processes too, whatever the open-file limit.
+if "$TENKLOAD" --backend list | grep -q '^select$'; then
+	timeout 40 "$TENKLOAD" -q --backend select -m idle -c 1200 -t 2 \
+	    --connect-rate 5000 -d 1s --json "$T/sel.json" "$FADDR" \
+	    >"$T/out" 2>"$T/err" || fail "select: $(cat "$T/out" "$T/err")"
+	[ "$(json_get "$T/sel.json" header.procs)" -ge 2 ] ||
+	    fail "select: one process"
+	[ "$(json_get "$T/sel.json" connections.established)" -eq 1200 ] ||
+	    fail "select: not all 1200 established"
+fi
+pass

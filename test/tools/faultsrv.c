@@ -1,0 +1,507 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * faultsrv: a small echo server with deliberate faults, for tenkload's
+ * tests.  Single-threaded, level-triggered epoll, no libtenk, so that a
+ * bug in the loop cannot hide a bug in the load generator.
+ *
+ *	--drop-byte[=OFF]	drop the byte at stream offset OFF (100)
+ *	--flip-byte[=OFF]	invert the byte at stream offset OFF (100)
+ *	--close-early[=N]	shut the write side once N bytes (1000)
+ *				have been echoed
+ *	--stall-once DUR	stop serving once for DUR (e.g. 500ms) ...
+ *	--stall-after DUR	... this long after the first accept (1s)
+ *	--delay DUR		echo every chunk DUR after it arrived
+ *	--listen ADDR:PORT	IPv4, default 127.0.0.1:0
+ *
+ * Offsets count per connection from 0.  Durations take ns, us, ms, s.
+ * After binding it prints "listening on ADDR:PORT" on stderr.  SIGTERM
+ * and SIGINT end it.
+ */
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOFF		UINT64_MAX
+#define SPIN_NS		400000		/* timers here run 100-200 us late */
+
+struct fconn {
+	int		 fd;		/* -1 when free */
+	uint32_t	 gen;
+	uint64_t	 in;		/* bytes received */
+	uint64_t	 echoed;	/* bytes sent */
+	char		*buf;		/* bytes not yet sent */
+	size_t		 off;
+	size_t		 len;
+	size_t		 cap;
+	size_t		 rel;		/* buf[off..rel) may be sent */
+	int		 wantout;
+	int		 shut;		/* --close-early: write side shut */
+};
+
+/* A delayed chunk: conn fd/gen may send up to "upto" bytes at "due". */
+struct seg {
+	int		 fd;
+	uint32_t	 gen;
+	uint64_t	 due;
+	uint64_t	 upto;		/* in units of the conn's "in" */
+};
+
+static struct fconn	*conns;
+static size_t		 nconns;
+static struct seg	*segs;
+static size_t		 shead, stail, scap;
+static int		 epfd;
+static uint64_t		 drop_off = NOFF, flip_off = NOFF, close_after = NOFF;
+static uint64_t		 delay_ns, stall_ns, stall_after = 1000000000ULL;
+static uint64_t		 stall_at;	/* 0: not yet known */
+static int		 stalled;
+static volatile sig_atomic_t	quit;
+
+static void
+die(const char *what)
+{
+	fprintf(stderr, "faultsrv: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+parse_dur(const char *opt, const char *s)
+{
+	char		*ep;
+	double		 v;
+
+	errno = 0;
+	v = strtod(s, &ep);
+	if (errno != 0 || ep == s || v < 0)
+		goto bad;
+	if (strcmp(ep, "ns") == 0)
+		return (uint64_t)v;
+	if (strcmp(ep, "us") == 0)
+		return (uint64_t)(v * 1e3);
+	if (strcmp(ep, "ms") == 0)
+		return (uint64_t)(v * 1e6);
+	if (strcmp(ep, "s") == 0 || *ep == '\0')
+		return (uint64_t)(v * 1e9);
+ bad:
+	fprintf(stderr, "faultsrv: %s: bad duration \"%s\"\n", opt, s);
+	exit(2);
+}
+
+static uint64_t
+parse_num(const char *opt, const char *s, uint64_t def)
+{
+	char		*ep;
+	unsigned long long v;
+
+	if (s == NULL)
+		return def;
+	errno = 0;
+	v = strtoull(s, &ep, 10);
+	if (errno != 0 || ep == s || *ep != '\0') {
+		fprintf(stderr, "faultsrv: %s: bad number \"%s\"\n", opt, s);
+		exit(2);
+	}
+	return v;
+}
+
+static void
+on_signal(int signo)
+{
+	(void)signo;
+	quit = 1;
+}
+
+static struct fconn *
+conn_of(int fd)
+{
+	struct fconn	*nc;
+	size_t		 n;
+
+	if ((size_t)fd >= nconns) {
+		n = (size_t)fd + 1024;
+		if ((nc = realloc(conns, n * sizeof(*conns))) == NULL)
+			die("realloc");
+		conns = nc;
+		memset(conns + nconns, 0, (n - nconns) * sizeof(*conns));
+		for (; nconns < n; nconns++)
+			conns[nconns].fd = -1;
+	}
+	return &conns[fd];
+}
+
+static void
+conn_close(struct fconn *c)
+{
+	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	free(c->buf);
+	c->buf = NULL;
+	c->off = c->len = c->cap = c->rel = 0;
+	c->fd = -1;
+	c->gen++;
+}
+
+static void
+set_out(struct fconn *c, int on)
+{
+	struct epoll_event	e;
+
+	if (c->wantout == on)
+		return;
+	memset(&e, 0, sizeof(e));
+	e.events = EPOLLIN | (on ? EPOLLOUT : 0);
+	e.data.fd = c->fd;
+	if (epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &e) == -1)
+		die("epoll_ctl");
+	c->wantout = on;
+}
+
+/* Send what may be sent; returns -1 when c was closed. */
+static int
+conn_flush(struct fconn *c)
+{
+	ssize_t	n;
+
+	while (c->off < c->rel) {
+		n = send(c->fd, c->buf + c->off, c->rel - c->off,
+		    MSG_NOSIGNAL);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			conn_close(c);
+			return -1;
+		}
+		c->off += (size_t)n;
+		c->echoed += (uint64_t)n;
+		if (c->echoed >= close_after) {
+			/*
+			 * A FIN, not a RST: keep reading (and dropping) what
+			 * the client still sends until it closes, or its
+			 * next message would hit a closed socket and the
+			 * client would see a reset instead of our close.
+			 */
+			shutdown(c->fd, SHUT_WR);
+			c->shut = 1;
+			c->off = c->len = c->rel = 0;
+			set_out(c, 0);
+			return -1;
+		}
+	}
+	if (c->off == c->len) {
+		c->off = c->len = c->rel = 0;
+		if (c->cap > 65536) {
+			free(c->buf);
+			c->buf = NULL;
+			c->cap = 0;
+		}
+	}
+	set_out(c, c->off < c->rel);
+	return 0;
+}
+
+static void
+seg_push(struct fconn *c, uint64_t due)
+{
+	if (stail - shead == scap || scap == 0) {
+		struct seg	*ns;
+		size_t		 n = scap ? scap * 2 : 1024, i;
+
+		if ((ns = calloc(n, sizeof(*ns))) == NULL)
+			die("calloc");
+		for (i = 0; shead + i < stail; i++)
+			ns[i] = segs[(shead + i) % scap];
+		free(segs);
+		segs = ns;
+		stail -= shead;
+		shead = 0;
+		scap = n;
+	}
+	segs[stail % scap].fd = c->fd;
+	segs[stail % scap].gen = c->gen;
+	segs[stail % scap].due = due;
+	segs[stail % scap].upto = c->in;
+	stail++;
+}
+
+/* Release the delayed chunks that are due. */
+static void
+seg_run(uint64_t now)
+{
+	struct seg	*s;
+	struct fconn	*c;
+	uint64_t	 pending;
+
+	while (shead < stail) {
+		s = &segs[shead % scap];
+		if (s->due > now)
+			break;
+		shead++;
+		c = conn_of(s->fd);
+		if (c->fd != s->fd || c->gen != s->gen)
+			continue;
+		/* Bytes of the stream still queued end at c->in. */
+		pending = c->in - s->upto;
+		if (pending <= c->len && c->len - pending > c->rel)
+			c->rel = c->len - pending;
+		conn_flush(c);
+	}
+}
+
+static void
+conn_read(struct fconn *c)
+{
+	char		 tmp[65536];
+	ssize_t		 n;
+	size_t		 k, i;
+	uint64_t	 at;
+
+	for (;;) {
+		n = recv(c->fd, tmp, sizeof(tmp), 0);
+		if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
+			conn_close(c);
+			return;
+		}
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (c->shut)
+			continue;
+		k = (size_t)n;
+		at = c->in;
+		c->in += k;
+		if (flip_off >= at && flip_off < at + k)
+			tmp[flip_off - at] ^= (char)0xff;
+		if (drop_off >= at && drop_off < at + k) {
+			i = (size_t)(drop_off - at);
+			memmove(tmp + i, tmp + i + 1, k - i - 1);
+			k--;
+		}
+		if (c->len + k > c->cap) {
+			c->cap = (c->len + k) * 2;
+			if ((c->buf = realloc(c->buf, c->cap)) == NULL)
+				die("realloc");
+		}
+		memcpy(c->buf + c->len, tmp, k);
+		c->len += k;
+		if (delay_ns == 0)
+			c->rel = c->len;
+		else
+			seg_push(c, now_ns() + delay_ns);
+		if ((size_t)n < sizeof(tmp))
+			break;
+	}
+	if (delay_ns == 0)
+		conn_flush(c);
+}
+
+static void
+do_accept(int lfd)
+{
+	struct epoll_event	 e;
+	struct fconn		*c;
+	int			 fd, one = 1;
+
+	for (;;) {
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		c = conn_of(fd);
+		c->fd = fd;
+		c->in = c->echoed = 0;
+		c->wantout = c->shut = 0;
+		memset(&e, 0, sizeof(e));
+		e.events = EPOLLIN;
+		e.data.fd = fd;
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e) == -1)
+			die("epoll_ctl");
+		if (stall_ns > 0 && stall_at == 0)
+			stall_at = now_ns() + stall_after;
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "close-early",	optional_argument, NULL, 'c' },
+		{ "delay",		required_argument, NULL, 'D' },
+		{ "drop-byte",		optional_argument, NULL, 'd' },
+		{ "flip-byte",		optional_argument, NULL, 'f' },
+		{ "listen",		required_argument, NULL, 'l' },
+		{ "stall-after",	required_argument, NULL, 'a' },
+		{ "stall-once",		required_argument, NULL, 's' },
+		{ NULL,			0,		   NULL, 0 }
+	};
+	struct sockaddr_in	 sin;
+	struct epoll_event	 evs[256], e;
+	struct timespec		 ts, *tp;
+	struct sigaction	 sa;
+	socklen_t		 slen;
+	const char		*listen_on = "127.0.0.1:0";
+	char			 host[64], *colon, abuf[INET_ADDRSTRLEN];
+	uint64_t		 now, wake;
+	int			 ch, lfd, n, i, one = 1;
+
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'a':
+			stall_after = parse_dur("--stall-after", optarg);
+			break;
+		case 'c':
+			close_after = parse_num("--close-early", optarg, 1000);
+			break;
+		case 'D':
+			delay_ns = parse_dur("--delay", optarg);
+			break;
+		case 'd':
+			drop_off = parse_num("--drop-byte", optarg, 100);
+			break;
+		case 'f':
+			flip_off = parse_num("--flip-byte", optarg, 100);
+			break;
+		case 'l':
+			listen_on = optarg;
+			break;
+		case 's':
+			stall_ns = parse_dur("--stall-once", optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: faultsrv [--close-early[=N]] "
+			    "[--delay DUR] [--drop-byte[=OFF]]\n"
+			    "\t[--flip-byte[=OFF]] [--listen ADDR:PORT] "
+			    "[--stall-once DUR] [--stall-after DUR]\n");
+			return 2;
+		}
+	}
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	snprintf(host, sizeof(host), "%s", listen_on);
+	if ((colon = strrchr(host, ':')) == NULL) {
+		fprintf(stderr, "faultsrv: --listen: missing port\n");
+		return 2;
+	}
+	*colon = '\0';
+	sin.sin_port = htons((uint16_t)parse_num("--listen", colon + 1, 0));
+	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1) {
+		fprintf(stderr, "faultsrv: --listen: bad address\n");
+		return 2;
+	}
+
+	/* Wake-ups for --delay to the microsecond, not the 50 us default. */
+	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (lfd == -1)
+		die("socket");
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1)
+		die("bind");
+	if (listen(lfd, 4096) == -1)
+		die("listen");
+	slen = sizeof(sin);
+	if (getsockname(lfd, (struct sockaddr *)&sin, &slen) == -1)
+		die("getsockname");
+	inet_ntop(AF_INET, &sin.sin_addr, abuf, sizeof(abuf));
+	fprintf(stderr, "listening on %s:%d\n", abuf, ntohs(sin.sin_port));
+
+	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) == -1)
+		die("epoll_create1");
+	memset(&e, 0, sizeof(e));
+	e.events = EPOLLIN;
+	e.data.fd = lfd;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, lfd, &e) == -1)
+		die("epoll_ctl");
+
+	while (!quit) {
+		now = now_ns();
+		if (stall_ns > 0 && !stalled && stall_at != 0 &&
+		    now >= stall_at) {
+			ts.tv_sec = (time_t)(stall_ns / 1000000000ULL);
+			ts.tv_nsec = (long)(stall_ns % 1000000000ULL);
+			while (nanosleep(&ts, &ts) == -1 && errno == EINTR &&
+			    !quit)
+				;
+			stalled = 1;
+			now = now_ns();
+		}
+		seg_run(now);
+		wake = UINT64_MAX;
+		if (shead < stail)
+			wake = segs[shead % scap].due;
+		if (stall_ns > 0 && !stalled && stall_at != 0 &&
+		    stall_at < wake)
+			wake = stall_at;
+		tp = NULL;
+		if (wake != UINT64_MAX) {
+			/*
+			 * Sleep until shortly before a delayed echo is due,
+			 * then poll without blocking: a 10 ms delay must be
+			 * 10 ms to within 1%, and a sleeping wake-up on a
+			 * virtual machine is late by up to 200 us.
+			 */
+			wake = wake > now + SPIN_NS ? wake - now - SPIN_NS : 0;
+			ts.tv_sec = (time_t)(wake / 1000000000ULL);
+			ts.tv_nsec = (long)(wake % 1000000000ULL);
+			tp = &ts;
+		}
+		n = epoll_pwait2(epfd, evs, 256, tp, NULL);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			die("epoll_pwait2");
+		}
+		for (i = 0; i < n; i++) {
+			struct fconn	*c;
+
+			if (evs[i].data.fd == lfd) {
+				do_accept(lfd);
+				continue;
+			}
+			c = conn_of(evs[i].data.fd);
+			if (c->fd == -1)
+				continue;
+			if (evs[i].events & EPOLLOUT && conn_flush(c) == -1)
+				continue;
+			if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+				conn_read(c);
+		}
+	}
+	return 0;
+}
