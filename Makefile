@@ -137,6 +137,7 @@ loopbench: $(LOOPBENCH)
 demo: all
 	$(Q)TK_BIN=$(CURDIR)/$(B) sh test/demo.sh
 
+BENCHFLAGS ?= --plot --syscalls
 bench: all
 	$(Q)$(B)/tenkbench $(BENCHFLAGS)
 
