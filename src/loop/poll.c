@@ -199,6 +199,9 @@ pl_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
 	 * reports them again), and that call starts where this one stopped,
 	 * so entries late in the array cannot be starved.
 	 */
+	/* Removals since the last call may have shrunk the array. */
+	if (pl->start >= pl->n)
+		pl->start = 0;
 	for (j = 0; j < pl->n && n > 0 && k < nout; j++) {
 		i = pl->start + j;
 		if (i >= pl->n)

@@ -1236,6 +1236,53 @@ TEST_BE_T(loop_no_starvation, 120)
 }
 
 /*
+ * More fds ready than one wait can return, then most watchers stopped:
+ * a backend that remembers where its last scan stopped (poll) must not
+ * carry that position past the end of its shrunken array, where stale
+ * entries would hand back watchers already stopped.
+ */
+#define NFULL	300
+#define NKEEP	10
+
+TEST_BE(loop_stop_after_full_batch)
+{
+	struct tk_loop	*l;
+	struct w	*x;
+	int		 i, sv[2], before[NFULL];
+
+	need_fds(2 * NFULL + 64);
+	l = newloop();
+	x = calloc(NFULL, sizeof(*x));
+	T_PTR(x);
+	for (i = 0; i < NFULL; i++) {
+		mkpair(sv);
+		x[i].peer = sv[1];
+		x[i].mode = M_DRAIN;
+		tk_io_init(&x[i].io, sv[0], handler, &x[i]);
+		T_EQ(tk_io_start(l, &x[i].io, TK_EV_READ), 0);
+		put(sv[1], "f");
+	}
+	/* The first wait returns a full event array and leaves some over. */
+	tk_loop_run(l, TK_RUN_NOWAIT);
+	for (i = NKEEP; i < NFULL; i++) {
+		w_close(l, &x[i]);
+		before[i] = x[i].calls;
+	}
+	for (i = 0; i < NKEEP; i++)
+		put(x[i].peer, "g");
+	passes(l, SETTLE);
+	for (i = NKEEP; i < NFULL; i++)
+		if (x[i].calls != before[i])
+			T_FAIL("stopped watcher %d called after its stop", i);
+	for (i = 0; i < NKEEP; i++) {
+		T_GE(x[i].got, 2);
+		w_close(l, &x[i]);
+	}
+	free(x);
+	tk_loop_free(l);
+}
+
+/*
  * The backends' bookkeeping against a model: 64 watchers go through
  * 3,000 random starts, stops, interest changes and restarts on a fresh
  * fd (which reuses numbers), in every order, so that entries move inside

@@ -1,0 +1,702 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * tenkd: the command line, start-up (limits, listeners, privileges,
+ * pidfile, workers) and the main thread, which owns every signal and
+ * steers the workers with posted messages: SIGTERM/SIGINT drain,
+ * a second one or the drain deadline forces, SIGHUP reopens the logs,
+ * SIGUSR1 asks for statistics (stats.c).  Serving is in worker.c,
+ * conn.c and the protocol files.
+ */
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <libutil.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tenk/log.h"
+#include "tenk/parse.h"
+#include "tenk/signal.h"
+#include "tenk/sock.h"
+#include "tenk/xmalloc.h"
+#include "tenkd.h"
+
+#define DEFAULT_LISTEN		"127.0.0.1:7777"
+#define DEFAULT_PORT		7777
+#define DEFAULT_IDLE		(300 * TK_SEC)
+#define DEFAULT_DRAIN		(10 * TK_SEC)
+#define DEFAULT_BUFLIMIT	(64 * 1024)
+#define MAX_CONNS		10000000LL
+
+enum {
+	OPT_ACCESS_LOG = 256,
+	OPT_BACKLOG,
+	OPT_BUFLIMIT,
+	OPT_CHECK,
+	OPT_DRAIN,
+	OPT_GROUP,
+	OPT_IDLE,
+	OPT_LOGLEVEL,
+	OPT_MAXCONNS,
+	OPT_PIDFILE,
+	OPT_SYSLOG,
+	OPT_USER,
+};
+
+static const struct option longopts[] = {
+	{ "access-log",		required_argument,	NULL, OPT_ACCESS_LOG },
+	{ "backend",		required_argument,	NULL, 'b' },
+	{ "backlog",		required_argument,	NULL, OPT_BACKLOG },
+	{ "buffer-limit",	required_argument,	NULL, OPT_BUFLIMIT },
+	{ "check",		no_argument,		NULL, OPT_CHECK },
+	{ "drain-timeout",	required_argument,	NULL, OPT_DRAIN },
+	{ "group",		required_argument,	NULL, OPT_GROUP },
+	{ "help",		no_argument,		NULL, 'h' },
+	{ "idle-timeout",	required_argument,	NULL, OPT_IDLE },
+	{ "listen",		required_argument,	NULL, 'l' },
+	{ "log-level",		required_argument,	NULL, OPT_LOGLEVEL },
+	{ "max-conns",		required_argument,	NULL, OPT_MAXCONNS },
+	{ "pidfile",		required_argument,	NULL, OPT_PIDFILE },
+	{ "syslog",		no_argument,		NULL, OPT_SYSLOG },
+	{ "threads",		required_argument,	NULL, 't' },
+	{ "user",		required_argument,	NULL, OPT_USER },
+	{ "version",		no_argument,		NULL, 'V' },
+	{ NULL,			0,			NULL, 0 }
+};
+
+struct server	 srv;
+
+static struct pidfh	*pidfh;
+
+static noreturn void	usage(int);
+static noreturn void	badarg(const char *, const char *, const char *);
+static const char *opt_name(int, char *, size_t);
+static void	parse_args(int, char *[]);
+static void	add_listen(const char *);
+static void	set_limits(void);
+static void	open_listeners(int *);
+static void	drop_privileges(void);
+static void	on_signal(struct tk_loop *, int, void *);
+static void	drain_deadline(struct tk_loop *, struct tk_timer *);
+static void	force_all(void);
+static void	worker_done(struct tk_loop *, struct tk_msg *);
+
+static noreturn void
+usage(int full)
+{
+	FILE	*f = full ? stdout : stderr;
+
+	fprintf(f, "usage: tenkd echo [-l addr:port] [-t threads] "
+	    "[-b backend] [--max-conns n]\n"
+	    "\t[--backlog n] [--idle-timeout dur] [--drain-timeout dur]\n"
+	    "\t[--buffer-limit size] [--log-level level] [--syslog]\n"
+	    "\t[--access-log path] [--pidfile path] [--user user] "
+	    "[--group group]\n"
+	    "\t[--check]\n"
+	    "       tenkd --help | --version\n");
+	if (!full)
+		exit(2);
+	fprintf(f, "\n"
+	    "  -l, --listen ADDR:PORT   listen address, repeatable "
+	    "(default " DEFAULT_LISTEN ")\n"
+	    "  -t, --threads N          worker threads (default: online "
+	    "CPUs)\n"
+	    "  -b, --backend NAME       epoll, poll or select; "
+	    "\"list\" prints them\n"
+	    "      --max-conns N        connections per process, 0 = up "
+	    "to the fd limit\n"
+	    "      --backlog N          listen backlog (default: "
+	    "net.core.somaxconn)\n"
+	    "      --idle-timeout DUR   close idle connections (default "
+	    "300s, 0 = never)\n"
+	    "      --drain-timeout DUR  force-close after SIGTERM "
+	    "(default 10s)\n"
+	    "      --buffer-limit SIZE  queued bytes per connection "
+	    "(default 64k)\n"
+	    "      --log-level LEVEL    error, warn, info or debug "
+	    "(default info)\n"
+	    "      --syslog             log to syslog instead of stderr\n"
+	    "      --access-log PATH    one line per connection at close\n"
+	    "      --pidfile PATH       write and lock a pid file\n"
+	    "      --user USER          drop to this user after binding\n"
+	    "      --group GROUP        drop to this group after binding\n"
+	    "      --check              check the configuration and exit\n"
+	    "  -h, --help               this help\n"
+	    "  -V, --version            print the version\n");
+	exit(0);
+}
+
+/* "--name" of the option whose getopt value is ch, into buf. */
+static const char *
+opt_name(int ch, char *buf, size_t len)
+{
+	const struct option	*o;
+
+	for (o = longopts; o->name != NULL; o++)
+		if (o->val == ch) {
+			snprintf(buf, len, "--%s", o->name);
+			return buf;
+		}
+	snprintf(buf, len, "-%c", ch);
+	return buf;
+}
+
+/* One line naming the option and what is wrong, exit 2. */
+static noreturn void
+badarg(const char *opt, const char *arg, const char *why)
+{
+	if (opt == NULL)
+		fprintf(stderr, "tenkd: %s\n", why);
+	else if (arg != NULL)
+		fprintf(stderr, "tenkd: %s %s: %s\n", opt, arg, why);
+	else
+		fprintf(stderr, "tenkd: %s: %s\n", opt, why);
+	exit(2);
+}
+
+static long long
+num_arg(const char *opt, const char *arg, long long min, long long max)
+{
+	const char	*err;
+	char		 why[64];
+	long long	 n;
+
+	n = strtonum(arg, min, max, &err);
+	if (err != NULL) {
+		snprintf(why, sizeof(why), "%s (%lld to %lld)", err, min, max);
+		badarg(opt, arg, why);
+	}
+	return n;
+}
+
+static uint64_t
+dur_arg(const char *opt, const char *arg, uint64_t min, uint64_t max,
+    const char *range)
+{
+	const char	*err;
+	char		 why[96];
+	uint64_t	 ns;
+
+	if (tk_parse_duration(arg, min, max, &ns, &err) == -1) {
+		snprintf(why, sizeof(why), "%s (%s; units ms, s, m, h)", err,
+		    range);
+		badarg(opt, arg, why);
+	}
+	return ns;
+}
+
+static void
+add_listen(const char *arg)
+{
+	struct tk_addr	 a;
+	const char	*err, *s = arg;
+	char		 buf[300];
+	int		 i;
+
+	if (srv.cfg.nlisten == MAXLISTEN)
+		badarg("--listen", arg, "too many addresses (at most 16)");
+	/* "*:port" is every IPv4 address. */
+	if (strncmp(arg, "*:", 2) == 0) {
+		snprintf(buf, sizeof(buf), "0.0.0.0:%s", arg + 2);
+		s = buf;
+	}
+	if (arg[strspn(arg, "0123456789")] == '\0')
+		badarg("--listen", arg, "missing host (as in 127.0.0.1:7777)");
+	if (tk_addr_parse(s, DEFAULT_PORT, &a, &err) == -1)
+		badarg("--listen", arg, err);
+	for (i = 0; i < srv.cfg.nlisten; i++)
+		if (tk_addr_port(&a) != 0 && tk_addr_eq(&a, &srv.cfg.listen[i]))
+			badarg("--listen", arg, "given twice");
+	srv.cfg.listen[srv.cfg.nlisten++] = a;
+}
+
+/*
+ * Read the command line into srv.cfg; anything wrong is one line on
+ * stderr and exit 2.  Strings are copied, since setproctitle() may reuse
+ * the memory of argv.
+ */
+static void
+parse_args(int argc, char *argv[])
+{
+	const char *const	*be;
+	struct config		*cfg = &srv.cfg;
+	struct passwd		*pw;
+	struct group		*gr;
+	const char		*opt, *err;
+	char			 optname[64], why[64];
+	uint64_t		 v;
+	int			 ch, lvl, help = 0, version = 0, list = 0;
+
+	cfg->threads = 0;
+	cfg->max_conns = -1;
+	cfg->idle_timeout = DEFAULT_IDLE;
+	cfg->drain_timeout = DEFAULT_DRAIN;
+	cfg->buffer_limit = DEFAULT_BUFLIMIT;
+	cfg->log_level = LOG_LVL_INFO;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":b:hl:t:V", longopts,
+	    NULL)) != -1) {
+		if (ch == '?' || ch == ':') {
+			/* The option as typed, without any "=value". */
+			if (optopt != 0 && optopt < 256 &&
+			    strncmp(argv[optind - 1], "--", 2) != 0)
+				snprintf(optname, sizeof(optname), "-%c",
+				    optopt);
+			else if (optopt != 0)
+				opt_name(optopt, optname, sizeof(optname));
+			else {
+				strlcpy(optname, argv[optind - 1],
+				    sizeof(optname));
+				optname[strcspn(optname, "=")] = '\0';
+			}
+			if (ch == ':')
+				badarg(optname, NULL, "needs an argument");
+			if (optopt != 0 && strchr(argv[optind - 1], '=') !=
+			    NULL)
+				badarg(optname, NULL, "takes no argument");
+			badarg(optname, NULL, "unknown option");
+		}
+		opt = opt_name(ch, optname, sizeof(optname));
+
+		switch (ch) {
+		case 'b':
+			if (strcmp(optarg, "list") == 0) {
+				list = 1;
+				break;
+			}
+			for (be = tk_backend_names(); *be != NULL; be++)
+				if (strcmp(*be, optarg) == 0)
+					break;
+			if (*be == NULL)
+				badarg(opt, optarg, "no such backend here "
+				    "(--backend list)");
+			cfg->backend = *be;
+			break;
+		case 'h':
+			help = 1;
+			break;
+		case 'l':
+			add_listen(optarg);
+			break;
+		case 't':
+			cfg->threads = num_arg(opt, optarg, 1, MAXTHREADS);
+			break;
+		case 'V':
+			version = 1;
+			break;
+		case OPT_ACCESS_LOG:
+			if (*optarg == '\0')
+				badarg(opt, NULL, "empty path");
+			cfg->access_log = xstrdup(optarg);
+			break;
+		case OPT_BACKLOG:
+			cfg->backlog = num_arg(opt, optarg, 1, 1000000);
+			break;
+		case OPT_BUFLIMIT:
+			if (tk_parse_size(optarg, 512, 256ULL << 20, &v,
+			    &err) == -1) {
+				snprintf(why, sizeof(why), "%s (512 to 256m; "
+				    "units k, m)", err);
+				badarg(opt, optarg, why);
+			}
+			cfg->buffer_limit = v;
+			break;
+		case OPT_CHECK:
+			cfg->check = 1;
+			break;
+		case OPT_DRAIN:
+			cfg->drain_timeout = dur_arg(opt, optarg, 0,
+			    3600 * TK_SEC, "0 to 1h");
+			break;
+		case OPT_GROUP:
+			if ((gr = getgrnam(optarg)) == NULL)
+				badarg(opt, optarg, "no such group");
+			cfg->group = xstrdup(optarg);
+			cfg->gid = gr->gr_gid;
+			break;
+		case OPT_IDLE:
+			cfg->idle_timeout = dur_arg(opt, optarg, 0,
+			    24 * 3600 * TK_SEC, "0, or 10ms to 24h");
+			if (cfg->idle_timeout != 0 &&
+			    cfg->idle_timeout < 10 * TK_MSEC)
+				badarg(opt, optarg, "too small (0, or 10ms "
+				    "to 24h)");
+			break;
+		case OPT_LOGLEVEL:
+			if ((lvl = log_level_parse(optarg)) == -1)
+				badarg(opt, optarg, "not a level (error, "
+				    "warn, info, debug)");
+			cfg->log_level = lvl;
+			break;
+		case OPT_MAXCONNS:
+			cfg->max_conns = num_arg(opt, optarg, 0, MAX_CONNS);
+			break;
+		case OPT_PIDFILE:
+			if (*optarg == '\0')
+				badarg(opt, NULL, "empty path");
+			cfg->pidfile = xstrdup(optarg);
+			break;
+		case OPT_SYSLOG:
+			cfg->syslog = 1;
+			break;
+		case OPT_USER:
+			if ((pw = getpwnam(optarg)) == NULL)
+				badarg(opt, optarg, "no such user");
+			cfg->user = xstrdup(optarg);
+			cfg->uid = pw->pw_uid;
+			if (cfg->group == NULL)
+				cfg->gid = pw->pw_gid;
+			break;
+		}
+	}
+	if (help)
+		usage(1);
+	if (version) {
+		printf("tenkd %s\n", TENK_VERSION);
+		exit(0);
+	}
+	if (list) {
+		for (be = tk_backend_names(); *be != NULL; be++)
+			printf("%s\n", *be);
+		exit(0);
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0)
+		badarg(NULL, NULL, "no mode given (tenkd echo [options]; "
+		    "tenkd --help)");
+	if (argc > 1)
+		badarg(argv[1], NULL, "unexpected argument");
+	if (strcmp(argv[0], "proxy") == 0)
+		badarg("proxy", NULL, "not in this version (echo only)");
+	if (strcmp(argv[0], "echo") != 0)
+		badarg(argv[0], NULL, "unknown mode (echo)");
+	cfg->mode = "echo";
+	srv.proto = &proto_echo;
+	if (cfg->user != NULL && cfg->group != NULL) {
+		/* --group given before --user: keep the group. */
+		if ((gr = getgrnam(cfg->group)) != NULL)
+			cfg->gid = gr->gr_gid;
+	}
+	if (cfg->nlisten == 0)
+		add_listen(DEFAULT_LISTEN);
+	if (cfg->threads == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		cfg->threads = n < 1 ? 1 : n > MAXTHREADS ? MAXTHREADS : n;
+	}
+}
+
+/*
+ * Raise the soft RLIMIT_NOFILE to the hard one and derive how many
+ * connections fit: the limit minus the descriptors tenkd itself holds
+ * (stdio, listeners, each loop's backend and wake-up fds, the signal
+ * pipe, logs, pidfile) and a small slack.
+ */
+static void
+set_limits(void)
+{
+	struct config	*cfg = &srv.cfg;
+	struct rlimit	 rl;
+	uint64_t	 reserve, fit;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		fatal("getrlimit");
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (rl.rlim_cur == RLIM_INFINITY)
+			rl.rlim_cur = 1 << 20;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+			log_warn("setrlimit RLIMIT_NOFILE %llu",
+			    (unsigned long long)rl.rlim_cur);
+		(void)getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	srv.nofile = rl.rlim_cur == RLIM_INFINITY ? 1 << 20 : rl.rlim_cur;
+	reserve = 3 + 16 + (uint64_t)cfg->threads * (cfg->nlisten + 3) +
+	    (cfg->access_log != NULL) + (cfg->pidfile != NULL);
+	fit = srv.nofile > reserve ? srv.nofile - reserve : 1;
+	if (cfg->max_conns == -1)
+		srv.max_conns = fit;
+	else if ((uint64_t)cfg->max_conns > fit) {
+		log_warnx("--max-conns %lld does not fit RLIMIT_NOFILE %llu: "
+		    "using %llu", cfg->max_conns,
+		    (unsigned long long)srv.nofile, (unsigned long long)fit);
+		srv.max_conns = fit;
+	} else
+		srv.max_conns = cfg->max_conns;
+	log_info("RLIMIT_NOFILE %llu, max-conns %llu%s",
+	    (unsigned long long)srv.nofile,
+	    (unsigned long long)srv.max_conns,
+	    srv.max_conns == 0 ? " (no cap: up to the fd limit)" : "");
+}
+
+/*
+ * Bind every address once per thread with SO_REUSEPORT; lfds is
+ * [address][thread].  Port 0 is bound once, read back and reused for
+ * the other threads, so all threads share one port per address, and
+ * "listening on ADDR:PORT" is printed once per address (tests read it).
+ */
+static void
+open_listeners(int *lfds)
+{
+	struct config	*cfg = &srv.cfg;
+	struct tk_addr	 a;
+	char		 name[TK_ADDRSTRLEN];
+	int		 i, t, fd, somax, backlog;
+
+	somax = tk_sock_somaxconn();
+	backlog = cfg->backlog == 0 || cfg->backlog > somax ? somax :
+	    cfg->backlog;
+	if (cfg->backlog > somax)
+		log_info("backlog %d capped by net.core.somaxconn to %d",
+		    cfg->backlog, somax);
+	else
+		log_info("backlog %d", backlog);
+	for (i = 0; i < cfg->nlisten; i++) {
+		for (t = 0; t < cfg->threads; t++) {
+			fd = tk_sock_listen(&cfg->listen[i], backlog,
+			    TK_SOCK_REUSEPORT | TK_SOCK_V6ONLY);
+			if (fd == -1)
+				fatal("listen on %s", tk_addr_fmt(
+				    &cfg->listen[i], name, sizeof(name)));
+			if (t == 0 && tk_addr_port(&cfg->listen[i]) == 0) {
+				if (tk_sock_local(fd, &a) == -1)
+					fatal("getsockname");
+				tk_addr_set_port(&cfg->listen[i],
+				    tk_addr_port(&a));
+			}
+			lfds[i * cfg->threads + t] = fd;
+		}
+		tk_addr_fmt(&cfg->listen[i], name, sizeof(name));
+		fprintf(stderr, "tenkd: listening on %s\n", name);
+		if (cfg->syslog)
+			log_info("listening on %s", name);
+	}
+}
+
+/*
+ * --user/--group, after binding: supplementary groups, then the group,
+ * then the user (the other way round the group could no longer be
+ * changed), then check that none can be taken back.
+ */
+static void
+drop_privileges(void)
+{
+	struct config	*cfg = &srv.cfg;
+	uid_t		 ru, eu, su;
+	gid_t		 rg, eg, sg;
+
+	if (cfg->user == NULL && cfg->group == NULL)
+		return;
+	if (setgroups(1, &cfg->gid) == -1)
+		fatal("setgroups");
+	if (setresgid(cfg->gid, cfg->gid, cfg->gid) == -1)
+		fatal("setresgid %u", (unsigned int)cfg->gid);
+	if (cfg->user != NULL && setresuid(cfg->uid, cfg->uid, cfg->uid) == -1)
+		fatal("setresuid %u", (unsigned int)cfg->uid);
+	if (getresgid(&rg, &eg, &sg) == -1 || rg != cfg->gid ||
+	    eg != cfg->gid || sg != cfg->gid)
+		fatalx("group %u was not dropped", (unsigned int)cfg->gid);
+	if (cfg->user != NULL) {
+		if (getresuid(&ru, &eu, &su) == -1 || ru != cfg->uid ||
+		    eu != cfg->uid || su != cfg->uid)
+			fatalx("user %u was not dropped",
+			    (unsigned int)cfg->uid);
+		if (cfg->uid != 0 && setuid(0) != -1)
+			fatalx("could regain root after dropping it");
+	}
+	log_info("running as user %s group %u",
+	    cfg->user != NULL ? cfg->user : "(unchanged)",
+	    (unsigned int)cfg->gid);
+}
+
+static void
+on_signal(struct tk_loop *l, int signo, void *arg)
+{
+	char	dur[32];
+	int	i;
+
+	(void)arg;
+	switch (signo) {
+	case SIGHUP:
+		log_reopen();
+		conn_access_reopen();
+		log_info("SIGHUP: logs reopened");
+		break;
+	case SIGUSR1:
+		if (!srv.stopping)
+			stats_request();
+		break;
+	case SIGINT:
+	case SIGTERM:
+		if (srv.draining) {
+			log_info("SIG%s again: closing all connections now",
+			    sigabbrev_np(signo));
+			force_all();
+			break;
+		}
+		srv.draining = 1;
+		log_info("SIG%s: no longer accepting, draining %llu "
+		    "connections for up to %s", sigabbrev_np(signo),
+		    (unsigned long long)atomic_load(&srv.nconns),
+		    tk_fmt_duration(srv.cfg.drain_timeout, dur, sizeof(dur)));
+		setproctitle("%s: draining", srv.cfg.mode);
+		for (i = 0; i < srv.nworkers; i++)
+			tk_loop_post(srv.workers[i].l, &srv.workers[i].m_drain);
+		if (srv.cfg.drain_timeout == 0)
+			force_all();
+		else if (tk_timer_arm(l, &srv.drain_timer,
+		    srv.cfg.drain_timeout) == -1)
+			force_all();
+		break;
+	}
+}
+
+static void
+drain_deadline(struct tk_loop *l, struct tk_timer *t)
+{
+	(void)l;
+	(void)t;
+	log_info("drain timeout: closing %llu connections",
+	    (unsigned long long)atomic_load(&srv.nconns));
+	force_all();
+}
+
+static void
+force_all(void)
+{
+	int	i;
+
+	if (srv.forcing)
+		return;
+	srv.forcing = 1;
+	for (i = 0; i < srv.nworkers; i++)
+		tk_loop_post(srv.workers[i].l, &srv.workers[i].m_force);
+}
+
+/* A worker drained; when all have, stop them and the main loop. */
+static void
+worker_done(struct tk_loop *l, struct tk_msg *m)
+{
+	int	i;
+
+	(void)m;
+	if (++srv.ndone < srv.nworkers)
+		return;
+	srv.stopping = 1;
+	tk_timer_cancel(l, &srv.drain_timer);
+	for (i = 0; i < srv.nworkers; i++)
+		tk_loop_post(srv.workers[i].l, &srv.workers[i].m_stop);
+	tk_loop_stop(l);
+}
+
+int
+main(int argc, char *argv[], char *envp[])
+{
+	struct config	*cfg = &srv.cfg;
+	struct tk_loop	*l;
+	sigset_t	 all, old;
+	pid_t		 other;
+	int		*lfds, i, error;
+	char		 name[TK_ADDRSTRLEN], idle[32], drain[32];
+
+	setproctitle_init(argc, argv, envp);
+	srv.access_fd = -1;
+	parse_args(argc, argv);
+	log_init("tenkd", cfg->log_level, cfg->syslog);
+	signal(SIGPIPE, SIG_IGN);
+	set_limits();
+
+	if (cfg->check) {
+		if ((l = tk_loop_new(cfg->backend, 0)) == NULL)
+			fatal("backend %s", cfg->backend != NULL ?
+			    cfg->backend : "default");
+		log_info("configuration OK: echo, %d threads, backend %s, "
+		    "%d address%s", cfg->threads, tk_loop_backend(l),
+		    cfg->nlisten, cfg->nlisten > 1 ? "es" : "");
+		tk_loop_free(l);
+		return 0;
+	}
+
+	if (cfg->pidfile != NULL) {
+		if ((pidfh = pidfile_open(cfg->pidfile, 0644, &other)) ==
+		    NULL) {
+			if (errno == EEXIST)
+				fatalx("pidfile %s: already running as pid %d",
+				    cfg->pidfile, (int)other);
+			fatal("pidfile %s", cfg->pidfile);
+		}
+	}
+	conn_access_open();
+	lfds = xcalloc((size_t)cfg->nlisten * cfg->threads, sizeof(*lfds));
+	open_listeners(lfds);
+	drop_privileges();
+	if (pidfh != NULL && pidfile_write(pidfh) == -1)
+		fatal("pidfile %s", cfg->pidfile);
+
+	if ((srv.l = tk_loop_new(cfg->backend, 0)) == NULL)
+		fatal("main loop");
+	tk_timer_init(&srv.drain_timer, drain_deadline, NULL);
+	if (tk_signal_watch(srv.l, SIGTERM, on_signal, NULL) == -1 ||
+	    tk_signal_watch(srv.l, SIGINT, on_signal, NULL) == -1 ||
+	    tk_signal_watch(srv.l, SIGHUP, on_signal, NULL) == -1 ||
+	    tk_signal_watch(srv.l, SIGUSR1, on_signal, NULL) == -1)
+		fatal("signals");
+
+	srv.nworkers = cfg->threads;
+	srv.workers = xcalloc(srv.nworkers, sizeof(*srv.workers));
+	for (i = 0; i < srv.nworkers; i++) {
+		int	 k, mine[MAXLISTEN];
+
+		for (k = 0; k < cfg->nlisten; k++)
+			mine[k] = lfds[k * cfg->threads + i];
+		worker_init(&srv.workers[i], i, mine);
+		srv.workers[i].m_done.fn = worker_done;
+	}
+	free(lfds);
+
+	/* Threads start with every signal blocked; main unblocks after. */
+	sigfillset(&all);
+	if ((error = pthread_sigmask(SIG_BLOCK, &all, &old)) != 0) {
+		errno = error;
+		fatal("pthread_sigmask");
+	}
+	for (i = 0; i < srv.nworkers; i++)
+		worker_start(&srv.workers[i]);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	tk_addr_fmt(&cfg->listen[0], name, sizeof(name));
+	setproctitle("%s: %d threads, %s, %s%s", cfg->mode, srv.nworkers,
+	    tk_loop_backend(srv.workers[0].l), name,
+	    cfg->nlisten > 1 ? " ..." : "");
+	log_info("echo: %d threads, backend %s, idle timeout %s, buffer "
+	    "limit %zu, drain timeout %s", srv.nworkers,
+	    tk_loop_backend(srv.workers[0].l), cfg->idle_timeout == 0 ?
+	    "off" : tk_fmt_duration(cfg->idle_timeout, idle, sizeof(idle)),
+	    cfg->buffer_limit, tk_fmt_duration(cfg->drain_timeout, drain,
+	    sizeof(drain)));
+
+	tk_loop_run(srv.l, 0);
+
+	for (i = 0; i < srv.nworkers; i++) {
+		pthread_join(srv.workers[i].thread, NULL);
+		worker_free(&srv.workers[i]);
+	}
+	free(srv.workers);
+	tk_timer_cancel(srv.l, &srv.drain_timer);
+	tk_loop_free(srv.l);
+	if (srv.access_fd != -1)
+		close(srv.access_fd);
+	if (pidfh != NULL)
+		(void)pidfile_remove(pidfh);
+	log_info("exiting");
+	return 0;
+}

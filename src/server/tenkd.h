@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * tenkd, private: the configuration, the worker threads with their
+ * listeners, connections, and the per-protocol step functions.  The main
+ * thread (main.c) owns signals and talks to workers only through
+ * tk_loop_post(); a worker (worker.c) owns one loop, one listener per
+ * address, its connections (conn.c) and its counters (stats.c).  The
+ * protocol (echo.c, later proxy.c) sees a connection only through its
+ * step function.
+ */
+#ifndef TENK_SERVER_TENKD_H
+#define TENK_SERVER_TENKD_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <netinet/in.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tenk/buf.h"
+#include "tenk/loop.h"
+#include "tenk/sock.h"
+#include "tenk/timer.h"
+
+#define MAXLISTEN	16		/* --listen addresses */
+#define MAXTHREADS	256
+
+#define SCRATCH_SIZE	(64 * 1024)	/* per-thread read buffer */
+#define POOL_BUFSIZE	(16 * 1024 - 64) /* a pool buffer, header apart */
+#define POOL_MAXFREE	64		/* spare buffers kept per thread */
+#define ACCEPT_BATCH	64		/* accepts per listener turn */
+
+/* Why a connection closed: counted per thread, named in the access log. */
+enum conn_reason {
+	CONN_EOF = 0,		/* the peer finished, everything echoed */
+	CONN_RESET,		/* ECONNRESET, EPIPE */
+	CONN_ERROR,		/* any other socket error */
+	CONN_TIMEOUT,		/* --idle-timeout */
+	CONN_SHUTDOWN,		/* force-closed at the drain deadline */
+	CONN_FDLIMIT,		/* fd beyond what the backend can watch */
+	CONN_NOMEM,		/* no buffer for the unsent tail */
+	CONN_NREASONS
+};
+
+struct config {
+	const char	*mode;			/* "echo" */
+	struct tk_addr	 listen[MAXLISTEN];
+	int		 nlisten;
+	int		 threads;
+	const char	*backend;		/* NULL: the best one */
+	long long	 max_conns;		/* 0: no cap but the fd limit */
+	int		 backlog;		/* as asked; 0 = somaxconn */
+	uint64_t	 idle_timeout;		/* ns, 0 = never */
+	uint64_t	 drain_timeout;		/* ns */
+	size_t		 buffer_limit;		/* queued bytes per conn */
+	int		 log_level;
+	int		 syslog;
+	const char	*access_log;
+	const char	*pidfile;
+	const char	*user;
+	const char	*group;
+	uid_t		 uid;
+	gid_t		 gid;
+	int		 check;
+	int		 workers;		/* processes; 1 = no master */
+};
+
+/* Counters of one worker; only its own thread writes them. */
+struct stats {
+	uint64_t	 accepted;
+	uint64_t	 active;
+	uint64_t	 closed[CONN_NREASONS];
+	uint64_t	 bytes_in;
+	uint64_t	 bytes_out;
+	uint64_t	 bufs_inuse;		/* pool buffers in queues */
+	uint64_t	 bufs_free;		/* spare pool buffers */
+};
+
+struct worker;
+
+/*
+ * A connection, kept small: an idle one holds no data buffer, so this
+ * struct (about 104 bytes) is most of what it costs in user space.  The
+ * watcher comes first, so the handler finds the conn from its tk_io; its
+ * arg is the worker.  When the access log is on, a struct conn_acct
+ * follows in the same allocation.
+ */
+struct conn {
+	struct tk_io		 io;		/* arg: the worker */
+	LIST_ENTRY(conn)	 slot;		/* idle wheel slot */
+	struct tk_bufq		 outq;		/* bytes not yet sent */
+	uint32_t		 last;		/* activity, CONN_TICK units */
+	uint8_t			 state;		/* protocol's own */
+	uint8_t			 acct:1;	/* a conn_acct follows */
+};
+
+/* Per-connection figures for the access log. */
+struct conn_acct {
+	uint64_t		 start;		/* monotonic ns */
+	uint64_t		 in;
+	uint64_t		 out;
+	struct sockaddr_in6	 peer;		/* or a sockaddr_in */
+};
+
+#define CONN_ACCT(c)	((struct conn_acct *)((c) + 1))
+
+/*
+ * conn->last is in units of 2^20 ns (about 1.05 ms): a shift, not a
+ * division, on the read path, and 32 bits wrap only after 52 days, which
+ * unsigned differences absorb for any idle timeout below 26 days.  The
+ * truncation may make a timeout fire up to one unit early.
+ */
+#define CONN_TSHIFT	20
+
+/*
+ * A protocol: the size of its connection struct (at least struct conn),
+ * what to do with a fresh connection, and the step function that the
+ * run queue calls when the connection is runnable.  The step function
+ * does I/O until EAGAIN or its budget, sets the watcher's want, and may
+ * close the connection.
+ */
+struct proto {
+	const char	*name;
+	size_t		 size;
+	void		(*start)(struct worker *, struct conn *);
+	void		(*step)(struct worker *, struct conn *);
+	/* Optional: called by conn_close() before the free, and on SIGUSR1. */
+	void		(*close)(struct worker *, struct conn *,
+			    enum conn_reason);
+	void		(*stats)(void);
+};
+
+/* A listening socket of one worker, one per --listen address. */
+struct listener {
+	struct tk_io		 io;		/* arg: this listener */
+	struct worker		*w;
+	int			 idx;		/* into cfg.listen */
+};
+
+/* The idle wheel: see conn.c. */
+#define WHEEL_SLOTS	1024
+
+LIST_HEAD(connlist, conn);
+
+struct worker {
+	int			 id;
+	pthread_t		 thread;
+	struct tk_loop		*l;
+	const struct proto	*proto;
+	struct listener		 ls[MAXLISTEN];
+	int			 nls;
+
+	char			*scratch;	/* SCRATCH_SIZE bytes */
+	struct tk_bufpool	 pool;
+	struct stats		 st;
+	uint64_t		 nconns;	/* open connections */
+
+	/* Idle wheel. */
+	struct connlist		 wheel[WHEEL_SLOTS];
+	uint64_t		 wheel_done;	/* last tick swept */
+	struct tk_timer		 wheel_timer;
+
+	/* Accepting. */
+	unsigned int		 draining:1;	/* listeners closed */
+	unsigned int		 done:1;	/* reported to main */
+	unsigned int		 emfile:1;	/* paused: out of fds */
+	unsigned int		 capped:1;	/* paused: --max-conns */
+	uint64_t		 backoff;	/* EMFILE pause, ns */
+	struct tk_timer		 pause_timer;
+	atomic_int		 resume_posted;
+
+	/* Rate-limited warnings: when the last one went out, how many since. */
+	uint64_t		 warn_last[4];
+	uint64_t		 warn_skipped[4];
+
+	/* Messages from main, and replies to it. */
+	struct tk_msg		 m_drain;
+	struct tk_msg		 m_force;
+	struct tk_msg		 m_stop;
+	struct tk_msg		 m_stats;
+	struct tk_msg		 m_resume;
+	struct tk_msg		 m_done;	/* to main */
+	struct tk_msg		 m_stats_reply;	/* to main */
+	struct stats		 snap;		/* for m_stats_reply */
+};
+
+/* Rate-limited warning kinds. */
+#define WARN_EMFILE	0
+#define WARN_ACCEPT	1
+#define WARN_FDLIMIT	2
+#define WARN_NOMEM	3
+
+/* The process. */
+struct server {
+	struct config		 cfg;
+	const struct proto	*proto;		/* by mode */
+	struct tk_loop		*l;		/* main thread's loop */
+	struct worker		*workers;
+	int			 nworkers;
+	uint64_t		 max_conns;	/* effective, 0 = no cap */
+	uint64_t		 nofile;	/* RLIMIT_NOFILE */
+	atomic_ullong		 nconns;	/* all threads */
+	atomic_int		 ncapped;	/* workers paused at the cap */
+	int			 access_fd;	/* -1 when off */
+	int			 ndone;		/* workers drained (main) */
+	int			 nstats;	/* replies this round (main) */
+	unsigned int		 draining:1;
+	unsigned int		 forcing:1;
+	unsigned int		 stopping:1;
+	unsigned int		 stats_busy:1;
+	unsigned int		 stats_again:1;
+	struct tk_timer		 drain_timer;
+};
+
+extern struct server	 srv;
+
+/* worker.c */
+void		 worker_init(struct worker *, int, const int *);
+void		 worker_start(struct worker *);
+void		 worker_free(struct worker *);
+void		 worker_conn_gone(struct worker *);
+int		 worker_warn_ok(struct worker *, int, uint64_t *);
+
+/* conn.c */
+extern const char *const conn_reasons[CONN_NREASONS];
+struct conn	*conn_new(struct worker *, int, const struct sockaddr *,
+		    socklen_t);
+void		 conn_close(struct worker *, struct conn *, enum conn_reason);
+void		 conn_wheel_init(struct worker *);
+void		 conn_close_all(struct worker *, enum conn_reason);
+void		 conn_access_open(void);
+void		 conn_access_reopen(void);
+
+/* echo.c */
+extern const struct proto proto_echo;
+
+/* stats.c */
+void		 stats_snapshot(struct worker *, struct stats *);
+void		 stats_add(struct stats *, const struct stats *);
+void		 stats_log(const char *, const struct stats *);
+void		 stats_request(void);
+
+/* proxy.c: options (values from OPT_PROXY up) and the protocol. */
+enum {
+	OPT_PROXY = 512,
+	OPT_BALANCE = OPT_PROXY,
+	OPT_CONNECT_TIMEOUT,
+	OPT_FAIL_MAX,
+	OPT_FAIL_TIMEOUT,
+	OPT_FIN_TIMEOUT,
+	OPT_MAXPERIP,
+	OPT_RETRIES,
+	OPT_SEND_PROXY,
+	OPT_WORKERS,
+};
+
+#define MAXUPSTREAMS	64
+
+enum balance {
+	BALANCE_RR = 0,
+	BALANCE_LEASTCONN,
+	BALANCE_SOURCE,
+};
+
+struct pxconf {
+	int		 given;			/* a proxy option was seen */
+	enum balance	 balance;
+	uint64_t	 connect_timeout;	/* ns */
+	uint64_t	 fin_timeout;		/* ns */
+	int		 retries;
+	int		 fail_max;
+	uint64_t	 fail_timeout;		/* ns */
+	long long	 max_per_ip;		/* 0 = no cap */
+	int		 send_proxy;		/* 0, 1 or 2 */
+};
+
+extern struct pxconf	 pxcf;
+extern const struct proto proto_proxy;
+void		 proxy_option(int, const char *, const char *);
+void		 proxy_config(void);
+
+/* upstream.c */
+struct upstream;
+struct sockaddr_in6;
+int		 upstream_add(const char *, const char **);
+int		 upstream_count(void);
+void		 upstream_init(void);
+struct upstream	*upstream_pick(const struct sockaddr_in6 *, uint64_t,
+		    uint64_t);
+int		 upstream_index(const struct upstream *);
+const struct tk_addr *upstream_addr(const struct upstream *);
+const char	*upstream_name(const struct upstream *);
+void		 upstream_connected(struct upstream *);
+void		 upstream_failed(struct upstream *, uint64_t, int);
+void		 upstream_release(struct upstream *, uint64_t, uint64_t);
+void		 upstream_stats(void);
+
+/* master.c */
+int		 master_run(void);
+
+#endif /* TENK_SERVER_TENKD_H */

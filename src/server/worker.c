@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Worker threads: each owns one loop, one SO_REUSEPORT listener per
+ * --listen address (the kernel spreads new connections over the threads'
+ * listeners), a scratch buffer, a buffer pool and its connections.  This
+ * file decides when to accept: in bounded batches, never past
+ * --max-conns, and never in a busy loop when the process is out of file
+ * descriptors.  It also runs the messages the main thread posts (drain,
+ * force, stop, stats) and the resume messages workers post each other.
+ *
+ * --max-conns is one count for the whole process (srv.nconns), taken
+ * with a compare-and-swap before accept4, so it is never exceeded.  A
+ * worker that finds the cap reached stops polling its listeners and
+ * raises srv.ncapped; whoever closes a connection while ncapped is set
+ * posts a resume to the capped workers.  Connections that arrive
+ * meanwhile wait in the kernel's backlog: none is accepted and dropped.
+ * The worker re-reads the count after raising ncapped, and closers read
+ * ncapped after lowering the count (both sequentially consistent), so a
+ * close that races with the pause is seen by one side or the other.
+ *
+ * EMFILE/ENFILE (and ENOBUFS/ENOMEM) from accept4 pause this worker's
+ * listeners for a back-off that doubles from 10 ms to 1 s; a close in
+ * this thread resumes at once, and a successful accept resets it.  The
+ * waiting connections stay in the backlog, so they are served as soon
+ * as descriptors free up.
+ * XXX A reserved spare descriptor (accept-and-close) would tell those
+ * clients no at once; we prefer that they wait and then get served.
+ */
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tenk/log.h"
+#include "tenk/signal.h"
+#include "tenk/xmalloc.h"
+#include "tenkd.h"
+
+#define PAUSE_MIN	(10 * TK_MSEC)
+#define PAUSE_MAX	(1000 * TK_MSEC)
+#define WARN_EVERY	TK_SEC		/* rate limit of repeated warnings */
+
+static void	*worker_main(void *);
+static void	 worker_accept(struct tk_loop *, struct tk_io *);
+static void	 listeners_want(struct worker *, unsigned int);
+static void	 pause_accept(struct worker *);
+static void	 pause_end(struct tk_loop *, struct tk_timer *);
+static int	 reserve(void);
+static void	 cap(struct worker *);
+static void	 uncap(struct worker *);
+static void	 resume_capped(struct worker *);
+static void	 check_done(struct worker *);
+static void	 msg_drain(struct tk_loop *, struct tk_msg *);
+static void	 msg_force(struct tk_loop *, struct tk_msg *);
+static void	 msg_stop(struct tk_loop *, struct tk_msg *);
+static void	 msg_stats(struct tk_loop *, struct tk_msg *);
+static void	 msg_resume(struct tk_loop *, struct tk_msg *);
+
+/*
+ * Set up worker w number id on the main thread, before any worker runs:
+ * its loop, buffers, wheel and the listeners on the already bound fds
+ * lfds[0..nlisten-1].  Dies on failure (start-up).
+ */
+void
+worker_init(struct worker *w, int id, const int *lfds)
+{
+	int	i;
+
+	memset(w, 0, sizeof(*w));
+	w->id = id;
+	w->proto = srv.proto;
+	if ((w->l = tk_loop_new(srv.cfg.backend, (int)srv.nofile)) == NULL)
+		fatal("thread %d: %s backend", id,
+		    srv.cfg.backend != NULL ? srv.cfg.backend : "default");
+	w->scratch = xmalloc(SCRATCH_SIZE);
+	tk_bufpool_init(&w->pool, POOL_BUFSIZE, POOL_MAXFREE);
+	conn_wheel_init(w);
+	tk_timer_init(&w->pause_timer, pause_end, w);
+	atomic_init(&w->resume_posted, 0);
+
+	w->m_drain.fn = msg_drain;
+	w->m_force.fn = msg_force;
+	w->m_stop.fn = msg_stop;
+	w->m_stats.fn = msg_stats;
+	w->m_resume.fn = msg_resume;
+	w->m_drain.arg = w->m_force.arg = w->m_stop.arg = w;
+	w->m_stats.arg = w->m_resume.arg = w;
+	w->m_done.arg = w->m_stats_reply.arg = w;
+
+	w->nls = srv.cfg.nlisten;
+	for (i = 0; i < w->nls; i++) {
+		w->ls[i].w = w;
+		w->ls[i].idx = i;
+		tk_io_init(&w->ls[i].io, lfds[i], worker_accept, &w->ls[i]);
+		if (tk_io_start(w->l, &w->ls[i].io, TK_EV_READ) == -1)
+			fatal("thread %d: watching listener fd %d", id,
+			    lfds[i]);
+	}
+}
+
+void
+worker_start(struct worker *w)
+{
+	int	error;
+
+	if ((error = pthread_create(&w->thread, NULL, worker_main, w)) != 0) {
+		errno = error;
+		fatal("pthread_create");
+	}
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct worker	*w = arg;
+
+	/* Signals belong to the main thread (its self-pipe). */
+	tk_signal_block_all();
+	tk_loop_update_now(w->l);
+	tk_loop_run(w->l, 0);
+	return NULL;
+}
+
+/*
+ * Free w after its thread has been joined; closes what is left open.
+ * Main thread.
+ */
+void
+worker_free(struct worker *w)
+{
+	int	i;
+
+	conn_close_all(w, CONN_SHUTDOWN);
+	for (i = 0; i < w->nls; i++) {
+		if (w->ls[i].io.fd == -1)
+			continue;
+		tk_io_stop(w->l, &w->ls[i].io);
+		close(w->ls[i].io.fd);
+		w->ls[i].io.fd = -1;
+	}
+	tk_timer_cancel(w->l, &w->pause_timer);
+	tk_timer_cancel(w->l, &w->wheel_timer);
+	tk_bufpool_drain(&w->pool);
+	free(w->scratch);
+	tk_loop_free(w->l);
+	w->l = NULL;
+}
+
+/*
+ * Whether a warning of this kind may be logged now (at most one a
+ * second per thread); *skipped gets how many were held back since the
+ * last one that went out.
+ */
+int
+worker_warn_ok(struct worker *w, int kind, uint64_t *skipped)
+{
+	uint64_t	now = tk_loop_now(w->l);
+
+	if (w->warn_last[kind] != 0 && now - w->warn_last[kind] < WARN_EVERY) {
+		w->warn_skipped[kind]++;
+		return 0;
+	}
+	w->warn_last[kind] = now;
+	*skipped = w->warn_skipped[kind];
+	w->warn_skipped[kind] = 0;
+	return 1;
+}
+
+/*
+ * Take one unit of --max-conns, or return 0 at the cap.  With no cap
+ * the count is still kept, for the statistics.
+ */
+static int
+reserve(void)
+{
+	unsigned long long	n;
+
+	if (srv.max_conns == 0) {
+		atomic_fetch_add(&srv.nconns, 1);
+		return 1;
+	}
+	n = atomic_load(&srv.nconns);
+	do {
+		if (n >= srv.max_conns)
+			return 0;
+	} while (!atomic_compare_exchange_weak(&srv.nconns, &n, n + 1));
+	return 1;
+}
+
+/*
+ * A connection (or a reservation that found no connection) is gone:
+ * give its unit back, wake capped workers, resume after EMFILE, and
+ * tell main when a draining worker has nothing left.  Worker thread.
+ */
+void
+worker_conn_gone(struct worker *w)
+{
+	atomic_fetch_sub(&srv.nconns, 1);
+	if (atomic_load(&srv.ncapped) > 0)
+		resume_capped(w);
+	if (w->emfile && !w->draining) {
+		/* A descriptor was just freed: try again now. */
+		tk_timer_cancel(w->l, &w->pause_timer);
+		w->emfile = 0;
+		if (!w->capped)
+			listeners_want(w, TK_EV_READ);
+	}
+	check_done(w);
+}
+
+/*
+ * Accept until the backlog is empty, the batch is spent, the cap is
+ * reached or descriptors run out.  A spent batch leaves the listener
+ * runnable, so it goes to the back of the run queue.
+ */
+static void
+worker_accept(struct tk_loop *l, struct tk_io *io)
+{
+	struct listener		*ls = io->arg;
+	struct worker		*w = ls->w;
+	struct sockaddr_storage	 ss;
+	struct sockaddr		*sa = NULL;
+	socklen_t		 salen = 0, *salenp = NULL;
+	uint64_t		 skipped;
+	int			 fd, n;
+
+	(void)l;
+	if (srv.access_fd != -1) {
+		sa = (struct sockaddr *)&ss;
+		salenp = &salen;
+	}
+	for (n = 0; n < ACCEPT_BATCH; n++) {
+		if (!reserve()) {
+			cap(w);
+			return;
+		}
+		salen = sizeof(ss);
+		fd = accept4(io->fd, sa, salenp, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1) {
+			worker_conn_gone(w);
+			switch (errno) {
+			case EINTR:
+			case ECONNABORTED:
+			case EPROTO:
+			case EPERM:
+				continue;
+			case EAGAIN:
+#if EAGAIN != EWOULDBLOCK
+			case EWOULDBLOCK:
+#endif
+				tk_io_block(io, TK_EV_READ);
+				return;
+			case EMFILE:
+			case ENFILE:
+			case ENOBUFS:
+			case ENOMEM:
+				pause_accept(w);
+				return;
+			default:
+				if (worker_warn_ok(w, WARN_ACCEPT, &skipped))
+					log_warn("thread %d: accept4 (%llu "
+					    "similar suppressed)", w->id,
+					    (unsigned long long)skipped);
+				/* Not a busy loop: wait for the next event. */
+				tk_io_block(io, TK_EV_READ);
+				return;
+			}
+		}
+		w->backoff = 0;
+		(void)conn_new(w, fd, sa, salen);
+	}
+}
+
+static void
+listeners_want(struct worker *w, unsigned int want)
+{
+	int	i;
+
+	for (i = 0; i < w->nls; i++)
+		if (w->ls[i].io.fd != -1 &&
+		    tk_io_want(w->l, &w->ls[i].io, want) == -1)
+			log_warn("thread %d: listener fd %d", w->id,
+			    w->ls[i].io.fd);
+}
+
+static void
+pause_accept(struct worker *w)
+{
+	uint64_t	skipped;
+
+	w->backoff = w->backoff == 0 ? PAUSE_MIN : w->backoff * 2;
+	if (w->backoff > PAUSE_MAX)
+		w->backoff = PAUSE_MAX;
+	if (worker_warn_ok(w, WARN_EMFILE, &skipped))
+		log_warn("thread %d: accept4: pausing accepts for %llu ms "
+		    "with %llu connections open (%llu similar suppressed)",
+		    w->id, (unsigned long long)(w->backoff / TK_MSEC),
+		    (unsigned long long)w->nconns,
+		    (unsigned long long)skipped);
+	w->emfile = 1;
+	listeners_want(w, 0);
+	if (tk_timer_arm(w->l, &w->pause_timer, w->backoff) == -1) {
+		/* No timer, no resume but by a close: try again now. */
+		w->emfile = 0;
+		listeners_want(w, TK_EV_READ);
+	}
+}
+
+static void
+pause_end(struct tk_loop *l, struct tk_timer *t)
+{
+	struct worker	*w = t->arg;
+
+	(void)l;
+	w->emfile = 0;
+	if (!w->draining && !w->capped)
+		listeners_want(w, TK_EV_READ);
+}
+
+/* Stop polling the listeners at --max-conns; see the top comment. */
+static void
+cap(struct worker *w)
+{
+	if (!w->capped) {
+		w->capped = 1;
+		atomic_fetch_add(&srv.ncapped, 1);
+		listeners_want(w, 0);
+		log_debug("%s: thread %d at --max-conns %llu", __func__,
+		    w->id, (unsigned long long)srv.max_conns);
+	}
+	if (atomic_load(&srv.nconns) < srv.max_conns)
+		uncap(w);
+}
+
+static void
+uncap(struct worker *w)
+{
+	if (!w->capped)
+		return;
+	w->capped = 0;
+	atomic_fetch_sub(&srv.ncapped, 1);
+	/*
+	 * The listener kept its ready bit (we never met EAGAIN), so an
+	 * edge backend queues it at once; a level one polls it again.
+	 */
+	if (!w->draining && !w->emfile)
+		listeners_want(w, TK_EV_READ);
+}
+
+/* Wake every capped worker; this one directly, others by message. */
+static void
+resume_capped(struct worker *self)
+{
+	struct worker	*w;
+	int		 i;
+
+	for (i = 0; i < srv.nworkers; i++) {
+		w = &srv.workers[i];
+		if (w == self)
+			uncap(w);
+		else if (atomic_exchange(&w->resume_posted, 1) == 0)
+			tk_loop_post(w->l, &w->m_resume);
+	}
+}
+
+static void
+msg_resume(struct tk_loop *l, struct tk_msg *m)
+{
+	struct worker	*w = m->arg;
+
+	(void)l;
+	atomic_store(&w->resume_posted, 0);
+	uncap(w);
+}
+
+/* Tell main once when a draining worker holds no connection. */
+static void
+check_done(struct worker *w)
+{
+	if (!w->draining || w->nconns > 0 || w->done)
+		return;
+	w->done = 1;
+	tk_loop_post(srv.l, &w->m_done);
+}
+
+/* Stop accepting: close the listeners; connections go on. */
+static void
+msg_drain(struct tk_loop *l, struct tk_msg *m)
+{
+	struct worker	*w = m->arg;
+	int		 i;
+
+	if (w->draining)
+		return;
+	w->draining = 1;
+	for (i = 0; i < w->nls; i++) {
+		tk_io_stop(l, &w->ls[i].io);
+		close(w->ls[i].io.fd);
+		w->ls[i].io.fd = -1;
+	}
+	tk_timer_cancel(l, &w->pause_timer);
+	w->emfile = 0;
+	if (w->capped) {
+		w->capped = 0;
+		atomic_fetch_sub(&srv.ncapped, 1);
+	}
+	log_debug("%s: thread %d: %llu connections left", __func__, w->id,
+	    (unsigned long long)w->nconns);
+	check_done(w);
+}
+
+/* The drain deadline, or a second signal: close everything now. */
+static void
+msg_force(struct tk_loop *l, struct tk_msg *m)
+{
+	struct worker	*w = m->arg;
+
+	if (!w->draining)
+		msg_drain(l, &w->m_drain);
+	if (w->nconns > 0)
+		log_info("thread %d: closing %llu connections", w->id,
+		    (unsigned long long)w->nconns);
+	conn_close_all(w, CONN_SHUTDOWN);
+	check_done(w);
+}
+
+static void
+msg_stop(struct tk_loop *l, struct tk_msg *m)
+{
+	(void)m;
+	tk_loop_stop(l);
+}
+
+static void
+msg_stats(struct tk_loop *l, struct tk_msg *m)
+{
+	struct worker	*w = m->arg;
+
+	(void)l;
+	stats_snapshot(w, &w->snap);
+	tk_loop_post(srv.l, &w->m_stats_reply);
+}

@@ -1,0 +1,106 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# The command line: every bad input exits 2 with exactly one line on
+# stderr (naming the option) and nothing on stdout; --check validates
+# and exits 0 without binding; --help, --version and --backend list; and
+# every option that --help shows is documented in docs/tenkd.8.
+# backends: none
+# timeout: 60
+. "$(dirname "$0")/lib.sh"
+
+# bad WORD ARGS...: tenkd ARGS must exit 2 with one stderr line that
+# contains WORD.
+bad() {
+	_w=$1
+	shift
+	"$TENKD" "$@" >"$T/o" 2>"$T/e"
+	_s=$?
+	[ "$_s" -eq 2 ] || fail "tenkd $*: exit $_s, wanted 2: $(cat "$T/e")"
+	[ ! -s "$T/o" ] || fail "tenkd $*: wrote to stdout: $(cat "$T/o")"
+	[ "$(wc -l <"$T/e")" -eq 1 ] ||
+	    fail "tenkd $*: $(wc -l <"$T/e") lines on stderr: $(cat "$T/e")"
+	grep -q -- "$_w" "$T/e" || fail "tenkd $*: no '$_w' in: $(cat "$T/e")"
+}
+
+bad 'mode'		
+bad 'mode'		--threads 2
+bad 'unknown mode'	echoo
+bad 'proxy'		proxy
+bad 'unexpected'	echo extra
+bad '--foo'		echo --foo
+bad '-x'		echo -x
+bad '--listen'		echo --listen
+bad '--listen'		echo --listen 127.0.0.1:99999
+bad '--listen'		echo --listen 127.0.0.1:http
+bad '--listen'		echo --listen '[::1'
+bad '--listen'		echo --listen 7777
+bad '--listen'		echo --listen no.such.host.invalid:1
+bad '--listen'		echo -l 127.0.0.1:7000 -l 127.0.0.1:7000
+bad '--threads'		echo --threads 0
+bad '--threads'		echo -t 100000
+bad '--threads'		echo --threads=two
+bad '-t'			echo -t
+bad '--backend'		echo --backend kqueue2
+bad '--backend'		echo -b ''
+bad '--max-conns'	echo --max-conns -1
+bad '--max-conns'	echo --max-conns 1e6
+bad '--backlog'		echo --backlog 0
+bad '--idle-timeout'	echo --idle-timeout 5x
+bad '--idle-timeout'	echo --idle-timeout 1ms
+bad '--idle-timeout'	echo --idle-timeout 1000h
+bad '--drain-timeout'	echo --drain-timeout -1s
+bad '--drain-timeout'	echo --drain-timeout=
+bad '--buffer-limit'	echo --buffer-limit 1
+bad '--buffer-limit'	echo --buffer-limit 1t
+bad '--buffer-limit'	echo --buffer-limit 64q
+bad '--log-level'	echo --log-level loud
+bad '--user'		echo --user no-such-user-tk
+bad '--group'		echo --group no-such-group-tk
+bad '--access-log'	echo --access-log ''
+bad '--pidfile'		echo --pidfile ''
+bad '--check'		echo --check=yes
+
+# --check: good configurations exit 0, bind nothing.
+"$TENKD" echo --check -l 127.0.0.1:0 -t 3 --idle-timeout 5m \
+    --buffer-limit 16k 2>"$T/e" || fail "--check: $(cat "$T/e")"
+grep -q 'configuration OK' "$T/e" || fail "--check said: $(cat "$T/e")"
+grep -q 'listening' "$T/e" && fail "--check bound a socket"
+for be in $("$TENKD" --backend list); do
+	"$TENKD" echo --check --backend "$be" 2>/dev/null ||
+	    fail "--check --backend $be"
+done
+"$TENKD" --backend list | grep -qx epoll || fail "--backend list"
+
+# RLIMIT_NOFILE: the soft limit is raised to the hard one, and a
+# --max-conns beyond it is cut down with a warning.
+hard=$(ulimit -Hn)
+if [ "$hard" != unlimited ] && [ "$hard" -gt 200 ]; then
+	( ulimit -Sn 100 && "$TENKD" echo --check ) 2>"$T/e" ||
+	    fail "--check under ulimit -Sn 100: $(cat "$T/e")"
+	grep -q "RLIMIT_NOFILE $hard," "$T/e" ||
+	    fail "soft limit not raised to $hard: $(cat "$T/e")"
+fi
+( ulimit -n 100 && "$TENKD" echo --check --max-conns 5000 -t 2 ) \
+    2>"$T/e" || fail "--check --max-conns 5000: $(cat "$T/e")"
+grep -q 'max-conns 5000 does not fit RLIMIT_NOFILE 100: using [0-9]' \
+    "$T/e" || fail "no warning for --max-conns 5000: $(cat "$T/e")"
+
+"$TENKD" --version | grep -q '^tenkd [0-9]' || fail "--version"
+"$TENKD" --help >"$T/help" || fail "--help exit status"
+grep -q '^usage: tenkd echo' "$T/help" || fail "--help: no usage line"
+
+# Every long option of --help is in the man page.
+man=$TK_SRC/docs/tenkd.8
+[ -f "$man" ] || fail "no $man"
+if command -v mandoc >/dev/null 2>&1; then
+	mandoc -T ascii "$man" | col -b >"$T/man"
+else
+	groff -mandoc -T ascii "$man" 2>/dev/null | col -b >"$T/man"
+fi
+[ -s "$T/man" ] || skip "no mandoc or groff to render the page"
+opts=$(grep -o -- '--[a-z][a-z-]*' "$T/help" | sort -u)
+[ -n "$opts" ] || fail "no options in --help"
+for opt in $opts; do
+	grep -q -- "$opt" "$T/man" || fail "$opt is not in docs/tenkd.8"
+done
+pass

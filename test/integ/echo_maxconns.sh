@@ -1,0 +1,31 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# --max-conns N: connection N+1 waits in the kernel backlog (it is not
+# accepted and closed), and is served as soon as another one leaves.
+# timeout: 60
+. "$(dirname "$0")/lib.sh"
+
+tenkd_start echo --threads 2 --max-conns 5
+
+"$TKCLI" hold -c 5 "$ADDR" >"$T/h" 2>&1 &
+h=$!
+track "$h"
+wait_line 10 "$T/h" '^ready 5' || fail "first 5: $(cat "$T/h")"
+
+"$TKCLI" echo -c 2 -b 100 -T 40 "$ADDR" >"$T/e" 2>&1 &
+e=$!
+track "$e"
+sleep 1.5
+alive "$e" || fail "the extra clients ended at the cap: $(cat "$T/e")"
+s=$(tenkd_stats) || exit 1
+[ "$(stat_val "$s" accepted)" -eq 5 ] || fail "accepted beyond the cap: $s"
+[ "$(stat_val "$s" active)" -eq 5 ] || fail "active: $s"
+
+# One group leaves: the waiting ones are served, none was dropped.
+kill -TERM "$h"
+wait_exit 20 "$e"
+[ "$STATUS" -eq 0 ] || fail "waiting clients failed: $(cat "$T/e")"
+s=$(tenkd_stats) || exit 1
+[ "$(stat_val "$s" accepted)" -eq 7 ] || fail "accepted: $s"
+[ "$(stat_val "$s" eof)" -eq 7 ] || fail "every close should be eof: $s"
+pass
