@@ -1,0 +1,130 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# tenkbench, a short sweep: two backends, two idle counts, 1 s cells, one
+# repeat.  Checks the shape of the CSV and JSON, that every cell finished
+# with zero errors, that bad options exit 2 with one line naming them,
+# that --help and the manual agree, and that SIGINT leaves no child
+# behind.  The numbers themselves are not checked.
+# backends: none
+# timeout: 120
+. "$(dirname "$0")/lib.sh"
+
+BENCH=$TK_BIN/tenkbench
+out=$T/bench
+out2=$T/bench2
+
+# The helpers below are called through wait_for.
+# shellcheck disable=SC2317
+_measuring() {
+	grep -q 'measuring' "$T/progress2"
+}
+
+# Does any process hold a file under $out2 as stdin, stdout or stderr?
+# shellcheck disable=SC2317
+_holders() {
+	for fd in /proc/[0-9]*/fd/[012]; do
+		case $(readlink "$fd" 2>/dev/null) in
+		"$out2"/*) return 0 ;;
+		esac
+	done
+	return 1
+}
+
+# shellcheck disable=SC2317
+_no_holders() {
+	! _holders
+}
+
+[ -x "$BENCH" ] || fail "no $BENCH"
+
+# Bad options: exit 2 and exactly one line on stderr.
+for args in "--bogus" "--idle 1,x" "--backends epoll,nosuch" \
+    "--repeat 0" "--duration 1parsec" "--active" "extra"; do
+	# shellcheck disable=SC2086
+	"$BENCH" $args >"$T/out" 2>"$T/err"
+	st=$?
+	[ "$st" -eq 2 ] || fail "tenkbench $args: exit $st, not 2"
+	[ "$(wc -l <"$T/err")" -eq 1 ] ||
+	    fail "tenkbench $args: not one line: $(cat "$T/err")"
+	[ -s "$T/out" ] && fail "tenkbench $args: output on stdout"
+	grep -q -- "${args%% *}" "$T/err" ||
+	    fail "tenkbench $args: does not name ${args%% *}: $(cat "$T/err")"
+done
+"$BENCH" --help >"$T/help" || fail "--help: exit $?"
+grep -q '^usage: tenkbench' "$T/help" || fail "--help: $(cat "$T/help")"
+
+# Every long option of --help is in the man page.
+man=$TK_SRC/docs/tenkbench.1
+[ -f "$man" ] || fail "no $man"
+if command -v mandoc >/dev/null 2>&1; then
+	mandoc -T ascii "$man" | col -b >"$T/man"
+else
+	groff -mandoc -T ascii "$man" 2>/dev/null | col -b >"$T/man"
+fi
+if [ -s "$T/man" ]; then
+	opts=$(grep -o -- '--[a-z][a-z-]*' "$T/help" | sort -u)
+	[ -n "$opts" ] || fail "no options in --help"
+	for opt in $opts; do
+		grep -q -- "$opt" "$T/man" ||
+		    fail "$opt is not in docs/tenkbench.1"
+	done
+fi
+
+"$BENCH" --backends epoll,poll --idle 0,200 --active 20 --duration 1s \
+    --warmup 200ms --repeat 1 --out "$out" >"$T/table" 2>"$T/progress" ||
+    fail "tenkbench exit $?: $(tail -n 5 "$T/progress")"
+
+# The table: a header and one row per cell.
+grep -q '^backend  *idle  *msgs/s' "$T/table" || fail "no table header"
+for be in epoll poll; do
+	for n in 0 200; do
+		grep -q "^$be  *$n  *[0-9]" "$T/table" ||
+		    fail "no table row for $be idle $n: $(cat "$T/table")"
+	done
+done
+grep -q 'tenkbench: \[[0-9]*/4\]' "$T/progress" || fail "no progress lines"
+
+# CSV: the header, four rows, each "ok" with one run and zero errors.
+csv=$out/results.csv
+[ -f "$csv" ] || fail "no $csv"
+hdr='^backend,idle,active,status,runs,errors,msgs_per_s,'
+head -n 1 "$csv" | grep -q "$hdr" ||
+    fail "CSV header: $(head -n 1 "$csv")"
+[ "$(wc -l <"$csv")" -eq 5 ] || fail "CSV rows: $(cat "$csv")"
+awk -F, 'NR > 1 && ($4 != "ok" || $5 != 1 || $6 != 0 || $7 + 0 <= 0) {
+	bad = 1; print
+} END { exit bad }' "$csv" >"$T/bad" ||
+    fail "CSV cells not clean: $(cat "$T/bad")"
+cols=$(head -n 1 "$csv" | awk -F, '{ print NF }')
+awk -F, -v n="$cols" 'NR > 1 && NF < n { bad = 1 } END { exit bad }' "$csv" ||
+    fail "CSV rows have fewer than $cols fields"
+[ "$(wc -l <"$out/runs.csv")" -eq 5 ] || fail "runs.csv: $(cat "$out/runs.csv")"
+
+# JSON: four cells, each ok with zero errors and its figures.
+json=$out/results.json
+[ -f "$json" ] || fail "no $json"
+grep -q '"tenkbench": ' "$json" || fail "JSON: no version"
+grep -q '"format": 1,' "$json" || fail "JSON: no format"
+[ "$(grep -c '"backend": ' "$json")" -eq 4 ] || fail "JSON: not 4 cells"
+[ "$(grep -c '"status": "ok"' "$json")" -eq 4 ] || fail "JSON: not all ok"
+[ "$(grep -c '"errors": 0,$' "$json")" -eq 4 ] || fail "JSON: errors"
+for k in msgs_per_s p50_us p99_us cpu_us_per_msg; do
+	[ "$(grep -c "\"$k\": { \"median\": " "$json")" -eq 4 ] ||
+	    fail "JSON: $k missing"
+done
+if command -v python3 >/dev/null 2>&1; then
+	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' \
+	    "$json" || fail "JSON does not parse"
+fi
+
+# SIGINT in the middle: a quick exit, and no child left holding a log.
+"$BENCH" --backends epoll --idle 100 --active 10 --duration 30s \
+    --repeat 1 --out "$out2" >/dev/null 2>"$T/progress2" &
+bpid=$!
+track "$bpid"
+wait_for 20 _measuring || fail "no measuring: $(cat "$T/progress2")"
+kill -INT "$bpid"
+wait_exit 20 "$bpid"
+[ "$STATUS" -ne 0 ] || fail "exit 0 after SIGINT"
+wait_for 5 _no_holders || fail "a child of tenkbench survived SIGINT"
+pass
