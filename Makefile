@@ -75,6 +75,8 @@ LOOPBENCH := $(if $(LOOPB_SRCS),$(B)/loopbench)
 .PHONY: all test check demo bench loopbench install uninstall clean \
 	man-lint valgrind deps
 .DEFAULT_GOAL := all
+# Keep the test tools' objects: they are intermediate to a pattern rule.
+.SECONDARY:
 
 all: $(PROGS) $(TOOLS) $(RUNNER) $(LOOPBENCH)
 

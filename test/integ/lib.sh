@@ -115,6 +115,15 @@ _gone() {
 	! alive "$1"
 }
 
+# The sanitizer the binaries were built with ("thread", "address-undefined"),
+# or nothing for a plain build: the Makefile builds those into build/NAME.
+sanitizer() {
+	case $TK_BIN in
+	*/build)	;;
+	*)		printf '%s' "${TK_BIN##*/}" ;;
+	esac
+}
+
 # The open-file limit of this shell (tests size themselves by it).
 nofile() {
 	ulimit -n
@@ -227,4 +236,49 @@ _has_line() {
 # wait_line SECONDS FILE PATTERN: wait until FILE has a line matching.
 wait_line() {
 	wait_for "$1" _has_line "$2" "$3"
+}
+
+# --- Helpers for the proxy_*.sh scripts. ---
+
+PXTOOL=$TOOLS/pxtool
+
+# upstream_start ARGS...: a tenkd echo upstream (tenkd_start), its
+# figures moved to UP_PID, UP_LOG and UPADDR so that TENKD_* and ADDR
+# are free for the proxy started next.
+upstream_start() {
+	tenkd_start echo "$@"
+	UP_PID=$TENKD_PID
+	UP_LOG=$TENKD_LOG
+	UPADDR=$ADDR
+	TENKD_LOG=
+}
+
+# pxtool_start MODE ARGS...: test/tools/pxtool upstream or blackhole on
+# 127.0.0.1:0; sets PXT_PID, PXT_OUT (its stdout), PXT_LOG (stderr) and
+# PXTADDR.
+pxtool_start() {
+	PXT_OUT=$T/pxtool.$$.$(date +%s%N).out
+	PXT_LOG=$PXT_OUT.log
+	"$PXTOOL" "$@" >"$PXT_OUT" 2>"$PXT_LOG" &
+	PXT_PID=$!
+	track "$PXT_PID"
+	wait_for 10 _listening "$PXT_LOG" ||
+	    fail "pxtool did not report listening: $(head -c 400 "$PXT_LOG")"
+	PXTADDR=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$PXT_LOG" |
+	    head -n 1)
+}
+
+# dead_addr: an address on which nothing listens (connects are refused).
+dead_addr() {
+	pxtool_start upstream
+	kill -KILL "$PXT_PID"
+	wait "$PXT_PID" 2>/dev/null
+	echo "$PXTADDR"
+}
+
+# ups_stat ADDR NAME: from the proxy's last "stats upstream ADDR:" line,
+# the number after NAME (call tenkd_stats first).
+ups_stat() {
+	grep "stats upstream $1:" "$TENKD_LOG" | tail -n 1 |
+	    sed -n "s/.* $2 \([0-9][0-9]*\).*/\1/p"
 }
