@@ -67,6 +67,25 @@ static struct job	*jobs;
 static size_t		 njobs, jobcap;
 static int		 verbose;
 
+static uint64_t	rand_state = 0x2545f4914f6cdd1dULL;
+
+uint64_t
+t_rand(void)
+{
+	uint64_t	z;
+
+	z = (rand_state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void
+t_srand(uint64_t seed)
+{
+	rand_state = seed;
+}
+
 void
 t_register(struct t_test *t)
 {

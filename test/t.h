@@ -32,6 +32,14 @@ void	t_fail(const char *file, int line, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4), __noreturn__));
 void	t_skip(const char *why) __attribute__((__noreturn__));
 
+/*
+ * A seeded pseudo-random generator (splitmix64) for tests that check
+ * random operations against a reference: the same sequence every run,
+ * so a failure reproduces.  t_srand() restarts it from a seed.
+ */
+uint64_t	t_rand(void);
+void		t_srand(uint64_t seed);
+
 /* The backend a TEST_BE test is running on. */
 extern const char *t_backend;
 

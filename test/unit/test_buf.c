@@ -18,19 +18,6 @@
 #include "tenk/buf.h"
 #include "../t.h"
 
-static uint64_t	rng_state = 0x2545f4914f6cdd1dULL;
-
-static uint64_t
-rng(void)
-{
-	uint64_t	z;
-
-	z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /*
  * The queue's iovecs must spell out exactly the reference bytes (up to
  * iovmax buffers), none of them empty, each within one buffer.
@@ -92,20 +79,20 @@ queue_random(size_t bufsize, size_t maxfree, int rounds)
 	tk_bufpool_init(&p, bufsize, maxfree);
 	T_PTR(ref = malloc(refcap));
 	for (r = 0; r < rounds; r++) {
-		switch (rng() % 8) {
+		switch (t_rand() % 8) {
 		case 0:
 		case 1:
 		case 2:
 		case 3:
 			/* Short appends mostly, now and then long ones. */
-			n = rng() % (rng() % 4 == 0 ? sizeof(data) : 3 *
+			n = t_rand() % (t_rand() % 4 == 0 ? sizeof(data) : 3 *
 			    bufsize + 1);
 			if (n > sizeof(data))
 				n = sizeof(data);
 			if (reflen + n > refcap)
 				break;
 			for (i = 0; i < n; i++)
-				data[i] = (unsigned char)rng();
+				data[i] = (unsigned char)t_rand();
 			T_EQ(tk_bufq_append(&q, &p, data, n), 0);
 			memcpy(ref + reflen, data, n);
 			reflen += n;
@@ -114,21 +101,21 @@ queue_random(size_t bufsize, size_t maxfree, int rounds)
 		case 5:
 		case 6:
 			/* As after a partial send: any prefix. */
-			n = reflen == 0 ? 0 : rng() % (reflen + 1);
-			if (rng() % 4 == 0)
+			n = reflen == 0 ? 0 : t_rand() % (reflen + 1);
+			if (t_rand() % 4 == 0)
 				n = reflen;
 			tk_bufq_consume(&q, &p, n);
 			memmove(ref, ref + n, reflen - n);
 			reflen -= n;
 			break;
 		case 7:
-			if (rng() % 16 == 0) {
+			if (t_rand() % 16 == 0) {
 				tk_bufq_clear(&q, &p);
 				reflen = 0;
 			}
 			break;
 		}
-		iovmax = 1 + (int)(rng() % 64);
+		iovmax = 1 + (int)(t_rand() % 64);
 		nbuf = check_queue(&q, &p, ref, reflen, iovmax);
 		/* Queued buffers are the ones handed out; spares capped. */
 		T_UEQ(p.inuse, nbuf);

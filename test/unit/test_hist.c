@@ -14,20 +14,6 @@
 
 #define NS_100S		100000000000ULL
 
-static uint64_t	rng_state = 0x9e3779b97f4a7c15ULL;
-
-/* splitmix64: small, fast, good enough for test data. */
-static uint64_t
-rng(void)
-{
-	uint64_t	z;
-
-	z = (rng_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /*
  * A value spread evenly over the magnitudes from 1 ns to 100 s, so that
  * every bucket gets its share instead of the top few.
@@ -38,8 +24,8 @@ rng_latency(void)
 	uint64_t	v;
 	unsigned int	bits;
 
-	bits = 1 + rng() % 37;			/* 2^37 ns > 100 s */
-	v = rng() & ((1ULL << bits) - 1);
+	bits = 1 + t_rand() % 37;			/* 2^37 ns > 100 s */
+	v = t_rand() & ((1ULL << bits) - 1);
 	if (v == 0)
 		v = 1;
 	return v > NS_100S ? NS_100S : v;
@@ -214,7 +200,7 @@ TEST(hist_merge)
 	}
 	for (i = 0; i < 70000; i++) {
 		/* A different shape: a narrow mode around 200 us. */
-		v = 150000 + rng() % 100000;
+		v = 150000 + t_rand() % 100000;
 		if (i % 7 == 0)
 			v = rng_latency() * 3;
 		tk_hist_record_n(b, v, 1 + i % 3);
