@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/select.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -21,6 +22,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -488,10 +490,55 @@ run_procs(const struct lg_conf *conf, int p, struct report *r)
 	munmap(slots, (size_t)p * sizeof(*slots));
 }
 
+/*
+ * Write the JSON report to path ("-": standard output).  A file is
+ * written beside its final name and renamed into place, so that a
+ * reader, or a second signal that kills us while writing, finds the
+ * whole report or none, never a truncated one.
+ */
+static int
+json_save(const char *path, const struct report *r)
+{
+	FILE	*f;
+	char	 tmp[PATH_MAX];
+	int	 fd;
+
+	if (strcmp(path, "-") == 0) {
+		if (report_json_write(stdout, r) == -1 || fflush(stdout) == EOF)
+			goto fail;
+		return 0;
+	}
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >=
+	    sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		goto fail;
+	}
+	if ((fd = mkstemp(tmp)) == -1)
+		goto fail;
+	(void)fchmod(fd, 0644);
+	if ((f = fdopen(fd, "w")) == NULL) {
+		close(fd);
+		goto fail_unlink;
+	}
+	if (report_json_write(f, r) == -1) {
+		fclose(f);
+		goto fail_unlink;
+	}
+	if (fclose(f) == EOF || rename(tmp, path) == -1)
+		goto fail_unlink;
+	return 0;
+
+ fail_unlink:
+	(void)unlink(tmp);
+ fail:
+	fprintf(stderr, "tenkload: %s: %s\n", path, strerror(errno));
+	return -1;
+}
+
 static int
 finish(const struct lg_conf *conf, struct report *r)
 {
-	FILE		*out = stdout, *jf;
+	FILE		*out = stdout;
 	uint64_t	 errs = report_errors(r);
 
 	if (conf->json != NULL && strcmp(conf->json, "-") == 0)
@@ -506,21 +553,8 @@ finish(const struct lg_conf *conf, struct report *r)
 		    (unsigned long long)errs,
 		    (unsigned long long)conf->max_errors);
 	fflush(out);
-	if (conf->json != NULL) {
-		if (strcmp(conf->json, "-") == 0)
-			jf = stdout;
-		else if ((jf = fopen(conf->json, "w")) == NULL) {
-			fprintf(stderr, "tenkload: %s: %s\n", conf->json,
-			    strerror(errno));
-			return 1;
-		}
-		if (report_json_write(jf, r) == -1 ||
-		    (jf != stdout && fclose(jf) == EOF)) {
-			fprintf(stderr, "tenkload: %s: %s\n", conf->json,
-			    strerror(errno));
-			return 1;
-		}
-	}
+	if (conf->json != NULL && json_save(conf->json, r) == -1)
+		return 1;
 	return errs > conf->max_errors ? 1 : 0;
 }
 
