@@ -16,7 +16,10 @@
 
 struct tk_hist;
 
-/* Allocate an empty histogram; NULL with errno ENOMEM. */
+/*
+ * Allocate an empty histogram (about 224 KiB); NULL with errno ENOMEM.
+ * Free it, or empty it for reuse without freeing.
+ */
 struct tk_hist	*tk_hist_new(void);
 void		 tk_hist_free(struct tk_hist *h);
 void		 tk_hist_reset(struct tk_hist *h);
@@ -29,6 +32,7 @@ void		 tk_hist_record_n(struct tk_hist *h, uint64_t v, uint64_t n);
  * recorded both streams. */
 void		 tk_hist_merge(struct tk_hist *dst, const struct tk_hist *src);
 
+/* Values recorded; their exact min and max; their mean. */
 uint64_t	 tk_hist_count(const struct tk_hist *h);
 uint64_t	 tk_hist_min(const struct tk_hist *h);	/* 0 if empty */
 uint64_t	 tk_hist_max(const struct tk_hist *h);	/* 0 if empty */

@@ -30,7 +30,10 @@ int	log_getlevel(void);
 /* Reopen the sink (SIGHUP); a no-op for stderr. */
 void	log_reopen(void);
 
-/* Warning with ": strerror(errno)" appended; errno is preserved. */
+/*
+ * One line at each level; log_warn appends ": strerror(errno)" and
+ * preserves errno.  log_vlog is the va_list form of them all.
+ */
 void	log_warn(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *fmt, ...)

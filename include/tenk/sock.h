@@ -36,6 +36,7 @@ char	*tk_addr_fmt(const struct tk_addr *a, char *buf, size_t len);
 /* Format the address without the port. */
 char	*tk_addr_fmt_host(const struct tk_addr *a, char *buf, size_t len);
 
+/* The port of an IPv4 or IPv6 address, and setting it. */
 int	tk_addr_port(const struct tk_addr *a);
 void	tk_addr_set_port(struct tk_addr *a, int port);
 
