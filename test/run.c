@@ -224,6 +224,23 @@ script_header(const char *path, char *backends, size_t blen, int *timeout)
 		*timeout = INTEG_TIMEOUT;
 }
 
+/* Whether word stands in the blank-separated list as a whole word. */
+static int
+has_word(const char *list, const char *word)
+{
+	size_t		 n = strlen(word);
+	const char	*p = list;
+
+	while ((p = strstr(p, word)) != NULL) {
+		if ((p == list || p[-1] == ' ' || p[-1] == '\t' ||
+		    p[-1] == ',') && (p[n] == '\0' || p[n] == ' ' ||
+		    p[n] == '\t' || p[n] == ','))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
 static int
 cmp_str(const void *a, const void *b)
 {
@@ -267,7 +284,7 @@ add_scripts(const char *srcdir, int nfilter, char **filter)
 		snprintf(base, sizeof(base), "integ/%.*s",
 		    (int)(strlen(names[i]) - 3), names[i]);
 		script_header(path, bes, sizeof(bes), &timeout);
-		if (strstr(bes, "none") != NULL) {
+		if (has_word(bes, "none")) {
 			if (matches(base, nfilter, filter)) {
 				j = job_add(base, NULL);
 				strlcpy(j->script, path, sizeof(j->script));
@@ -277,7 +294,7 @@ add_scripts(const char *srcdir, int nfilter, char **filter)
 			continue;
 		}
 		for (be = tk_backend_names(); *be != NULL; be++) {
-			if (*bes != '\0' && strstr(bes, *be) == NULL)
+			if (*bes != '\0' && !has_word(bes, *be))
 				continue;
 			j = job_add(base, *be);
 			if (!matches(j->name, nfilter, filter)) {

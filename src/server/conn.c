@@ -260,6 +260,8 @@ conn_close(struct worker *w, struct conn *c, enum conn_reason why)
 	(void)tk_io_close(w->l, &c->io);
 	LIST_REMOVE(c, slot);
 	tk_bufq_clear(&c->outq, &w->pool);
+	if (w->proto->close != NULL)
+		w->proto->close(w, c, why);
 	w->st.closed[why]++;
 	w->nconns--;
 	if (c->acct)

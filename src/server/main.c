@@ -54,20 +54,30 @@ static const struct option longopts[] = {
 	{ "access-log",		required_argument,	NULL, OPT_ACCESS_LOG },
 	{ "backend",		required_argument,	NULL, 'b' },
 	{ "backlog",		required_argument,	NULL, OPT_BACKLOG },
+	{ "balance",		required_argument,	NULL, OPT_BALANCE },
 	{ "buffer-limit",	required_argument,	NULL, OPT_BUFLIMIT },
 	{ "check",		no_argument,		NULL, OPT_CHECK },
+	{ "connect-timeout",	required_argument,	NULL, OPT_CONNECT_TIMEOUT },
 	{ "drain-timeout",	required_argument,	NULL, OPT_DRAIN },
+	{ "fail-max",		required_argument,	NULL, OPT_FAIL_MAX },
+	{ "fail-timeout",	required_argument,	NULL, OPT_FAIL_TIMEOUT },
+	{ "fin-timeout",	required_argument,	NULL, OPT_FIN_TIMEOUT },
 	{ "group",		required_argument,	NULL, OPT_GROUP },
 	{ "help",		no_argument,		NULL, 'h' },
 	{ "idle-timeout",	required_argument,	NULL, OPT_IDLE },
 	{ "listen",		required_argument,	NULL, 'l' },
 	{ "log-level",		required_argument,	NULL, OPT_LOGLEVEL },
 	{ "max-conns",		required_argument,	NULL, OPT_MAXCONNS },
+	{ "max-conns-per-ip",	required_argument,	NULL, OPT_MAXPERIP },
 	{ "pidfile",		required_argument,	NULL, OPT_PIDFILE },
+	{ "retries",		required_argument,	NULL, OPT_RETRIES },
+	{ "send-proxy",		required_argument,	NULL, OPT_SEND_PROXY },
 	{ "syslog",		no_argument,		NULL, OPT_SYSLOG },
 	{ "threads",		required_argument,	NULL, 't' },
+	{ "upstream",		required_argument,	NULL, 'u' },
 	{ "user",		required_argument,	NULL, OPT_USER },
 	{ "version",		no_argument,		NULL, 'V' },
+	{ "workers",		required_argument,	NULL, OPT_WORKERS },
 	{ NULL,			0,			NULL, 0 }
 };
 
@@ -99,7 +109,12 @@ usage(int full)
 	    "\t[--buffer-limit size] [--log-level level] [--syslog]\n"
 	    "\t[--access-log path] [--pidfile path] [--user user] "
 	    "[--group group]\n"
-	    "\t[--check]\n"
+	    "\t[--workers n] [--check]\n"
+	    "       tenkd proxy -u host:port[,weight=n] ... "
+	    "[--balance rr|leastconn|source]\n"
+	    "\t[--connect-timeout dur] [--fin-timeout dur] [--retries n]\n"
+	    "\t[--fail-max n] [--fail-timeout dur] [--max-conns-per-ip n]\n"
+	    "\t[--send-proxy v1|v2] [echo's options]\n"
 	    "       tenkd --help | --version\n");
 	if (!full)
 		exit(2);
@@ -127,7 +142,26 @@ usage(int full)
 	    "      --pidfile PATH       write and lock a pid file\n"
 	    "      --user USER          drop to this user after binding\n"
 	    "      --group GROUP        drop to this group after binding\n"
+	    "      --workers N          worker processes under a master "
+	    "(default 1: none)\n"
 	    "      --check              check the configuration and exit\n"
+	    "proxy:\n"
+	    "  -u, --upstream H:P[,weight=N]  an upstream, repeatable\n"
+	    "      --balance METHOD     rr (weighted, default), leastconn "
+	    "or source\n"
+	    "      --connect-timeout DUR  per connect attempt (default 5s)\n"
+	    "      --fin-timeout DUR    close a silent half-closed session "
+	    "(default 30s)\n"
+	    "      --retries N          connect attempts after the first "
+	    "(default 2)\n"
+	    "      --fail-max N         failed connects in a row to take "
+	    "one out (default 3)\n"
+	    "      --fail-timeout DUR   for how long (default 10s)\n"
+	    "      --max-conns-per-ip N  sessions per client address "
+	    "(default 0: no cap)\n"
+	    "      --send-proxy VER     PROXY protocol header v1 or v2\n"
+	    "  (--buffer-limit is per direction in proxy mode, default 16k;\n"
+	    "   --max-conns counts both sockets of a session)\n"
 	    "  -h, --help               this help\n"
 	    "  -V, --version            print the version\n");
 	exit(0);
@@ -238,11 +272,11 @@ parse_args(int argc, char *argv[])
 	cfg->max_conns = -1;
 	cfg->idle_timeout = DEFAULT_IDLE;
 	cfg->drain_timeout = DEFAULT_DRAIN;
-	cfg->buffer_limit = DEFAULT_BUFLIMIT;
+	cfg->buffer_limit = 0;		/* by mode, after parsing */
 	cfg->log_level = LOG_LVL_INFO;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":b:hl:t:V", longopts,
+	while ((ch = getopt_long(argc, argv, ":b:hl:t:u:V", longopts,
 	    NULL)) != -1) {
 		if (ch == '?' || ch == ':') {
 			/* The option as typed, without any "=value". */
@@ -355,6 +389,9 @@ parse_args(int argc, char *argv[])
 			if (cfg->group == NULL)
 				cfg->gid = pw->pw_gid;
 			break;
+		default:
+			proxy_option(ch, opt, optarg);
+			break;
 		}
 	}
 	if (help)
@@ -375,12 +412,17 @@ parse_args(int argc, char *argv[])
 		    "tenkd --help)");
 	if (argc > 1)
 		badarg(argv[1], NULL, "unexpected argument");
-	if (strcmp(argv[0], "proxy") == 0)
-		badarg("proxy", NULL, "not in this version (echo only)");
-	if (strcmp(argv[0], "echo") != 0)
-		badarg(argv[0], NULL, "unknown mode (echo)");
-	cfg->mode = "echo";
-	srv.proto = &proto_echo;
+	if (strcmp(argv[0], "proxy") == 0) {
+		cfg->mode = "proxy";
+		srv.proto = &proto_proxy;
+	} else if (strcmp(argv[0], "echo") == 0) {
+		cfg->mode = "echo";
+		srv.proto = &proto_echo;
+	} else
+		badarg(argv[0], NULL, "unknown mode (echo, proxy)");
+	proxy_config();
+	if (cfg->buffer_limit == 0)
+		cfg->buffer_limit = DEFAULT_BUFLIMIT;
 	if (cfg->user != NULL && cfg->group != NULL) {
 		/* --group given before --user: keep the group. */
 		if ((gr = getgrnam(cfg->group)) != NULL)
@@ -439,8 +481,8 @@ set_limits(void)
 }
 
 /*
- * Bind every address once per thread with SO_REUSEPORT; lfds is
- * [address][thread].  Port 0 is bound once, read back and reused for
+ * Bind every address once per thread (of every --workers process) with
+ * SO_REUSEPORT; lfds is [address][worker][thread].  Port 0 is bound once, read back and reused for
  * the other threads, so all threads share one port per address, and
  * "listening on ADDR:PORT" is printed once per address (tests read it).
  */
@@ -461,7 +503,7 @@ open_listeners(int *lfds)
 	else
 		log_info("backlog %d", backlog);
 	for (i = 0; i < cfg->nlisten; i++) {
-		for (t = 0; t < cfg->threads; t++) {
+		for (t = 0; t < LISTEN_FDS(cfg); t++) {
 			fd = tk_sock_listen(&cfg->listen[i], backlog,
 			    TK_SOCK_REUSEPORT | TK_SOCK_V6ONLY);
 			if (fd == -1)
@@ -473,7 +515,7 @@ open_listeners(int *lfds)
 				tk_addr_set_port(&cfg->listen[i],
 				    tk_addr_port(&a));
 			}
-			lfds[i * cfg->threads + t] = fd;
+			lfds[i * LISTEN_FDS(cfg) + t] = fd;
 		}
 		tk_addr_fmt(&cfg->listen[i], name, sizeof(name));
 		fprintf(stderr, "tenkd: listening on %s\n", name);
@@ -605,7 +647,7 @@ main(int argc, char *argv[], char *envp[])
 	struct tk_loop	*l;
 	sigset_t	 all, old;
 	pid_t		 other;
-	int		*lfds, i, error;
+	int		*lfds, i, error, wk = 0;
 	char		 name[TK_ADDRSTRLEN], idle[32], drain[32];
 
 	setproctitle_init(argc, argv, envp);
@@ -619,8 +661,8 @@ main(int argc, char *argv[], char *envp[])
 		if ((l = tk_loop_new(cfg->backend, 0)) == NULL)
 			fatal("backend %s", cfg->backend != NULL ?
 			    cfg->backend : "default");
-		log_info("configuration OK: echo, %d threads, backend %s, "
-		    "%d address%s", cfg->threads, tk_loop_backend(l),
+		log_info("configuration OK: %s, %d threads, backend %s, "
+		    "%d address%s", cfg->mode, cfg->threads, tk_loop_backend(l),
 		    cfg->nlisten, cfg->nlisten > 1 ? "es" : "");
 		tk_loop_free(l);
 		return 0;
@@ -636,11 +678,29 @@ main(int argc, char *argv[], char *envp[])
 		}
 	}
 	conn_access_open();
-	lfds = xcalloc((size_t)cfg->nlisten * cfg->threads, sizeof(*lfds));
+	lfds = xcalloc((size_t)cfg->nlisten * LISTEN_FDS(cfg), sizeof(*lfds));
 	open_listeners(lfds);
 	drop_privileges();
 	if (pidfh != NULL && pidfile_write(pidfh) == -1)
 		fatal("pidfile %s", cfg->pidfile);
+	if (cfg->workers > 1) {
+		/* The master returns -1 when its workers are gone. */
+		if ((wk = master_run()) == -1) {
+			for (i = 0; i < cfg->nlisten * LISTEN_FDS(cfg); i++)
+				close(lfds[i]);
+			free(lfds);
+			if (pidfh != NULL)
+				(void)pidfile_remove(pidfh);
+			return 0;
+		}
+		if (pidfh != NULL)
+			(void)pidfile_close(pidfh);
+		pidfh = NULL;
+		/* Keep this worker's slice of the listeners only. */
+		for (i = 0; i < cfg->nlisten * LISTEN_FDS(cfg); i++)
+			if (i % LISTEN_FDS(cfg) / cfg->threads != wk)
+				close(lfds[i]);
+	}
 
 	if ((srv.l = tk_loop_new(cfg->backend, 0)) == NULL)
 		fatal("main loop");
@@ -657,7 +717,8 @@ main(int argc, char *argv[], char *envp[])
 		int	 k, mine[MAXLISTEN];
 
 		for (k = 0; k < cfg->nlisten; k++)
-			mine[k] = lfds[k * cfg->threads + i];
+			mine[k] = lfds[k * LISTEN_FDS(cfg) +
+			    wk * cfg->threads + i];
 		worker_init(&srv.workers[i], i, mine);
 		srv.workers[i].m_done.fn = worker_done;
 	}
@@ -677,8 +738,8 @@ main(int argc, char *argv[], char *envp[])
 	setproctitle("%s: %d threads, %s, %s%s", cfg->mode, srv.nworkers,
 	    tk_loop_backend(srv.workers[0].l), name,
 	    cfg->nlisten > 1 ? " ..." : "");
-	log_info("echo: %d threads, backend %s, idle timeout %s, buffer "
-	    "limit %zu, drain timeout %s", srv.nworkers,
+	log_info("%s: %d threads, backend %s, idle timeout %s, buffer "
+	    "limit %zu, drain timeout %s", cfg->mode, srv.nworkers,
 	    tk_loop_backend(srv.workers[0].l), cfg->idle_timeout == 0 ?
 	    "off" : tk_fmt_duration(cfg->idle_timeout, idle, sizeof(idle)),
 	    cfg->buffer_limit, tk_fmt_duration(cfg->drain_timeout, drain,

@@ -106,6 +106,8 @@ stats_reply(struct tk_loop *l, struct tk_msg *m)
 		stats_add(&total, &srv.workers[i].snap);
 	}
 	stats_log("total", &total);
+	if (srv.proto->stats != NULL)
+		srv.proto->stats();
 	srv.stats_busy = 0;
 	if (srv.stats_again)
 		stats_request();

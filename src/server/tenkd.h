@@ -285,7 +285,6 @@ void		 proxy_config(void);
 
 /* upstream.c */
 struct upstream;
-struct sockaddr_in6;
 int		 upstream_add(const char *, const char **);
 int		 upstream_count(void);
 void		 upstream_init(void);
@@ -300,6 +299,8 @@ void		 upstream_release(struct upstream *, uint64_t, uint64_t);
 void		 upstream_stats(void);
 
 /* master.c */
+#define LISTEN_FDS(cfg)	((cfg)->threads * ((cfg)->workers > 1 ? \
+			    (cfg)->workers : 1))	/* per address */
 int		 master_run(void);
 
 #endif /* TENK_SERVER_TENKD_H */

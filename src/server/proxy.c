@@ -1,0 +1,1008 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The L4 proxy: each accepted client is paired with a connection to an
+ * upstream (upstream.c chooses which), and bytes flow both ways until
+ * both sides have finished.  This file owns the session: the connect
+ * with its timeout and retries, the two directions with their
+ * backpressure and half-close, the PROXY protocol header, the
+ * --max-conns-per-ip table, the proxy's options and its access log
+ * line.  Accepting, the idle wheel and closing are conn.c's.
+ *
+ * A session is one allocation: the client's struct conn first (its
+ * watcher is what conn.c and the run queue know), the struct conn_acct
+ * that conn_new() fills when the access log is on, then the upstream's
+ * watcher and queue.  Both watchers run proxy_step(), which serves both
+ * directions; a direction is "client to upstream" (C2U) or "upstream to
+ * client" (U2C), with the queue toward the receiving side.
+ *
+ *	state		client want		upstream want
+ *	PX_CONNECT	-			W (connect completion)
+ *	PX_DATA		R unless C2U ended	R unless U2C ended
+ *			or its queue is full;	or its queue is full;
+ *			W while U2C queued	W while C2U queued
+ *
+ * The data path is echo.c's: recv into the thread's scratch buffer, send
+ * straight to the other side, queue only what the kernel did not take;
+ * a recv shorter than asked drained the socket (unless HUP), a send
+ * shorter than offered filled it.  So a proxied message costs one recv
+ * and one send per direction.  Reads are sized to the room left under
+ * --buffer-limit in the queue toward the other side, and a full queue
+ * stops reading from the side that fills it: memory per session is at
+ * most twice the limit, whatever the peers do.
+ *
+ * Half-close: a FIN read from one side (recv 0) ends that direction;
+ * once its queue is flushed, shutdown(SHUT_WR) passes the FIN on, and
+ * the other direction keeps flowing.  The session ends when both FINs
+ * have been passed on, or once it has been half-closed and silent for
+ * --fin-timeout.
+ *
+ * --max-conns counts sockets: the client's unit is taken by worker.c
+ * before accept, the upstream's here, and both go back through
+ * worker_conn_gone().
+ */
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tenk/log.h"
+#include "tenk/parse.h"
+#include "tenk/xmalloc.h"
+#include "tenkd.h"
+
+enum proxy_state {
+	PX_CONNECT = 0,		/* connecting to an upstream */
+	PX_DATA,		/* connected: bytes flow */
+};
+
+/* Who ended a session: the first part of the termination code. */
+enum px_who {
+	WHO_NONE = 0,
+	WHO_CLIENT,
+	WHO_UPSTREAM,
+	WHO_TIMEOUT,
+	WHO_TENKD,
+};
+
+static const char *const who_names[] = {
+	"-", "client", "upstream", "timeout", "tenkd"
+};
+
+#define C2U		0	/* client to upstream */
+#define U2C		1	/* upstream to client */
+
+#define PX_BUDGET	(2 * SCRATCH_SIZE)	/* bytes read per turn */
+#define PX_IOV		16
+#define IPC_BUCKETS	4096
+
+struct psess {
+	struct conn		 c;	/* the client; first */
+	struct conn_acct	 a;	/* peer and start, always */
+	struct tk_io		 up;	/* the upstream; arg: worker */
+	struct tk_bufq		 upq;	/* toward the upstream */
+	struct tk_timer		 timer;	/* connect, fin timeout */
+	struct upstream		*u;	/* picked, or NULL */
+	const char		*why;	/* termination detail */
+	uint64_t		 tried;	/* bitmask of upstreams */
+	uint64_t		 in;	/* bytes from the client */
+	uint64_t		 out;	/* bytes to the client */
+	uint64_t		 tx;	/* bytes to the upstream */
+	uint64_t		 rx;	/* bytes from the upstream */
+	uint8_t			 attempts;
+	uint8_t			 who;	/* enum px_who, at end */
+	uint8_t			 first_fin; /* enum px_who */
+	uint8_t			 eof[2]; /* FIN read from the source */
+	uint8_t			 shut[2]; /* FIN passed on */
+	unsigned int		 unit:1; /* upstream's --max-conns unit */
+	unsigned int		 ipc:1;	/* counted per IP */
+	unsigned int		 fin_armed:1;
+};
+
+_Static_assert(offsetof(struct psess, a) == sizeof(struct conn),
+    "conn_new() writes the struct conn_acct right after the struct conn");
+
+/* A client address in the --max-conns-per-ip table. */
+struct ipc {
+	struct ipc		*next;
+	unsigned char		 addr[16];
+	sa_family_t		 family;
+	long long		 n;
+};
+
+struct pxconf	 pxcf = {
+	.balance = BALANCE_RR,
+	.connect_timeout = 5 * TK_SEC,
+	.fin_timeout = 30 * TK_SEC,
+	.retries = 2,
+	.fail_max = 3,
+	.fail_timeout = 10 * TK_SEC,
+};
+
+static char		*given_opt;	/* first proxy option seen */
+static struct ipc	*ipc_tab[IPC_BUCKETS];
+static pthread_mutex_t	 ipc_mtx = PTHREAD_MUTEX_INITIALIZER;
+
+static void	proxy_start(struct worker *, struct conn *);
+static void	proxy_step(struct worker *, struct conn *);
+static void	proxy_close(struct worker *, struct conn *,
+		    enum conn_reason);
+static void	proxy_stats(void);
+static void	up_io(struct tk_loop *, struct tk_io *);
+static void	px_timer(struct tk_loop *, struct tk_timer *);
+static int	connect_next(struct worker *, struct psess *, int);
+static int	connect_done(struct worker *, struct psess *);
+static int	pump(struct worker *, struct psess *, int);
+static int	forward(struct worker *, struct psess *, int, size_t);
+static int	flush(struct worker *, struct psess *, int);
+static void	set_wants(struct worker *, struct psess *);
+static void	end(struct worker *, struct psess *, int, const char *,
+		    enum conn_reason);
+static void	fail(struct worker *, struct psess *, int);
+static void	discard(struct worker *, struct psess *);
+static int	proxy_header(struct psess *, char *, size_t);
+static int	ipc_take(const struct sockaddr_in6 *);
+static void	ipc_put(const struct sockaddr_in6 *);
+static void	access_line(struct worker *, struct psess *, const char *);
+
+const struct proto proto_proxy = {
+	.name = "proxy",
+	.size = sizeof(struct psess),
+	.start = proxy_start,
+	.step = proxy_step,
+	.close = proxy_close,
+	.stats = proxy_stats,
+};
+
+/* A bad proxy option: one line on stderr, exit 2 (as main.c's). */
+static noreturn void
+bad(const char *opt, const char *arg, const char *why)
+{
+	if (arg != NULL)
+		fprintf(stderr, "tenkd: %s %s: %s\n", opt, arg, why);
+	else
+		fprintf(stderr, "tenkd: %s: %s\n", opt, why);
+	exit(2);
+}
+
+static uint64_t
+dur(const char *opt, const char *arg, uint64_t min, uint64_t max,
+    const char *range)
+{
+	const char	*err;
+	char		 why[96];
+	uint64_t	 ns;
+
+	if (tk_parse_duration(arg, min, max, &ns, &err) == -1) {
+		snprintf(why, sizeof(why), "%s (%s; units ms, s, m, h)", err,
+		    range);
+		bad(opt, arg, why);
+	}
+	return ns;
+}
+
+static long long
+num(const char *opt, const char *arg, long long min, long long max)
+{
+	const char	*err;
+	char		 why[64];
+	long long	 n;
+
+	n = strtonum(arg, min, max, &err);
+	if (err != NULL) {
+		snprintf(why, sizeof(why), "%s (%lld to %lld)", err, min, max);
+		bad(opt, arg, why);
+	}
+	return n;
+}
+
+/*
+ * An option main.c does not know: the proxy's, and --workers.  opt is
+ * its name as typed for messages.  Start-up; a bad value exits 2.
+ */
+void
+proxy_option(int ch, const char *opt, const char *arg)
+{
+	const char	*err;
+
+	if (ch != OPT_WORKERS && given_opt == NULL)
+		given_opt = xstrdup(opt);
+	switch (ch) {
+	case 'u':
+		if (upstream_add(arg, &err) == -1)
+			bad(opt, arg, err);
+		break;
+	case OPT_BALANCE:
+		if (strcmp(arg, "rr") == 0)
+			pxcf.balance = BALANCE_RR;
+		else if (strcmp(arg, "leastconn") == 0)
+			pxcf.balance = BALANCE_LEASTCONN;
+		else if (strcmp(arg, "source") == 0)
+			pxcf.balance = BALANCE_SOURCE;
+		else
+			bad(opt, arg, "not a method (rr, leastconn, source)");
+		break;
+	case OPT_CONNECT_TIMEOUT:
+		pxcf.connect_timeout = dur(opt, arg, 10 * TK_MSEC,
+		    3600 * TK_SEC, "10ms to 1h");
+		break;
+	case OPT_FAIL_MAX:
+		pxcf.fail_max = (int)num(opt, arg, 1, 1000);
+		break;
+	case OPT_FAIL_TIMEOUT:
+		pxcf.fail_timeout = dur(opt, arg, 0, 3600 * TK_SEC,
+		    "0 to 1h");
+		break;
+	case OPT_FIN_TIMEOUT:
+		pxcf.fin_timeout = dur(opt, arg, 0, 24 * 3600 * TK_SEC,
+		    "0 to 24h");
+		break;
+	case OPT_MAXPERIP:
+		pxcf.max_per_ip = num(opt, arg, 0, 10000000);
+		break;
+	case OPT_RETRIES:
+		pxcf.retries = (int)num(opt, arg, 0, 100);
+		break;
+	case OPT_SEND_PROXY:
+		if (strcmp(arg, "v1") == 0)
+			pxcf.send_proxy = 1;
+		else if (strcmp(arg, "v2") == 0)
+			pxcf.send_proxy = 2;
+		else
+			bad(opt, arg, "not a version (v1, v2)");
+		break;
+	case OPT_WORKERS:
+		srv.cfg.workers = (int)num(opt, arg, 1, 64);
+		break;
+	}
+}
+
+/*
+ * After the command line: refuse proxy options in echo mode, require an
+ * upstream in proxy mode, set the proxy's defaults.  Exits 2 on error.
+ */
+void
+proxy_config(void)
+{
+	if (srv.proto != &proto_proxy) {
+		if (given_opt != NULL)
+			bad(given_opt, NULL, "only with tenkd proxy");
+		return;
+	}
+	if (upstream_count() == 0)
+		bad("proxy", NULL, "needs at least one upstream "
+		    "(-u HOST:PORT)");
+	if (srv.cfg.buffer_limit == 0)
+		srv.cfg.buffer_limit = 16 * 1024;
+	upstream_init();
+}
+
+static inline void
+touch(struct worker *w, struct psess *s)
+{
+	s->c.last = (uint32_t)(tk_loop_now(w->l) >> CONN_TSHIFT);
+}
+
+/* When s last moved a byte, in ns, from c->last (see tenkd.h). */
+static uint64_t
+session_last(const struct psess *s, uint64_t now)
+{
+	uint64_t	nowu = now >> CONN_TSHIFT;
+	uint32_t	age = (uint32_t)nowu - s->c.last;
+
+	return (nowu - age) << CONN_TSHIFT;
+}
+
+/* Take a --max-conns unit for the upstream socket; 0 at the cap. */
+static int
+unit_take(void)
+{
+	unsigned long long	n;
+
+	if (srv.max_conns == 0) {
+		atomic_fetch_add(&srv.nconns, 1);
+		return 1;
+	}
+	n = atomic_load(&srv.nconns);
+	do {
+		if (n >= srv.max_conns)
+			return 0;
+	} while (!atomic_compare_exchange_weak(&srv.nconns, &n, n + 1));
+	return 1;
+}
+
+/*
+ * A fresh client: note its address, check the per-IP cap and the unit
+ * of the upstream socket, and start the first connect.  The client is
+ * not read until the upstream is connected; its bytes wait in the
+ * kernel.
+ */
+static void
+proxy_start(struct worker *w, struct conn *c)
+{
+	struct psess	*s = (struct psess *)c;
+	socklen_t	 len;
+
+	tk_io_init(&s->up, -1, up_io, w);
+	tk_timer_init(&s->timer, px_timer, s);
+	c->state = PX_CONNECT;
+	if (c->acct)
+		c->acct = 0;		/* our own line, not conn.c's */
+	else {
+		s->a.start = tk_loop_now(w->l);
+		len = sizeof(s->a.peer);
+		if (getpeername(c->io.fd, (struct sockaddr *)&s->a.peer,
+		    &len) == -1)
+			s->a.peer.sin6_family = AF_UNSPEC;
+	}
+	if (tk_io_want(w->l, &c->io, 0) == -1) {
+		end(w, s, WHO_TENKD, "error", CONN_ERROR);
+		return;
+	}
+	if (pxcf.max_per_ip > 0) {
+		if (ipc_take(&s->a.peer) == -1) {
+			end(w, s, WHO_TENKD, "ip-limit", CONN_ERROR);
+			return;
+		}
+		s->ipc = 1;
+	}
+	/*
+	 * XXX Threads racing for the last units can leave an accepted
+	 * client with no unit for its upstream.  Rather than drop a
+	 * client that the kernel handed over, take it anyway: the count
+	 * passes --max-conns by at most threads - 1 (set_limits() keeps
+	 * more slack than that under RLIMIT_NOFILE), and accepting stops
+	 * until it is back under.  Taking both units before accept4
+	 * would need worker.c to know the protocol's socket count.
+	 */
+	if (!unit_take())
+		atomic_fetch_add(&srv.nconns, 1);
+	s->unit = 1;
+	if (connect_next(w, s, 0) == -1)
+		return;
+	set_wants(w, s);
+}
+
+/* The run-queue handler of the upstream watcher. */
+static void
+up_io(struct tk_loop *l, struct tk_io *io)
+{
+	struct psess	*s = (struct psess *)((char *)io -
+			    offsetof(struct psess, up));
+
+	(void)l;
+	proxy_step(io->arg, &s->c);
+}
+
+/*
+ * Start a connect to the next upstream, after a failure with error err
+ * (0 on the first attempt).  Returns 0 with a connect in progress, or
+ * -1 after ending the session: no attempt left, no upstream up, or no
+ * descriptor.
+ */
+static int
+connect_next(struct worker *w, struct psess *s, int err)
+{
+	struct upstream	*u;
+	uint64_t	 now = tk_loop_now(w->l);
+	int		 fd;
+
+	for (;;) {
+		if (s->attempts > pxcf.retries) {
+			if (err == ETIMEDOUT)
+				end(w, s, WHO_TIMEOUT, "connect-timeout",
+				    CONN_TIMEOUT);
+			else
+				end(w, s, WHO_UPSTREAM, err == ECONNREFUSED ?
+				    "refused" : "connect-error", CONN_ERROR);
+			return -1;
+		}
+		if ((u = upstream_pick(&s->a.peer, s->tried, now)) == NULL) {
+			end(w, s, WHO_TENKD, "no-upstream", CONN_ERROR);
+			return -1;
+		}
+		s->attempts++;
+		s->tried |= 1ULL << upstream_index(u);
+		s->u = u;
+		if ((fd = tk_sock_connect(upstream_addr(u), NULL)) == -1) {
+			err = errno;
+			if (err == EMFILE || err == ENFILE || err == ENOBUFS ||
+			    err == ENOMEM) {
+				end(w, s, WHO_TENKD, "no-fd", CONN_ERROR);
+				return -1;
+			}
+			log_debug("%s: %s: %s", __func__, upstream_name(u),
+			    strerror(err));
+			s->u = NULL;
+			upstream_failed(u, now, err);
+			continue;
+		}
+		tk_io_init(&s->up, fd, up_io, w);
+		if (tk_io_start(w->l, &s->up, TK_EV_WRITE) == -1) {
+			err = errno;
+			close(fd);
+			s->up.fd = -1;
+			end(w, s, WHO_TENKD, err == ERANGE ? "fdlimit" :
+			    "error", err == ERANGE ? CONN_FDLIMIT : CONN_ERROR);
+			return -1;
+		}
+		if (tk_timer_arm(w->l, &s->timer, pxcf.connect_timeout) ==
+		    -1) {
+			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+			return -1;
+		}
+		return 0;
+	}
+}
+
+/*
+ * The upstream socket became writable (or failed) while connecting.
+ * Returns 0 when connected or retrying, -1 after ending the session.
+ */
+static int
+connect_done(struct worker *w, struct psess *s)
+{
+	char	hdr[232];
+	int	err, n;
+
+	if ((err = tk_sock_error(s->up.fd)) == -1)
+		err = errno;
+	tk_timer_cancel(w->l, &s->timer);
+	if (err != 0) {
+		log_debug("%s: %s: %s", __func__, upstream_name(s->u),
+		    strerror(err));
+		(void)tk_io_close(w->l, &s->up);
+		upstream_failed(s->u, tk_loop_now(w->l), err);
+		s->u = NULL;
+		return connect_next(w, s, err);
+	}
+	upstream_connected(s->u);
+	(void)tk_sock_nodelay(s->up.fd);
+	s->c.state = PX_DATA;
+	touch(w, s);
+	if (pxcf.send_proxy != 0) {
+		n = proxy_header(s, hdr, sizeof(hdr));
+		if (tk_bufq_append(&s->upq, &w->pool, hdr, n) == -1) {
+			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Connect timeout (one attempt) or fin timeout. */
+static void
+px_timer(struct tk_loop *l, struct tk_timer *t)
+{
+	struct psess	*s = t->arg;
+	struct worker	*w = s->c.io.arg;
+	uint64_t	 last;
+
+	if (s->c.state == PX_CONNECT) {
+		log_debug("%s: %s: connect timeout", __func__,
+		    upstream_name(s->u));
+		(void)tk_io_close(l, &s->up);
+		upstream_failed(s->u, tk_loop_now(l), ETIMEDOUT);
+		s->u = NULL;
+		if (connect_next(w, s, ETIMEDOUT) == -1)
+			return;
+		set_wants(w, s);
+		return;
+	}
+	/*
+	 * The fin timeout counts from the last byte either way, as the
+	 * idle wheel does: a half-closed session still moving bytes (a
+	 * request sent with its FIN, a long reply) is not cut.  Activity
+	 * only moved c->last; here the deadline catches up.
+	 */
+	last = session_last(s, tk_loop_now(l));
+	if (tk_loop_now(l) - last < pxcf.fin_timeout &&
+	    tk_timer_arm_at(l, t, last + pxcf.fin_timeout) == 0)
+		return;
+	end(w, s, WHO_TIMEOUT, "fin-timeout", CONN_TIMEOUT);
+}
+
+/*
+ * The step of both watchers: finish a connect, then move bytes both
+ * ways, pass FINs on, end the session when both directions are done,
+ * and set what each socket waits for.
+ */
+static void
+proxy_step(struct worker *w, struct conn *c)
+{
+	struct psess	*s = (struct psess *)c;
+
+	if (c->state == PX_CONNECT) {
+		if (s->up.fd == -1 || (s->up.ready & (TK_EV_WRITE |
+		    TK_EV_ERR | TK_EV_HUP)) == 0) {
+			set_wants(w, s);
+			return;
+		}
+		if (connect_done(w, s) == -1)
+			return;
+		if (c->state == PX_CONNECT) {
+			set_wants(w, s);
+			return;
+		}
+	}
+	if (pump(w, s, C2U) == -1 || pump(w, s, U2C) == -1)
+		return;
+	if (s->shut[C2U] && s->shut[U2C]) {
+		end(w, s, s->first_fin, "eof", CONN_EOF);
+		return;
+	}
+	if (s->first_fin != WHO_NONE && !s->fin_armed &&
+	    pxcf.fin_timeout != 0) {
+		s->fin_armed = 1;
+		(void)tk_timer_arm(w->l, &s->timer, pxcf.fin_timeout);
+	}
+	set_wants(w, s);
+}
+
+static void
+set_wants(struct worker *w, struct psess *s)
+{
+	size_t		limit = srv.cfg.buffer_limit;
+	unsigned int	cw = 0, uw = 0;
+
+	if (s->c.state == PX_CONNECT)
+		uw = TK_EV_WRITE;
+	else {
+		if (!s->eof[C2U] && s->upq.len < limit)
+			cw |= TK_EV_READ;
+		if (s->c.outq.len > 0)
+			cw |= TK_EV_WRITE;
+		if (!s->eof[U2C] && s->c.outq.len < limit)
+			uw |= TK_EV_READ;
+		if (s->upq.len > 0)
+			uw |= TK_EV_WRITE;
+	}
+	if (tk_io_want(w->l, &s->c.io, cw) == -1 || (s->up.fd != -1 &&
+	    tk_io_want(w->l, &s->up, uw) == -1)) {
+		log_warn("%s: fd %d", __func__, s->c.io.fd);
+		end(w, s, WHO_TENKD, "error", CONN_ERROR);
+	}
+}
+
+/*
+ * Direction d: flush its queue if the receiving side takes bytes, then
+ * read from the sending side and forward, until it is drained, the
+ * queue is full or the budget is spent; pass a FIN on once the queue is
+ * empty.  Returns 0, or -1 after ending the session.
+ */
+static int
+pump(struct worker *w, struct psess *s, int d)
+{
+	struct tk_io	*src = d == C2U ? &s->c.io : &s->up;
+	struct tk_io	*dst = d == C2U ? &s->up : &s->c.io;
+	struct tk_bufq	*q = d == C2U ? &s->upq : &s->c.outq;
+	size_t		 limit = srv.cfg.buffer_limit, room;
+	size_t		 budget = PX_BUDGET;
+	ssize_t		 n;
+
+	if (q->len > 0 && (dst->ready & TK_EV_WRITE) && flush(w, s, d) == -1)
+		return -1;
+	while (!s->eof[d] && q->len < limit && (src->ready & TK_EV_READ) &&
+	    budget > 0) {
+		room = limit - q->len;
+		if (room > SCRATCH_SIZE)
+			room = SCRATCH_SIZE;
+		n = recv(src->fd, w->scratch, room, 0);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				tk_io_block(src, TK_EV_READ);
+				break;
+			}
+			fail(w, s, d == C2U ? WHO_CLIENT : WHO_UPSTREAM);
+			return -1;
+		}
+		if (n == 0) {
+			s->eof[d] = 1;
+			if (s->first_fin == WHO_NONE)
+				s->first_fin = d == C2U ? WHO_CLIENT :
+				    WHO_UPSTREAM;
+			break;
+		}
+		w->st.bytes_in += n;
+		if (d == C2U)
+			s->in += n;
+		else
+			s->rx += n;
+		touch(w, s);
+		if (forward(w, s, d, n) == -1)
+			return -1;
+		budget -= (size_t)n < budget ? (size_t)n : budget;
+		if ((size_t)n < room && (src->ready & TK_EV_HUP) == 0) {
+			tk_io_block(src, TK_EV_READ);
+			break;
+		}
+	}
+	if (s->eof[d] && q->len == 0 && !s->shut[d]) {
+		/* ENOTCONN if the peer already reset: the send will tell. */
+		(void)shutdown(dst->fd, SHUT_WR);
+		s->shut[d] = 1;
+	}
+	return 0;
+}
+
+static inline void
+sent(struct worker *w, struct psess *s, int d, size_t n)
+{
+	w->st.bytes_out += n;
+	if (d == C2U)
+		s->tx += n;
+	else
+		s->out += n;
+}
+
+/*
+ * Send the n bytes just read into the scratch buffer on to the other
+ * side, queueing what the kernel does not take.  Returns 0, or -1 after
+ * ending the session.
+ */
+static int
+forward(struct worker *w, struct psess *s, int d, size_t n)
+{
+	struct tk_io	*dst = d == C2U ? &s->up : &s->c.io;
+	struct tk_bufq	*q = d == C2U ? &s->upq : &s->c.outq;
+	ssize_t		 k = 0;
+
+	if (q->len == 0) {
+		do {
+			k = send(dst->fd, w->scratch, n, MSG_NOSIGNAL);
+		} while (k == -1 && errno == EINTR);
+		if (k == -1) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				fail(w, s, d == C2U ? WHO_UPSTREAM :
+				    WHO_CLIENT);
+				return -1;
+			}
+			k = 0;
+		}
+		sent(w, s, d, k);
+		if ((size_t)k == n)
+			return 0;
+		tk_io_block(dst, TK_EV_WRITE);
+	}
+	if (tk_bufq_append(q, &w->pool, w->scratch + k, n - k) == -1) {
+		end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+		return -1;
+	}
+	return 0;
+}
+
+/* Send direction d's queue until it is empty or the socket is full. */
+static int
+flush(struct worker *w, struct psess *s, int d)
+{
+	struct tk_io	*dst = d == C2U ? &s->up : &s->c.io;
+	struct tk_bufq	*q = d == C2U ? &s->upq : &s->c.outq;
+	struct iovec	 iov[PX_IOV];
+	struct msghdr	 msg;
+	ssize_t		 n;
+	size_t		 len;
+	int		 i, niov;
+
+	while (q->len > 0) {
+		niov = tk_bufq_iov(q, iov, PX_IOV);
+		for (len = 0, i = 0; i < niov; i++)
+			len += iov[i].iov_len;
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = iov;
+		msg.msg_iovlen = niov;
+		n = sendmsg(dst->fd, &msg, MSG_NOSIGNAL);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				tk_io_block(dst, TK_EV_WRITE);
+				return 0;
+			}
+			fail(w, s, d == C2U ? WHO_UPSTREAM : WHO_CLIENT);
+			return -1;
+		}
+		tk_bufq_consume(q, &w->pool, n);
+		sent(w, s, d, n);
+		touch(w, s);
+		if ((size_t)n < len) {
+			tk_io_block(dst, TK_EV_WRITE);
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* A recv or send on side who failed; errno tells why. */
+static void
+fail(struct worker *w, struct psess *s, int who)
+{
+	if (errno == ECONNRESET || errno == EPIPE)
+		end(w, s, who, "reset", CONN_RESET);
+	else {
+		log_debug("%s: fd %d: %s: %s", __func__, s->c.io.fd,
+		    who_names[who], strerror(errno));
+		end(w, s, who, "error", CONN_ERROR);
+	}
+}
+
+/* End the session: who ended it and why, for the log; s is freed. */
+static void
+end(struct worker *w, struct psess *s, int who, const char *why,
+    enum conn_reason reason)
+{
+	s->who = who;
+	s->why = why;
+	if (s->c.state == PX_CONNECT)
+		discard(w, s);
+	conn_close(w, &s->c, reason);
+}
+
+/*
+ * A session that never reached an upstream did not read its client:
+ * read and drop what is waiting, so that the close sends a FIN rather
+ * than the RST that unread bytes would cause (close(2) on TCP, RFC 2525
+ * 2.17).  Bounded: a client still sending gets the RST.
+ */
+static void
+discard(struct worker *w, struct psess *s)
+{
+	ssize_t	n;
+	int	i;
+
+	for (i = 0; i < 4; i++) {
+		n = recv(s->c.io.fd, w->scratch, SCRATCH_SIZE, MSG_DONTWAIT);
+		if (n <= 0 || n < SCRATCH_SIZE)
+			break;
+	}
+}
+
+/*
+ * conn_close()'s hook, for every end of a session, ours or conn.c's
+ * (idle timeout, forced shutdown): close the upstream side, give back
+ * its unit and the per-IP count, add to the upstream's counters and
+ * write the access log line.
+ */
+static void
+proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
+{
+	struct psess	*s = (struct psess *)c;
+	const char	*phase;
+
+	if (s->who == WHO_NONE) {
+		s->who = reason == CONN_TIMEOUT ? WHO_TIMEOUT : WHO_TENKD;
+		s->why = reason == CONN_TIMEOUT ? "idle" :
+		    conn_reasons[reason];
+	}
+	if (c->state == PX_CONNECT)
+		phase = "connect";
+	else if (s->shut[C2U] && s->shut[U2C])
+		phase = "eof";
+	else if (s->first_fin != WHO_NONE)
+		phase = "fin";
+	else
+		phase = "data";
+	tk_timer_cancel(w->l, &s->timer);
+	if (s->up.fd != -1)
+		(void)tk_io_close(w->l, &s->up);
+	tk_bufq_clear(&s->upq, &w->pool);
+	if (s->u != NULL)
+		upstream_release(s->u, s->tx, s->rx);
+	if (s->unit)
+		worker_conn_gone(w);
+	if (s->ipc)
+		ipc_put(&s->a.peer);
+	if (srv.access_fd != -1)
+		access_line(w, s, phase);
+}
+
+/* SIGUSR1, after the thread totals: the upstreams and the sockets. */
+static void
+proxy_stats(void)
+{
+	upstream_stats();
+	log_info("stats sockets: open %llu max-conns %llu",
+	    (unsigned long long)atomic_load(&srv.nconns),
+	    (unsigned long long)srv.max_conns);
+}
+
+/*
+ * The PROXY protocol header (haproxy's proxy-protocol.txt, versions 1
+ * and 2) for s's client: its address and the one it connected to.
+ * Returns its length in buf.
+ */
+static int
+proxy_header(struct psess *s, char *buf, size_t len)
+{
+	static const unsigned char sig[12] = {
+		0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49,
+		0x54, 0x0a
+	};
+	struct tk_addr			 src, dst;
+	const struct sockaddr_in	*s4, *d4;
+	const struct sockaddr_in6	*s6, *d6;
+	char				 a[TK_ADDRSTRLEN], b[TK_ADDRSTRLEN];
+	unsigned char			*p = (unsigned char *)buf;
+	int				 fam, n;
+
+	memset(&src, 0, sizeof(src));
+	memcpy(&src.ss, &s->a.peer, sizeof(s->a.peer));
+	src.len = s->a.peer.sin6_family == AF_INET ?
+	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	fam = s->a.peer.sin6_family;
+	if (tk_sock_local(s->c.io.fd, &dst) == -1 ||
+	    dst.ss.ss_family != fam || (fam != AF_INET && fam != AF_INET6))
+		fam = AF_UNSPEC;
+	if (pxcf.send_proxy == 1) {
+		if (fam == AF_UNSPEC)
+			return snprintf(buf, len, "PROXY UNKNOWN\r\n");
+		n = snprintf(buf, len, "PROXY %s %s %s %d %d\r\n",
+		    fam == AF_INET ? "TCP4" : "TCP6",
+		    tk_addr_fmt_host(&src, a, sizeof(a)),
+		    tk_addr_fmt_host(&dst, b, sizeof(b)),
+		    tk_addr_port(&src), tk_addr_port(&dst));
+		return n;
+	}
+	memcpy(p, sig, sizeof(sig));
+	if (fam == AF_UNSPEC) {
+		/* LOCAL command: the receiver uses the real addresses. */
+		p[12] = 0x20;
+		p[13] = 0x00;
+		p[14] = p[15] = 0;
+		return 16;
+	}
+	p[12] = 0x21;			/* version 2, PROXY */
+	if (fam == AF_INET) {
+		s4 = (const struct sockaddr_in *)&src.ss;
+		d4 = (const struct sockaddr_in *)&dst.ss;
+		p[13] = 0x11;		/* TCP over IPv4 */
+		p[14] = 0;
+		p[15] = 12;
+		memcpy(p + 16, &s4->sin_addr, 4);
+		memcpy(p + 20, &d4->sin_addr, 4);
+		memcpy(p + 24, &s4->sin_port, 2);
+		memcpy(p + 26, &d4->sin_port, 2);
+		return 28;
+	}
+	s6 = (const struct sockaddr_in6 *)&src.ss;
+	d6 = (const struct sockaddr_in6 *)&dst.ss;
+	p[13] = 0x21;			/* TCP over IPv6 */
+	p[14] = 0;
+	p[15] = 36;
+	memcpy(p + 16, &s6->sin6_addr, 16);
+	memcpy(p + 32, &d6->sin6_addr, 16);
+	memcpy(p + 48, &s6->sin6_port, 2);
+	memcpy(p + 50, &d6->sin6_port, 2);
+	return 52;
+}
+
+/*
+ * --max-conns-per-ip: a count per client address, shared by the
+ * threads of the process under one mutex, taken once per accept and
+ * close.  XXX With --workers the cap is per process.
+ */
+static unsigned int
+ipc_key(const struct sockaddr_in6 *sa, unsigned char *addr)
+{
+	unsigned int	h = 2166136261u;
+	int		i;
+
+	memset(addr, 0, 16);
+	if (sa->sin6_family == AF_INET)
+		memcpy(addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	else if (sa->sin6_family == AF_INET6)
+		memcpy(addr, &sa->sin6_addr, 16);
+	for (i = 0; i < 16; i++) {
+		h ^= addr[i];
+		h *= 16777619u;
+	}
+	return h % IPC_BUCKETS;
+}
+
+/* Count a connection from sa; -1 at the cap (or out of memory). */
+static int
+ipc_take(const struct sockaddr_in6 *sa)
+{
+	struct ipc	*e;
+	unsigned char	 addr[16];
+	unsigned int	 h = ipc_key(sa, addr);
+	int		 rv = 0;
+
+	pthread_mutex_lock(&ipc_mtx);
+	for (e = ipc_tab[h]; e != NULL; e = e->next)
+		if (e->family == sa->sin6_family &&
+		    memcmp(e->addr, addr, 16) == 0)
+			break;
+	if (e == NULL) {
+		if ((e = calloc(1, sizeof(*e))) == NULL)
+			rv = -1;
+		else {
+			memcpy(e->addr, addr, 16);
+			e->family = sa->sin6_family;
+			e->next = ipc_tab[h];
+			ipc_tab[h] = e;
+		}
+	}
+	if (e != NULL) {
+		if (e->n >= pxcf.max_per_ip)
+			rv = -1;
+		else
+			e->n++;
+	}
+	pthread_mutex_unlock(&ipc_mtx);
+	return rv;
+}
+
+static void
+ipc_put(const struct sockaddr_in6 *sa)
+{
+	struct ipc	*e, **ep;
+	unsigned char	 addr[16];
+	unsigned int	 h = ipc_key(sa, addr);
+
+	pthread_mutex_lock(&ipc_mtx);
+	for (ep = &ipc_tab[h]; (e = *ep) != NULL; ep = &e->next)
+		if (e->family == sa->sin6_family &&
+		    memcmp(e->addr, addr, 16) == 0)
+			break;
+	if (e != NULL && --e->n == 0) {
+		*ep = e->next;
+		free(e);
+	}
+	pthread_mutex_unlock(&ipc_mtx);
+}
+
+/*
+ * One line per session at close:
+ *	2026-11-22T13:29:42.123Z 127.0.0.1:51234 proxy 127.0.0.1:7000
+ *	1.234s in=10 out=10 tries=1 client/eof eof
+ * (one line): the client, the upstream ("-" if none was connected), the
+ * duration, bytes from and to the client, connect attempts, who ended
+ * the session in which phase, and why.
+ */
+static void
+access_line(struct worker *w, struct psess *s, const char *phase)
+{
+	struct tk_addr	 peer;
+	struct timespec	 ts;
+	struct tm	 tm;
+	char		 line[512], when[32], cl[TK_ADDRSTRLEN];
+	uint64_t	 ns = tk_loop_now(w->l) - s->a.start;
+	int		 n;
+	ssize_t		 r;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	memset(&peer, 0, sizeof(peer));
+	memcpy(&peer.ss, &s->a.peer, sizeof(s->a.peer));
+	peer.len = s->a.peer.sin6_family == AF_INET ?
+	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	if (s->a.peer.sin6_family != AF_INET &&
+	    s->a.peer.sin6_family != AF_INET6)
+		strlcpy(cl, "?", sizeof(cl));
+	else
+		tk_addr_fmt(&peer, cl, sizeof(cl));
+	n = snprintf(line, sizeof(line), "%s.%03ldZ %s proxy %s "
+	    "%llu.%03llus in=%llu out=%llu tries=%d %s/%s %s\n", when,
+	    ts.tv_nsec / 1000000, cl, s->u != NULL && s->c.state == PX_DATA ?
+	    upstream_name(s->u) : "-", (unsigned long long)(ns / TK_SEC),
+	    (unsigned long long)(ns % TK_SEC / TK_MSEC),
+	    (unsigned long long)s->in, (unsigned long long)s->out,
+	    s->attempts, who_names[s->who], phase, s->why);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return;
+	do {
+		r = write(srv.access_fd, line, n);
+	} while (r == -1 && errno == EINTR);
+}

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The proxy's upstreams: the list given with --upstream, the choice of
+ * one per connect attempt (weighted round-robin, least connections or a
+ * hash of the client address), passive health (--fail-max consecutive
+ * connect failures take an upstream out for --fail-timeout) and the
+ * per-upstream counters that SIGUSR1 logs.  Connecting and moving bytes
+ * are proxy.c's.
+ *
+ * The list is fixed after start-up and shared by all worker threads of
+ * a process; everything that changes is an atomic, so picking takes no
+ * lock.  Weighted round-robin walks a schedule built once at start-up by
+ * the smooth weighted algorithm (each upstream gets its share spread
+ * evenly through the cycle, not in runs), indexed by a shared counter.
+ * Bytes are added to an upstream's counters when a session ends, not
+ * per read, so the data path touches no shared cache line.
+ * XXX With --workers each process keeps its own health and counters.
+ */
+#include <sys/types.h>
+
+#include <netinet/in.h>
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tenk/log.h"
+#include "tenk/sock.h"
+#include "tenk/timer.h"
+#include "tenk/xmalloc.h"
+#include "tenkd.h"
+
+#define MAXWEIGHT	100
+
+struct upstream {
+	struct tk_addr		 addr;
+	char			 name[TK_ADDRSTRLEN];
+	int			 idx;
+	int			 weight;
+	atomic_ullong		 active;	/* connecting, connected */
+	atomic_ullong		 sessions;	/* connects done */
+	atomic_ullong		 fails;		/* failed */
+	atomic_ullong		 tx;		/* bytes sent to it */
+	atomic_ullong		 rx;		/* bytes from it */
+	atomic_int		 nfail;		/* failures in a row */
+	atomic_ullong		 down_until;	/* ns; 0 = up */
+};
+
+static struct upstream	 ups[MAXUPSTREAMS];
+static int		 nups;
+static int		*sched;			/* upstream indexes */
+static int		 nsched;
+static atomic_uint	 rr_next;
+
+/*
+ * Parse "HOST:PORT[,weight=N]" into the list.  Start-up only.  Returns
+ * 0, or -1 with *err pointing at a static phrase.
+ */
+int
+upstream_add(const char *arg, const char **err)
+{
+	struct upstream	*u;
+	const char	*w, *e;
+	char		 host[300];
+	size_t		 len;
+	long long	 weight = 1;
+
+	if (nups == MAXUPSTREAMS) {
+		*err = "too many upstreams (at most 64)";
+		return -1;
+	}
+	if ((w = strchr(arg, ',')) != NULL) {
+		if (strncmp(w, ",weight=", 8) != 0) {
+			*err = "unknown parameter (weight=N)";
+			return -1;
+		}
+		weight = strtonum(w + 8, 1, MAXWEIGHT, &e);
+		if (e != NULL) {
+			*err = "bad weight (1 to 100)";
+			return -1;
+		}
+		len = w - arg;
+	} else
+		len = strlen(arg);
+	if (len == 0 || len >= sizeof(host)) {
+		*err = "bad address";
+		return -1;
+	}
+	memcpy(host, arg, len);
+	host[len] = '\0';
+	u = &ups[nups];
+	if (tk_addr_parse(host, -1, &u->addr, err) == -1)
+		return -1;
+	if (tk_addr_port(&u->addr) == 0) {
+		*err = "port 0";
+		return -1;
+	}
+	tk_addr_fmt(&u->addr, u->name, sizeof(u->name));
+	u->idx = nups++;
+	u->weight = (int)weight;
+	return 0;
+}
+
+int
+upstream_count(void)
+{
+	return nups;
+}
+
+/* Build the round-robin schedule.  Start-up, after the last add. */
+void
+upstream_init(void)
+{
+	int	cur[MAXUPSTREAMS], total = 0, i, k, best;
+
+	for (i = 0; i < nups; i++) {
+		total += ups[i].weight;
+		cur[i] = 0;
+		atomic_init(&ups[i].active, 0);
+		atomic_init(&ups[i].sessions, 0);
+		atomic_init(&ups[i].fails, 0);
+		atomic_init(&ups[i].tx, 0);
+		atomic_init(&ups[i].rx, 0);
+		atomic_init(&ups[i].nfail, 0);
+		atomic_init(&ups[i].down_until, 0);
+	}
+	sched = xcalloc(total, sizeof(*sched));
+	nsched = total;
+	for (k = 0; k < total; k++) {
+		best = 0;
+		for (i = 0; i < nups; i++) {
+			cur[i] += ups[i].weight;
+			if (cur[i] > cur[best])
+				best = i;
+		}
+		cur[best] -= total;
+		sched[k] = best;
+	}
+	atomic_init(&rr_next, 0);
+}
+
+static int
+usable(struct upstream *u, uint64_t now)
+{
+	uint64_t	d = atomic_load_explicit(&u->down_until,
+			    memory_order_relaxed);
+
+	return d == 0 || d <= now;
+}
+
+/* FNV-1a over the address bytes (not the port). */
+static uint32_t
+addr_hash(const struct sockaddr_in6 *sa)
+{
+	const unsigned char	*p;
+	uint32_t		 h = 2166136261u;
+	size_t			 len, i;
+
+	if (sa->sin6_family == AF_INET) {
+		p = (const unsigned char *)
+		    &((const struct sockaddr_in *)sa)->sin_addr;
+		len = 4;
+	} else {
+		p = (const unsigned char *)&sa->sin6_addr;
+		len = 16;
+	}
+	for (i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/*
+ * Choose an upstream for a connect attempt: one that is up and not in
+ * the bitmask tried, else one that is up, else NULL (all are down).  For
+ * --balance source, peer gives the client address.  The choice counts
+ * as active until upstream_failed() or upstream_release().  Any thread.
+ */
+struct upstream *
+upstream_pick(const struct sockaddr_in6 *peer, uint64_t tried, uint64_t now)
+{
+	struct upstream	*u, *best = NULL;
+	unsigned int	 start;
+	uint64_t	 a, ba = 0;
+	int		 pass, i, k;
+
+	for (pass = 0; pass < 2 && best == NULL; pass++) {
+		switch (pxcf.balance) {
+		case BALANCE_LEASTCONN:
+			/* Fewest active per unit of weight; ties rotate. */
+			start = atomic_fetch_add(&rr_next, 1);
+			for (i = 0; i < nups; i++) {
+				u = &ups[(start + i) % nups];
+				if (!usable(u, now) || (pass == 0 &&
+				    (tried & (1ULL << u->idx))))
+					continue;
+				a = atomic_load(&u->active);
+				if (best == NULL || a * best->weight <
+				    ba * u->weight) {
+					best = u;
+					ba = a;
+				}
+			}
+			break;
+		case BALANCE_SOURCE:
+		case BALANCE_RR:
+			if (pxcf.balance == BALANCE_SOURCE)
+				start = addr_hash(peer);
+			else
+				start = atomic_fetch_add(&rr_next, 1);
+			for (k = 0; k < nsched; k++) {
+				u = &ups[sched[(start + k) % nsched]];
+				if (!usable(u, now) || (pass == 0 &&
+				    (tried & (1ULL << u->idx))))
+					continue;
+				best = u;
+				break;
+			}
+			break;
+		}
+	}
+	if (best != NULL)
+		atomic_fetch_add(&best->active, 1);
+	return best;
+}
+
+int
+upstream_index(const struct upstream *u)
+{
+	return u->idx;
+}
+
+const struct tk_addr *
+upstream_addr(const struct upstream *u)
+{
+	return &u->addr;
+}
+
+const char *
+upstream_name(const struct upstream *u)
+{
+	return u->name;
+}
+
+/* A connect to u succeeded: it is healthy again. */
+void
+upstream_connected(struct upstream *u)
+{
+	atomic_fetch_add(&u->sessions, 1);
+	if (atomic_exchange(&u->nfail, 0) >= pxcf.fail_max &&
+	    atomic_exchange(&u->down_until, 0) != 0)
+		log_info("upstream %s is up again", u->name);
+}
+
+/*
+ * A connect to u failed (err: the errno, or ETIMEDOUT): count it, and
+ * after --fail-max in a row take u out for --fail-timeout.  Releases
+ * the pick.
+ */
+void
+upstream_failed(struct upstream *u, uint64_t now, int err)
+{
+	int	n;
+
+	atomic_fetch_sub(&u->active, 1);
+	atomic_fetch_add(&u->fails, 1);
+	n = atomic_fetch_add(&u->nfail, 1) + 1;
+	if (n < pxcf.fail_max || pxcf.fail_timeout == 0)
+		return;
+	/* One thread logs the transition; later failures only extend. */
+	if (atomic_exchange(&u->down_until, now + pxcf.fail_timeout) <= now)
+		log_warnx("upstream %s is down after %d failed connects "
+		    "(last: %s)", u->name, n, strerror(err));
+}
+
+/* A session on u ended: release the pick, add its bytes. */
+void
+upstream_release(struct upstream *u, uint64_t tx, uint64_t rx)
+{
+	atomic_fetch_sub(&u->active, 1);
+	atomic_fetch_add(&u->tx, tx);
+	atomic_fetch_add(&u->rx, rx);
+}
+
+/*
+ * One line per upstream on SIGUSR1, after the thread totals:
+ * "stats upstream 127.0.0.1:7000: up weight 1 active 2 sessions 9
+ * fails 0 tx 123 rx 123".  Main thread.
+ */
+void
+upstream_stats(void)
+{
+	struct upstream	*u;
+	struct timespec	 ts;
+	uint64_t	 d, now;
+	int		 i;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * TK_SEC + ts.tv_nsec;
+	for (i = 0; i < nups; i++) {
+		u = &ups[i];
+		d = atomic_load(&u->down_until);
+		log_info("stats upstream %s: %s weight %d active %llu "
+		    "sessions %llu fails %llu tx %llu rx %llu", u->name,
+		    d != 0 && d > now ? "down" : "up", u->weight,
+		    (unsigned long long)atomic_load(&u->active),
+		    (unsigned long long)atomic_load(&u->sessions),
+		    (unsigned long long)atomic_load(&u->fails),
+		    (unsigned long long)atomic_load(&u->tx),
+		    (unsigned long long)atomic_load(&u->rx));
+	}
+}

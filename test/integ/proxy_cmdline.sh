@@ -1,0 +1,56 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# The proxy's command line: every bad input exits 2 with one line on
+# stderr naming the option; proxy options are refused in echo mode;
+# --check accepts a good proxy configuration.
+# backends: none
+# timeout: 60
+. "$(dirname "$0")/lib.sh"
+
+bad() {
+	_w=$1
+	shift
+	"$TENKD" "$@" >"$T/o" 2>"$T/e"
+	_s=$?
+	[ "$_s" -eq 2 ] || fail "tenkd $*: exit $_s, wanted 2: $(cat "$T/e")"
+	[ ! -s "$T/o" ] || fail "tenkd $*: wrote to stdout: $(cat "$T/o")"
+	[ "$(wc -l <"$T/e")" -eq 1 ] ||
+	    fail "tenkd $*: $(wc -l <"$T/e") lines on stderr: $(cat "$T/e")"
+	grep -q -- "$_w" "$T/e" || fail "tenkd $*: no '$_w' in: $(cat "$T/e")"
+}
+
+u="-u 127.0.0.1:7000"
+bad 'upstream'		proxy
+bad 'upstream'		proxy --balance rr
+bad '-u'		proxy -u
+bad '-u'		proxy -u 127.0.0.1
+bad '-u'		proxy -u 127.0.0.1:0
+bad '-u'		proxy -u 127.0.0.1:99999
+bad '--upstream'	proxy --upstream no.such.host.invalid:1
+bad '-u'		proxy -u 127.0.0.1:7000,weight=0
+bad '-u'		proxy -u 127.0.0.1:7000,weight=101
+bad '-u'		proxy -u 127.0.0.1:7000,backup
+bad '--balance'		proxy $u --balance random
+bad '--connect-timeout'	proxy $u --connect-timeout 0
+bad '--connect-timeout'	proxy $u --connect-timeout 5x
+bad '--fin-timeout'	proxy $u --fin-timeout 2d
+bad '--retries'		proxy $u --retries -1
+bad '--retries'		proxy $u --retries 1000
+bad '--fail-max'	proxy $u --fail-max 0
+bad '--fail-timeout'	proxy $u --fail-timeout 2h
+bad '--max-conns-per-ip' proxy $u --max-conns-per-ip x
+bad '--send-proxy'	proxy $u --send-proxy v3
+bad '--workers'		proxy $u --workers 0
+bad '--workers'		echo --workers 65
+bad 'only with tenkd proxy' echo -u 127.0.0.1:7000
+bad 'only with tenkd proxy' echo --send-proxy v1
+bad 'unknown mode'	proxyy $u
+
+"$TENKD" proxy --check -l 127.0.0.1:0 -u 127.0.0.1:7000,weight=3 \
+    -u '[::1]:7001' --balance leastconn --connect-timeout 1s \
+    --fin-timeout 0 --retries 0 --fail-max 5 --fail-timeout 1m \
+    --max-conns-per-ip 10 --send-proxy v2 --workers 2 2>"$T/e" ||
+    fail "--check: $(cat "$T/e")"
+grep -q 'configuration OK: proxy' "$T/e" || fail "--check said: $(cat "$T/e")"
+grep -q 'listening' "$T/e" && fail "--check bound a socket"
+pass

@@ -1,0 +1,42 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# --max-conns counts both sockets of a session: with 10, five sessions
+# are open and the sixth client waits in the backlog until one leaves.
+# After churn (normal closes and resets) the count is back to zero.
+# timeout: 90
+. "$(dirname "$0")/lib.sh"
+
+upstream_start --threads 1
+tenkd_start proxy --threads 2 -u "$UPADDR" --max-conns 10
+"$TKCLI" hold -c 5 -d 60 "$ADDR" >"$T/h" 2>&1 &
+h=$!
+track "$h"
+wait_line 20 "$T/h" '^ready 5' || fail "hold: $(cat "$T/h")"
+"$TKCLI" echo -c 2 -b 100 -T 40 "$ADDR" >"$T/e" 2>&1 &
+e=$!
+track "$e"
+sleep 1.5
+alive "$e" || fail "the extra clients ended at the cap: $(cat "$T/e")"
+s=$(tenkd_stats) || exit 1
+[ "$(stat_val "$s" accepted)" -le 6 ] || fail "accepted beyond the cap: $s"
+kill -TERM "$h"
+wait_exit 20 "$e"
+[ "$STATUS" -eq 0 ] || fail "waiting clients failed: $(cat "$T/e")"
+
+# Churn: sessions that end normally, and resets mid-transfer (tkcli
+# echo keeps its connections to the end of the round: at most five).
+i=0
+while [ "$i" -lt 5 ]; do
+	"$TKCLI" echo -c 5 -b 1-64k -T 40 "$ADDR" || fail "churn round $i"
+	"$TKCLI" rst -c 4 -b 100000 "$ADDR" >/dev/null 2>&1
+	i=$((i + 1))
+done
+_zero() {
+	_s=$(tenkd_stats) || exit 1
+	[ "$(stat_val "$_s" active)" -eq 0 ] &&
+	    grep 'stats sockets' "$TENKD_LOG" | tail -n 1 | grep -q 'open 0 '
+}
+wait_for 20 _zero || fail "not back to zero: $(grep 'stats' "$TENKD_LOG" |
+    tail -n 4)"
+[ "$(ups_stat "$UPADDR" active)" -eq 0 ] || fail "upstream active"
+pass

@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pxtool: test peers for the proxy's integration scripts.  Plain
+ * blocking sockets and one thread per connection, no libtenk loop, so a
+ * bug in the loop cannot hide on both ends.  Every failure is one line
+ * on stderr starting with "pxtool:" and exit status 1; bad usage exits 2.
+ *
+ *	upstream [-p] [-d ms | -s | -f bytes] [-l addr:port]
+ *		an upstream; prints "listening on ADDR:PORT" on stderr.  With
+ *		-p each connection must start with a PROXY protocol header
+ *		(v1 or v2), printed on stdout as one line "PROXY v1 TCP4 src
+ *		dst sport dport".  Then per connection: echo until EOF and
+ *		close (default); -d: read until EOF, wait ms, send it all
+ *		back, close; -s: read until EOF, then stay silent and open;
+ *		-f: send bytes first and shut down the write side, then read
+ *		until EOF, print "received N" on stdout, close.
+ *	blackhole [-l addr:port]
+ *		a listener that never accepts, its backlog filled by its own
+ *		connections, so that further connects hang in SYN-SENT.
+ *	client [-r] [-n bytes] [-T secs] addr:port
+ *		connect; without -r send bytes, shut down the write side and
+ *		read until EOF; with -r read until EOF first, then send and
+ *		shut down, then wait for the close.  Prints "got N bytes in
+ *		S s" (bytes read, seconds from the shutdown or connect to
+ *		EOF or a reset, then " (reset)"), and checks an echo
+ *		byte-exact when not -r.
+ */
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tenk/sock.h"
+
+#define BUFSZ	(64 * 1024)
+
+static int	 opt_proxy;
+static long	 opt_delay = -1;
+static int	 opt_silent;
+static long	 opt_first = -1;
+static pthread_mutex_t out_mtx = PTHREAD_MUTEX_INITIALIZER;
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+fail(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fprintf(stderr, "pxtool: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr, "usage: pxtool upstream [-p] [-d ms | -s | -f bytes] "
+	    "[-l addr:port]\n"
+	    "       pxtool blackhole [-l addr:port]\n"
+	    "       pxtool client [-r] [-n bytes] [-T secs] addr:port\n");
+	exit(2);
+}
+
+static double
+now(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int
+readn(int fd, void *buf, size_t n)
+{
+	size_t	got = 0;
+	ssize_t	r;
+
+	while (got < n) {
+		r = recv(fd, (char *)buf + got, n - got, 0);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += r;
+	}
+	return 0;
+}
+
+static int
+writen(int fd, const void *buf, size_t n)
+{
+	size_t	done = 0;
+	ssize_t	r;
+
+	while (done < n) {
+		r = send(fd, (const char *)buf + done, n - done, MSG_NOSIGNAL);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		done += r;
+	}
+	return 0;
+}
+
+/* Read and print a PROXY header; -1 if there is none. */
+static int
+read_proxy(int fd)
+{
+	static const unsigned char sig[12] = {
+		0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49,
+		0x54, 0x0a
+	};
+	unsigned char	 b[256];
+	char		 line[300], a[64], c[64];
+	size_t		 i, len;
+
+	if (readn(fd, b, 12) == -1)
+		return -1;
+	if (memcmp(b, sig, 12) == 0) {
+		if (readn(fd, b + 12, 4) == -1)
+			return -1;
+		len = (size_t)b[14] << 8 | b[15];
+		if (len > sizeof(b) - 16 || readn(fd, b + 16, len) == -1)
+			return -1;
+		if (b[12] == 0x20)
+			snprintf(line, sizeof(line), "PROXY v2 LOCAL");
+		else if (b[12] == 0x21 && b[13] == 0x11 && len >= 12) {
+			inet_ntop(AF_INET, b + 16, a, sizeof(a));
+			inet_ntop(AF_INET, b + 20, c, sizeof(c));
+			snprintf(line, sizeof(line),
+			    "PROXY v2 TCP4 %s %s %d %d", a, c,
+			    b[24] << 8 | b[25], b[26] << 8 | b[27]);
+		} else if (b[12] == 0x21 && b[13] == 0x21 && len >= 36) {
+			inet_ntop(AF_INET6, b + 16, a, sizeof(a));
+			inet_ntop(AF_INET6, b + 32, c, sizeof(c));
+			snprintf(line, sizeof(line),
+			    "PROXY v2 TCP6 %s %s %d %d", a, c,
+			    b[48] << 8 | b[49], b[50] << 8 | b[51]);
+		} else
+			return -1;
+	} else if (memcmp(b, "PROXY ", 6) == 0) {
+		/* v1: up to 107 bytes ending in CRLF. */
+		for (i = 12; i < 107; i++) {
+			if (readn(fd, b + i, 1) == -1)
+				return -1;
+			if (b[i] == '\n' && b[i - 1] == '\r')
+				break;
+		}
+		if (i == 107)
+			return -1;
+		b[i - 1] = '\0';
+		snprintf(line, sizeof(line), "PROXY v1 %s", (char *)b + 6);
+	} else
+		return -1;
+	pthread_mutex_lock(&out_mtx);
+	printf("%s\n", line);
+	fflush(stdout);
+	pthread_mutex_unlock(&out_mtx);
+	return 0;
+}
+
+static void *
+serve(void *arg)
+{
+	int	 fd = (int)(intptr_t)arg;
+	char	*buf, *all = NULL;
+	size_t	 len = 0, cap = 0;
+	ssize_t	 n;
+	long	 i;
+
+	if ((buf = malloc(BUFSZ)) == NULL)
+		fail("malloc");
+	if (opt_proxy && read_proxy(fd) == -1) {
+		pthread_mutex_lock(&out_mtx);
+		printf("no PROXY header\n");
+		fflush(stdout);
+		pthread_mutex_unlock(&out_mtx);
+		goto done;
+	}
+	if (opt_first >= 0) {
+		for (i = 0; i < opt_first; i++)
+			buf[i % BUFSZ] = (char)(i * 7);
+		for (i = 0; i < opt_first; i += BUFSZ)
+			if (writen(fd, buf, opt_first - i < BUFSZ ?
+			    opt_first - i : BUFSZ) == -1)
+				goto done;
+		shutdown(fd, SHUT_WR);
+	}
+	for (;;) {
+		n = recv(fd, buf, BUFSZ, 0);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (opt_delay >= 0) {
+			if (len + n > cap) {
+				cap = (len + n) * 2;
+				if ((all = realloc(all, cap)) == NULL)
+					fail("realloc");
+			}
+			memcpy(all + len, buf, n);
+			len += n;
+		} else if (opt_first >= 0 || opt_silent)
+			len += n;
+		else if (writen(fd, buf, n) == -1)
+			break;
+	}
+	if (opt_silent)
+		for (;;)
+			pause();
+	if (opt_first >= 0) {
+		pthread_mutex_lock(&out_mtx);
+		printf("received %zu\n", len);
+		fflush(stdout);
+		pthread_mutex_unlock(&out_mtx);
+	}
+	if (opt_delay >= 0) {
+		usleep(opt_delay * 1000);
+		(void)writen(fd, all, len);
+	}
+ done:
+	close(fd);
+	free(all);
+	free(buf);
+	return NULL;
+}
+
+static int
+listen_on(const char *arg, int backlog)
+{
+	struct tk_addr	 a;
+	const char	*err;
+	char		 name[TK_ADDRSTRLEN];
+	int		 fd, one = 1;
+
+	if (tk_addr_parse(arg, 0, &a, &err) == -1)
+		fail("%s: %s", arg, err);
+	if ((fd = socket(a.ss.ss_family, SOCK_STREAM, 0)) == -1)
+		fail("socket: %s", strerror(errno));
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&a.ss, a.len) == -1 ||
+	    listen(fd, backlog) == -1 || tk_sock_local(fd, &a) == -1)
+		fail("listen on %s: %s", arg, strerror(errno));
+	fprintf(stderr, "listening on %s\n", tk_addr_fmt(&a, name,
+	    sizeof(name)));
+	return fd;
+}
+
+static void
+upstream(const char *addr)
+{
+	pthread_t	t;
+	int		lfd, fd;
+
+	lfd = listen_on(addr, 1024);
+	for (;;) {
+		if ((fd = accept(lfd, NULL, NULL)) == -1) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			fail("accept: %s", strerror(errno));
+		}
+		if (pthread_create(&t, NULL, serve, (void *)(intptr_t)fd) != 0)
+			fail("pthread_create");
+		pthread_detach(t);
+	}
+}
+
+/*
+ * Fill the accept queue: with backlog 0 Linux queues one connection
+ * (and later SYNs are dropped); connect until one hangs.
+ */
+static void
+blackhole(const char *addr)
+{
+	struct pollfd	 pfd;
+	struct tk_addr	 a;
+	int		 lfd, fd, i;
+
+	lfd = listen_on(addr, 0);
+	if (tk_sock_local(lfd, &a) == -1)
+		fail("getsockname: %s", strerror(errno));
+	for (i = 0; i < 64; i++) {
+		if ((fd = tk_sock_connect(&a, NULL)) == -1)
+			fail("connect: %s", strerror(errno));
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		if (poll(&pfd, 1, 300) == 0)
+			break;
+	}
+	if (i == 64)
+		fail("the backlog never filled");
+	fprintf(stderr, "backlog full after %d connections\n", i);
+	for (;;)
+		pause();
+}
+
+static void
+client(const char *addr, long bytes, int recv_first, double timeout)
+{
+	struct tk_addr	 a;
+	struct timeval	 tv;
+	const char	*err;
+	char		*buf, *in;
+	size_t		 got = 0, cap;
+	ssize_t		 n;
+	double		 t0;
+	long		 i;
+	int		 fd, reset = 0;
+
+	if (tk_addr_parse(addr, -1, &a, &err) == -1)
+		fail("%s: %s", addr, err);
+	if ((fd = socket(a.ss.ss_family, SOCK_STREAM, 0)) == -1)
+		fail("socket: %s", strerror(errno));
+	if (connect(fd, (struct sockaddr *)&a.ss, a.len) == -1)
+		fail("connect %s: %s", addr, strerror(errno));
+	tv.tv_sec = (time_t)timeout;
+	tv.tv_usec = (suseconds_t)((timeout - tv.tv_sec) * 1e6);
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	cap = bytes > 0 ? (size_t)bytes + BUFSZ : BUFSZ;
+	if ((buf = malloc(cap)) == NULL || (in = malloc(cap + BUFSZ)) ==
+	    NULL)
+		fail("malloc");
+	for (i = 0; i < bytes; i++)
+		buf[i] = (char)(i * 13 + 5);
+	t0 = now();
+	if (recv_first) {
+		for (;;) {
+			n = recv(fd, in, BUFSZ, 0);
+			if (n == -1 && errno == EINTR)
+				continue;
+			if (n == -1)
+				fail("recv: %s", strerror(errno));
+			if (n == 0)
+				break;
+			got += n;
+		}
+	}
+	if (writen(fd, buf, bytes) == -1 || shutdown(fd, SHUT_WR) == -1) {
+		/* Closed by the other side before we were done. */
+		if (errno != EPIPE && errno != ECONNRESET && errno != ENOTCONN)
+			fail("send: %s", strerror(errno));
+		reset = 1;
+	}
+	if (!recv_first)
+		t0 = now();
+	while (!reset) {
+		n = recv(fd, in + (recv_first ? 0 : got), recv_first ? BUFSZ :
+		    cap + BUFSZ - got, 0);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == ECONNRESET) {
+			reset = 1;
+			break;
+		}
+		if (n == -1)
+			fail("recv after %zu bytes, %.2f s: %s", got,
+			    now() - t0, strerror(errno));
+		if (n == 0)
+			break;
+		if (!recv_first) {
+			got += n;
+			if (got > cap)
+				fail("more bytes than sent");
+		}
+	}
+	if (!recv_first && got == (size_t)bytes &&
+	    memcmp(in, buf, bytes) != 0)
+		fail("echo differs");
+	printf("got %zu bytes in %.2f s%s\n", got, now() - t0,
+	    reset ? " (reset)" : "");
+	close(fd);
+	free(in);
+	free(buf);
+}
+
+int
+main(int argc, char *argv[])
+{
+	const char	*addr = "127.0.0.1:0", *cmd, *errstr;
+	double		 timeout = 30;
+	long		 bytes = 1000;
+	int		 ch, recv_first = 0;
+
+	if (argc < 2)
+		usage();
+	cmd = argv[1];
+	argc--;
+	argv++;
+	signal(SIGPIPE, SIG_IGN);
+	while ((ch = getopt(argc, argv, "d:f:l:n:prsT:")) != -1) {
+		switch (ch) {
+		case 'd':
+			opt_delay = strtonum(optarg, 0, 600000, &errstr);
+			if (errstr != NULL)
+				usage();
+			break;
+		case 'f':
+			opt_first = strtonum(optarg, 0, 1 << 30, &errstr);
+			if (errstr != NULL)
+				usage();
+			break;
+		case 'l':
+			addr = optarg;
+			break;
+		case 'n':
+			bytes = strtonum(optarg, 0, 1 << 30, &errstr);
+			if (errstr != NULL)
+				usage();
+			break;
+		case 'p':
+			opt_proxy = 1;
+			break;
+		case 'r':
+			recv_first = 1;
+			break;
+		case 's':
+			opt_silent = 1;
+			break;
+		case 'T':
+			timeout = strtonum(optarg, 1, 3600, &errstr);
+			if (errstr != NULL)
+				usage();
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (strcmp(cmd, "upstream") == 0 && argc == 0)
+		upstream(addr);
+	else if (strcmp(cmd, "blackhole") == 0 && argc == 0)
+		blackhole(addr);
+	else if (strcmp(cmd, "client") == 0 && argc == 1)
+		client(argv[0], bytes, recv_first, timeout);
+	else
+		usage();
+	return 0;
+}
