@@ -180,9 +180,10 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 	enum conn_reason	 why;
 	uint64_t		 now = tk_loop_now(w->l), skipped;
 	size_t			 size = w->proto->size;
-	int			 acct = srv.access_fd != -1;
+	int			 acct;
 
 	w->st.accepted++;
+	acct = srv.access_fd != -1 && !w->proto->own_log;
 	/* Fails only on a socket the peer already reset; recv will tell. */
 	(void)tk_sock_nodelay(fd);
 	if (acct)
@@ -219,14 +220,14 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 	c->last = (uint32_t)(now >> CONN_TSHIFT);
 	if (acct) {
 		c->acct = 1;
-		a = CONN_ACCT(c);
+		a = CONN_ACCT(w, c);
 		a->start = now;
 		if (sa != NULL && (size_t)salen <= sizeof(a->peer))
 			memcpy(&a->peer, sa, salen);
 	}
 	wheel_file(w, c, now);
 	w->nconns++;
-	w->proto->start(w, c);
+	w->proto->start(w, c, sa, salen);
 	return c;
 
  fail:
@@ -332,7 +333,7 @@ conn_access_reopen(void)
 static void
 access_line(struct worker *w, struct conn *c, enum conn_reason why)
 {
-	struct conn_acct	*a = CONN_ACCT(c);
+	struct conn_acct	*a = CONN_ACCT(w, c);
 	const struct sockaddr_in *sin;
 	struct timespec		 ts;
 	struct tm		 tm;

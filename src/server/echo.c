@@ -44,7 +44,8 @@ enum echo_state {
 #define ECHO_BUDGET	(2 * SCRATCH_SIZE)
 #define ECHO_IOV	16
 
-static void	echo_start(struct worker *, struct conn *);
+static void	echo_start(struct worker *, struct conn *,
+		    const struct sockaddr *, socklen_t);
 static void	echo_step(struct worker *, struct conn *);
 static int	echo_send(struct worker *, struct conn *, size_t);
 static int	echo_flush(struct worker *, struct conn *);
@@ -58,9 +59,12 @@ const struct proto proto_echo = {
 };
 
 static void
-echo_start(struct worker *w, struct conn *c)
+echo_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
+    socklen_t salen)
 {
 	(void)w;
+	(void)sa;
+	(void)salen;
 	c->state = ECHO_RUN;
 }
 
@@ -105,7 +109,7 @@ echo_send(struct worker *w, struct conn *c, size_t n)
 		}
 		w->st.bytes_out += s;
 		if (c->acct)
-			CONN_ACCT(c)->out += s;
+			CONN_ACCT(w, c)->out += s;
 		if ((size_t)s == n)
 			return 0;
 		tk_io_block(&c->io, TK_EV_WRITE);
@@ -148,7 +152,7 @@ echo_flush(struct worker *w, struct conn *c)
 		tk_bufq_consume(&c->outq, &w->pool, n);
 		w->st.bytes_out += n;
 		if (c->acct)
-			CONN_ACCT(c)->out += n;
+			CONN_ACCT(w, c)->out += n;
 		echo_touch(w, c);
 		if ((size_t)n < len) {
 			tk_io_block(&c->io, TK_EV_WRITE);
@@ -199,7 +203,7 @@ echo_step(struct worker *w, struct conn *c)
 		}
 		w->st.bytes_in += n;
 		if (c->acct)
-			CONN_ACCT(c)->in += n;
+			CONN_ACCT(w, c)->in += n;
 		echo_touch(w, c);
 		if (echo_send(w, c, n) == -1)
 			return;

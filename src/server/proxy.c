@@ -9,9 +9,9 @@
  * line.  Accepting, the idle wheel and closing are conn.c's.
  *
  * A session is one allocation: the client's struct conn first (its
- * watcher is what conn.c and the run queue know), the struct conn_acct
- * that conn_new() fills when the access log is on, then the upstream's
- * watcher and queue.  Both watchers run proxy_step(), which serves both
+ * watcher is what conn.c and the run queue know), the client's address
+ * and start time (for the access log, the per-IP cap and source
+ * hashing), then the upstream's watcher and queue.  Both watchers run proxy_step(), which serves both
  * directions; a direction is "client to upstream" (C2U) or "upstream to
  * client" (U2C), with the queue toward the receiving side.
  *
@@ -108,8 +108,6 @@ struct psess {
 	unsigned int		 fin_armed:1;
 };
 
-_Static_assert(offsetof(struct psess, a) == sizeof(struct conn),
-    "conn_new() writes the struct conn_acct right after the struct conn");
 
 /* A client address in the --max-conns-per-ip table. */
 struct ipc {
@@ -132,7 +130,8 @@ static char		*given_opt;	/* first proxy option seen */
 static struct ipc	*ipc_tab[IPC_BUCKETS];
 static pthread_mutex_t	 ipc_mtx = PTHREAD_MUTEX_INITIALIZER;
 
-static void	proxy_start(struct worker *, struct conn *);
+static void	proxy_start(struct worker *, struct conn *,
+		    const struct sockaddr *, socklen_t);
 static void	proxy_step(struct worker *, struct conn *);
 static void	proxy_close(struct worker *, struct conn *,
 		    enum conn_reason);
@@ -161,6 +160,7 @@ const struct proto proto_proxy = {
 	.step = proxy_step,
 	.close = proxy_close,
 	.stats = proxy_stats,
+	.own_log = 1,
 };
 
 /* A bad proxy option: one line on stderr, exit 2 (as main.c's). */
@@ -327,23 +327,19 @@ unit_take(void)
  * kernel.
  */
 static void
-proxy_start(struct worker *w, struct conn *c)
+proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
+    socklen_t salen)
 {
 	struct psess	*s = (struct psess *)c;
-	socklen_t	 len;
 
 	tk_io_init(&s->up, -1, up_io, w);
 	tk_timer_init(&s->timer, px_timer, s);
 	c->state = PX_CONNECT;
-	if (c->acct)
-		c->acct = 0;		/* our own line, not conn.c's */
-	else {
-		s->a.start = tk_loop_now(w->l);
-		len = sizeof(s->a.peer);
-		if (getpeername(c->io.fd, (struct sockaddr *)&s->a.peer,
-		    &len) == -1)
-			s->a.peer.sin6_family = AF_UNSPEC;
-	}
+	s->a.start = tk_loop_now(w->l);
+	if (sa != NULL && (size_t)salen <= sizeof(s->a.peer))
+		memcpy(&s->a.peer, sa, salen);
+	else
+		s->a.peer.sin6_family = AF_UNSPEC;
 	if (tk_io_want(w->l, &c->io, 0) == -1) {
 		end(w, s, WHO_TENKD, "error", CONN_ERROR);
 		return;

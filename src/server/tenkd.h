@@ -87,7 +87,8 @@ struct worker;
  * struct (about 104 bytes) is most of what it costs in user space.  The
  * watcher comes first, so the handler finds the conn from its tk_io; its
  * arg is the worker.  When the access log is on, a struct conn_acct
- * follows in the same allocation.
+ * follows the protocol's struct (proto->size bytes) in the same
+ * allocation, unless the protocol writes its own line.
  */
 struct conn {
 	struct tk_io		 io;		/* arg: the worker */
@@ -106,7 +107,8 @@ struct conn_acct {
 	struct sockaddr_in6	 peer;		/* or a sockaddr_in */
 };
 
-#define CONN_ACCT(c)	((struct conn_acct *)((c) + 1))
+#define CONN_ACCT(w, c)	\
+	((struct conn_acct *)((char *)(c) + (w)->proto->size))
 
 /*
  * conn->last is in units of 2^20 ns (about 1.05 ms): a shift, not a
@@ -126,12 +128,15 @@ struct conn_acct {
 struct proto {
 	const char	*name;
 	size_t		 size;
-	void		(*start)(struct worker *, struct conn *);
+	/* A fresh connection and its peer's address, from accept4. */
+	void		(*start)(struct worker *, struct conn *,
+			    const struct sockaddr *, socklen_t);
 	void		(*step)(struct worker *, struct conn *);
 	/* Optional: called by conn_close() before the free, and on SIGUSR1. */
 	void		(*close)(struct worker *, struct conn *,
 			    enum conn_reason);
 	void		(*stats)(void);
+	int		 own_log;	/* writes its own access-log line */
 };
 
 /* A listening socket of one worker, one per --listen address. */

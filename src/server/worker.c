@@ -223,23 +223,19 @@ worker_accept(struct tk_loop *l, struct tk_io *io)
 	struct listener		*ls = io->arg;
 	struct worker		*w = ls->w;
 	struct sockaddr_storage	 ss;
-	struct sockaddr		*sa = NULL;
-	socklen_t		 salen = 0, *salenp = NULL;
+	struct sockaddr		*sa = (struct sockaddr *)&ss;
+	socklen_t		 salen;
 	uint64_t		 skipped;
 	int			 fd, n;
 
 	(void)l;
-	if (srv.access_fd != -1) {
-		sa = (struct sockaddr *)&ss;
-		salenp = &salen;
-	}
 	for (n = 0; n < ACCEPT_BATCH; n++) {
 		if (!reserve()) {
 			cap(w);
 			return;
 		}
 		salen = sizeof(ss);
-		fd = accept4(io->fd, sa, salenp, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		fd = accept4(io->fd, sa, &salen, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd == -1) {
 			worker_conn_gone(w);
 			switch (errno) {
