@@ -1,0 +1,471 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# echo-compare.sh: tenkd echo side by side with another echo server.
+#
+#   test/bench/echo-compare.sh [options] 'PEER COMMAND'
+#
+# PEER COMMAND is run with sh -c; it must serve RFC 862 echo on loopback
+# and print "listening on ADDR:PORT" on stderr (as tenkd does with port 0).
+# The contenders are `tenkd echo -t 1`, the peer and `tenkd echo -t 2`,
+# always run in turn (t1, peer, t2, t1, peer, t2, ...) with a fresh server
+# each run, so that a noisy machine hits them alike; ratios are taken
+# within one run (the same run number) and their median is reported.
+#
+# Three phases, all against 127.0.0.1 from 127.0.0.2-127.0.0.9:
+#  1. ping-pong (tenkload -m pingpong -s SIZE) at each connection count:
+#     msgs/s, p50, p99 from tenkload's JSON; server and client CPU per
+#     message from utime+stime in /proc/PID/stat, sampled every 50 ms,
+#     between the first and the last sample inside tenkload's measured
+#     window, divided by msgs/s times that span.
+#  2. syscalls: strace -c -f -p SERVER (or perf stat, -S perf) for 3 s
+#     in the steady state; calls are given per send (in ping-pong each
+#     echo is one complete send) and per message counted from the bytes
+#     the server's sockets sent (ss -ti bytes_sent) over SIZE, which the
+#     tool's attach and detach blur.  Needs strace or perf, and ss.
+#  3. idle memory: VmRSS of a fresh server (after one warm-up round trip)
+#     before and after IDLE connections of tenkload -m idle, per connection.
+#
+# Options:
+#   -b DIR       tenk build directory (default: build/ next to test/)
+#   -c LIST      connection counts, comma-separated (default 1,100,1000,10000)
+#   -d SECS      measured seconds per run (default 4)
+#   -w SECS      tenkload --warmup (default 1)
+#   -r N         runs per cell (default 5)
+#   -R N         syscall-count runs per cell (default 3; 0 skips the phase)
+#   -S TOOL      count syscalls with strace (-c -f, default) or perf (stat
+#                on the syscall tracepoints: no ptrace stops, so the server
+#                runs at full speed and epoll_wait batches are not inflated)
+#   -i N         idle connections for the memory phase (default 10000;
+#                0 skips it), -I N runs of it (default 5)
+#   -t N         tenkload threads (default 1)
+#   -s BYTES     message size (default 64)
+#   -o DIR       keep raw results here (default: a temporary directory)
+#
+# Output: a table per phase on stdout; raw CSV files in DIR.
+# Not run by `make test`.
+
+set -u
+
+usage() {
+	echo "usage: $0 [-b dir] [-c list] [-d secs] [-w secs] [-r runs]" \
+	    "[-R runs] [-S strace|perf] [-i idle] [-I runs] [-t threads] [-s size] [-o dir]" \
+	    "'peer command'" >&2
+	exit 2
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+B=$here/../../build
+CONNS=1,100,1000,10000
+DUR=4
+WARM=1
+RUNS=5
+SRUNS=3
+TOOL=strace
+IDLE=10000
+IRUNS=5
+CT=1
+SIZE=64
+OUT=
+STRACE_S=3
+SRC=127.0.0.2-127.0.0.9
+RATE=10000
+
+while getopts b:c:d:w:r:R:S:i:I:t:s:o: opt; do
+	case $opt in
+	b) B=$OPTARG ;;
+	c) CONNS=$OPTARG ;;
+	d) DUR=$OPTARG ;;
+	w) WARM=$OPTARG ;;
+	r) RUNS=$OPTARG ;;
+	R) SRUNS=$OPTARG ;;
+	S) TOOL=$OPTARG ;;
+	i) IDLE=$OPTARG ;;
+	I) IRUNS=$OPTARG ;;
+	t) CT=$OPTARG ;;
+	s) SIZE=$OPTARG ;;
+	o) OUT=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 1 ] || usage
+PEER=$1
+TENKD=$B/tenkd
+TENKLOAD=$B/tenkload
+if [ ! -x "$TENKD" ] || [ ! -x "$TENKLOAD" ]; then
+	echo "$0: no $TENKD or $TENKLOAD; run make first" >&2
+	exit 2
+fi
+if [ -z "$OUT" ]; then
+	OUT=$(mktemp -d "${TMPDIR:-/tmp}/echo-compare.XXXXXX") || exit 1
+fi
+mkdir -p "$OUT" || exit 1
+HZ=$(getconf CLK_TCK)
+SERVERS="tenkd-t1 peer tenkd-t2"
+CONNS=$(echo "$CONNS" | tr ',' ' ')
+
+SPID=
+LPID=
+XPID=
+cleanup() {
+	for p in $XPID $LPID $SPID; do
+		kill "$p" 2>/dev/null
+	done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+die() {
+	echo "$0: $*" >&2
+	exit 1
+}
+
+# start_server NAME: sets SPID and ADDR (host:port it printed).
+start_server() {
+	: >"$OUT/server.err"
+	case $1 in
+	tenkd-t1) "$TENKD" echo -l 127.0.0.1:0 -t 1 2>"$OUT/server.err" & ;;
+	tenkd-t2) "$TENKD" echo -l 127.0.0.1:0 -t 2 2>"$OUT/server.err" & ;;
+	peer) sh -c "exec $PEER" 2>"$OUT/server.err" & ;;
+	esac
+	SPID=$!
+	n=0
+	ADDR=
+	while [ -z "$ADDR" ]; do
+		ADDR=$(sed -n 's/.*listening on \([^ ]*:[0-9][0-9]*\).*/\1/p' \
+		    "$OUT/server.err" | head -n 1)
+		[ -n "$ADDR" ] && break
+		kill -0 "$SPID" 2>/dev/null ||
+		    die "$1 exited: $(cat "$OUT/server.err")"
+		n=$((n + 1))
+		[ "$n" -lt 200 ] ||
+		    die "$1 printed no 'listening on ADDR:PORT' in 10 s"
+		sleep 0.05
+	done
+}
+
+stop_server() {
+	kill -TERM "$SPID" 2>/dev/null
+	wait "$SPID" 2>/dev/null
+	SPID=
+}
+
+# ticks PID: TICKS = utime + stime of the process (all threads).
+ticks() {
+	read -r _l <"/proc/$1/stat" 2>/dev/null || return 1
+	_l=${_l##*) }
+	set -f
+	# shellcheck disable=SC2086
+	set -- $_l
+	set +f
+	shift 11
+	TICKS=$(($1 + $2))
+}
+
+# sampler OUT SPID CPID: "usec server_ticks client_ticks" every 50 ms
+# while CPID lives.
+sampler() {
+	while kill -0 "$3" 2>/dev/null; do
+		t=$(date +%s%6N)
+		ticks "$2" || break
+		s=$TICKS
+		ticks "$3" || break
+		echo "$t $s $TICKS"
+		sleep 0.05
+	done >"$1"
+}
+
+# jget FILE SECTION.KEY (tenkload writes one member per line)
+jget() {
+	awk -v want="$2" '
+	/^  "[^"]*": \{/ { sec = $0; sub(/^  "/, "", sec); sub(/".*/, "", sec)
+		next }
+	/^  \}/ { sec = ""; next }
+	/^    "[^"]*": / { k = $0; sub(/^    "/, "", k); v = k
+		sub(/".*/, "", k); sub(/^[^"]*": /, "", v); sub(/,$/, "", v)
+		gsub(/"/, "", v)
+		if (sec "." k == want) { print v; f = 1; exit } }
+	END { if (!f) print "nan" }' "$1"
+}
+
+load1() {
+	read -r l _ </proc/loadavg
+	echo "$l"
+}
+
+median_table() {
+	# stdin: key value; prints key median min max (numeric keys kept in
+	# first-seen order)
+	awk '{ k = $1; if (!(k in n)) ord[++nk] = k; v[k, ++n[k]] = $2 }
+	END { for (i = 1; i <= nk; i++) { k = ord[i]; m = n[k]
+		for (a = 1; a <= m; a++) x[a] = v[k, a]
+		for (a = 2; a <= m; a++) { t = x[a]
+			for (b = a - 1; b >= 1 && x[b] > t; b--) x[b + 1] = x[b]
+			x[b + 1] = t }
+		med = m % 2 ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2
+		print k, med, x[1], x[m] } }'
+}
+
+echo "# echo-compare: $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 \
+    /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# peer: $PEER; tenkload -t $CT -s $SIZE -d ${DUR}s --warmup ${WARM}s;" \
+    "raw results in $OUT"
+
+# ---- phase 1: ping-pong -------------------------------------------------
+PP=$OUT/pingpong.csv
+echo "conns,run,server,msgs_s,p50_us,p99_us,srv_us_msg,cli_us_msg,srv_util,cli_util,errors,load1" >"$PP"
+for c in $CONNS; do
+	r=1
+	while [ "$r" -le "$RUNS" ]; do
+		for s in $SERVERS; do
+			start_server "$s"
+			j=$OUT/pp-$c-$r-$s.json
+			"$TENKLOAD" -q -m pingpong -c "$c" -t "$CT" -s "$SIZE" \
+			    -d "${DUR}s" --warmup "${WARM}s" --connect-rate "$RATE" \
+			    --source "$SRC" --json "$j" "$ADDR" \
+			    >"$OUT/pp.out" 2>&1 &
+			LPID=$!
+			sampler "$OUT/samples" "$SPID" "$LPID" &
+			XPID=$!
+			wait "$LPID"
+			LPID=
+			wait "$XPID"
+			XPID=
+			stop_server
+			ms=$(jget "$j" time.measure_start_us)
+			me=$(jget "$j" time.measure_end_us)
+			awk -v a="$ms" -v b="$me" -v hz="$HZ" -v c="$c" -v r="$r" \
+			    -v s="$s" -v rate="$(jget "$j" traffic.msgs_per_s)" \
+			    -v p50="$(jget "$j" latency.p50)" \
+			    -v p99="$(jget "$j" latency.p99)" \
+			    -v err="$(jget "$j" errors.total)" -v l="$(load1)" '
+			$1 >= a && $1 <= b { if (!n++) { t0 = $1; s0 = $2; c0 = $3 }
+				t1 = $1; s1 = $2; c1 = $3 }
+			END { span = (t1 - t0) / 1e6
+				if (n < 2 || span < 0.5 || rate <= 0) {
+					su = cu = sx = cx = "nan" } else {
+					su = (s1 - s0) / hz * 1e6 / (rate * span)
+					cu = (c1 - c0) / hz * 1e6 / (rate * span)
+					sx = (s1 - s0) / hz / span
+					cx = (c1 - c0) / hz / span }
+				printf "%s,%s,%s,%.0f,%.1f,%.1f,%s,%s,%s,%s,%s,%s\n",
+				    c, r, s, rate, p50 / 1e3, p99 / 1e3, su, cu,
+				    sx, cx, err, l }' "$OUT/samples" >>"$PP"
+			tail -n 1 "$PP" >&2
+		done
+		r=$((r + 1))
+	done
+done
+
+echo
+echo "## ping-pong ${SIZE} B, tenkload -t $CT: median (min-max) of $RUNS runs"
+echo
+echo "| conns | server | msgs/s | p50 µs | p99 µs | server µs/msg | client µs/msg | server CPU | client CPU |"
+echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+for col in 4 5 6 7 8 9 10; do
+	awk -F, -v col="$col" 'NR > 1 { print $1 "/" $3, $col }' "$PP" |
+	    median_table | awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
+done | awk '
+	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  f = ($2 == 4) ? "%.0f" : ($2 >= 9) ? "%.2f" : "%.1f"
+	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
+	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
+		printf "| %s | %s |", p[1], p[2]
+		for (c = 4; c <= 10; c++) printf " %s |", cell[k, c]
+		printf "\n" } }'
+
+echo
+echo "## same-run ratios, median (min-max): tenkd / peer"
+echo
+echo "| conns | tenkd | msgs/s | p99 | server µs/msg |"
+echo "| ---: | --- | ---: | ---: | ---: |"
+for t in tenkd-t1 tenkd-t2; do
+	for col in 4 6 7; do
+		awk -F, -v col="$col" -v t="$t" 'NR > 1 {
+			v[$1, $2, $3] = $col; k[$1, $2] = $1 }
+			END { for (x in k) { split(x, p, SUBSEP)
+				a = v[p[1], p[2], t]; b = v[p[1], p[2], "peer"]
+				if (b > 0) print p[1], a / b } }' "$PP" |
+		    sort -n -s -k1,1 | median_table |
+		    awk -v col="$col" -v t="$t" '{ print $1, t, col, $2, $3, $4 }'
+	done
+done | awk '
+	{ k = $1 " " $2; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  cell[k, $3] = sprintf("%.2f (%.2f-%.2f)", $4, $5, $6) }
+	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, " ")
+		printf "| %s | %s | %s | %s | %s |\n", p[1], p[2],
+		    cell[k, 4], cell[k, 6], cell[k, 7] } }' | sort -n -s -k2,2
+
+# ---- phase 2: syscalls per message ---------------------------------------
+case $TOOL in
+strace|perf) ;;
+*) usage ;;
+esac
+if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
+    command -v ss >/dev/null 2>&1; then
+	SC=$OUT/syscalls-$TOOL.csv
+	PERFEV=raw_syscalls:sys_enter
+	for e in recvfrom recvmsg read readv sendto sendmsg write writev \
+	    epoll_wait epoll_pwait epoll_pwait2; do
+		PERFEV=$PERFEV,syscalls:sys_enter_$e
+	done
+	echo "conns,run,server,msgs_ss,calls,calls_per_msg_ss,sends,calls_per_send,recv_per_send,wait_per_send,other_per_send" >"$SC"
+	sent() {
+		port=${ADDR##*:}
+		ss -Htin state established "( sport = :$port )" |
+		    grep -o 'bytes_sent:[0-9]*' |
+		    awk -F: '{ s += $2 } END { printf "%.0f\n", s }'
+	}
+	for c in $CONNS; do
+		r=1
+		while [ "$r" -le "$SRUNS" ]; do
+			for s in $SERVERS; do
+				start_server "$s"
+				settle=$((2 + 2 * c / RATE))
+				"$TENKLOAD" -q -m pingpong -c "$c" -t "$CT" \
+				    -s "$SIZE" -d "$((settle + STRACE_S + 2))s" \
+				    --connect-rate "$RATE" --source "$SRC" \
+				    --reply-timeout 0 "$ADDR" \
+				    >"$OUT/st.out" 2>&1 &
+				LPID=$!
+				sleep "$settle"
+				st=$OUT/$TOOL-$c-$r-$s.txt
+				if [ "$TOOL" = perf ]; then
+					b0=$(sent)
+					perf stat -x, -o "$st.csv" -e "$PERFEV" \
+					    -p "$SPID" -- sleep "$STRACE_S" \
+					    2>/dev/null
+					b1=$(sent)
+					# strace -c's layout: calls in $4, name last
+					awk -F, '$3 == "raw_syscalls:sys_enter" {
+						print "- - -", $1, "total" }
+					    $3 ~ /^syscalls:sys_enter_/ {
+						n = $3; sub(/.*sys_enter_/, "", n)
+						print "- - -", $1, n }' \
+					    "$st.csv" >"$st"
+				else
+					: >"$OUT/strace.err"
+					strace -c -f -p "$SPID" -o "$st" \
+					    2>"$OUT/strace.err" &
+					XPID=$!
+					n=0
+					until grep -q attached "$OUT/strace.err"
+					do
+						n=$((n + 1))
+						[ "$n" -lt 100 ] || die "strace:" \
+						    "$(cat "$OUT/strace.err")"
+						sleep 0.02
+					done
+					b0=$(sent)
+					sleep "$STRACE_S"
+					b1=$(sent)
+					kill -INT "$XPID"
+					wait "$XPID"
+					XPID=
+				fi
+				kill -TERM "$LPID" 2>/dev/null
+				wait "$LPID"
+				LPID=
+				stop_server
+				awk -v c="$c" -v r="$r" -v s="$s" \
+				    -v m="$(((b1 - b0) / SIZE))" '
+				$NF == "total" { tot = $4 }
+				$NF ~ /^(recvfrom|recvmsg|read|readv)$/ { rv += $4 }
+				$NF ~ /^(sendto|sendmsg|write|writev)$/ { sd += $4 }
+				$NF ~ /^(epoll_wait|epoll_pwait|epoll_pwait2|poll|ppoll|select|pselect6)$/ { wt += $4 }
+				END { if (m <= 0) m = "nan"
+					if (sd <= 0) sd = "nan"
+					o = (tot - rv - sd - wt) / sd
+					if (o < 0 && o > -0.0005) o = 0
+					printf "%s,%s,%s,%s,%d,%.3f,%d,%.3f,%.3f,%.3f,%.3f\n",
+					    c, r, s, m, tot, tot / m, sd, tot / sd,
+					    rv / sd, wt / sd, o }' \
+				    "$st" >>"$SC"
+				tail -n 1 "$SC" >&2
+			done
+			r=$((r + 1))
+		done
+	done
+	echo
+	echo "## syscalls per echoed message ($TOOL, ${STRACE_S} s" \
+	    "steady state): median (min-max) of $SRUNS runs"
+	echo
+	echo "Per send: every ${SIZE}-byte echo is one complete send in ping-pong."
+	echo "Per ss message: messages = server sockets' bytes_sent / $SIZE between"
+	if [ "$TOOL" = strace ]; then
+		echo "snapshots inside the traced span (strace's attach and detach"
+		echo "overrun it: an upper bound)."
+	else
+		echo "snapshots around the counted span (perf's start-up and exit"
+		echo "widen it: a lower bound)."
+	fi
+	echo
+	echo "| conns | server | calls/send | recv/send | wait/send | other/send | calls per ss message |"
+	echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
+	for col in 8 9 10 11 6; do
+		awk -F, -v col="$col" 'NR > 1 { print $1 "/" $3, $col }' \
+		    "$SC" | median_table |
+		    awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
+	done | awk '
+	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  if ($2 == 8 || $2 == 6)
+		cell[k, $2] = sprintf("%.3f (%.3f-%.3f)", $3, $4, $5)
+	  else cell[k, $2] = sprintf("%.3f", $3) }
+	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
+		printf "| %s | %s |", p[1], p[2]
+		for (c = 8; c <= 11; c++) printf " %s |", cell[k, c]
+		printf " %s |\n", cell[k, 6] } }'
+fi
+
+# ---- phase 3: memory per idle connection ---------------------------------
+if [ "$IDLE" -gt 0 ]; then
+	IM=$OUT/idle.csv
+	echo "run,server,rss0_kb,rss1_kb,fds,bytes_per_conn,load1" >"$IM"
+	rss() {
+		awk '$1 == "VmRSS:" { print $2 }' "/proc/$SPID/status"
+	}
+	r=1
+	while [ "$r" -le "$IRUNS" ]; do
+		for s in $SERVERS; do
+			start_server "$s"
+			"$TENKLOAD" -q -c 1 -t 1 -d 0.2s "$ADDR" >/dev/null 2>&1
+			sleep 0.2
+			k0=$(rss)
+			f0=$(find "/proc/$SPID/fd" -mindepth 1 | wc -l)
+			"$TENKLOAD" -q -m idle -c "$IDLE" -t "$CT" \
+			    --connect-rate "$RATE" --source "$SRC" \
+			    -d "$((IDLE / RATE + 4))s" "$ADDR" \
+			    >"$OUT/idle.out" 2>&1 &
+			LPID=$!
+			n=0
+			while :; do
+				f1=$(find "/proc/$SPID/fd" -mindepth 1 | wc -l)
+				[ $((f1 - f0)) -ge "$IDLE" ] && break
+				n=$((n + 1))
+				[ "$n" -lt 300 ] || break
+				sleep 0.05
+			done
+			sleep 0.5
+			k1=$(rss)
+			f1=$(find "/proc/$SPID/fd" -mindepth 1 | wc -l)
+			wait "$LPID"
+			LPID=
+			stop_server
+			echo "$r,$s,$k0,$k1,$((f1 - f0)),$(((k1 - k0) * 1024 / IDLE)),$(load1)" >>"$IM"
+			tail -n 1 "$IM" >&2
+		done
+		r=$((r + 1))
+	done
+	echo
+	echo "## memory per idle connection: VmRSS growth over $IDLE idle" \
+	    "connections, median (min-max) of $IRUNS runs"
+	echo
+	echo "| server | bytes/conn |"
+	echo "| --- | ---: |"
+	awk -F, 'NR > 1 { print $2, $6 }' "$IM" | median_table |
+	    awk '{ printf "| %s | %.0f (%.0f-%.0f) |\n", $1, $2, $3, $4 }'
+fi
+echo
+echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg); loads per run" \
+    "are in the CSV files"
