@@ -79,6 +79,17 @@ _listening() {
 	grep -q 'listening on ' "$1" 2>/dev/null
 }
 
+# await_listen NAME PID LOG: track PID and wait for its "listening on
+# ADDR:PORT" line in LOG; sets LISTEN_ADDR to the first such address, or
+# fails after 10 s.  Every *_start helper below goes through here.
+await_listen() {
+	track "$2"
+	wait_for 10 _listening "$3" ||
+	    fail "$1 did not report listening: $(head -c 400 "$3")"
+	LISTEN_ADDR=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$3" |
+	    head -n 1)
+}
+
 # tenkd_start ARGS...: start tenkd on 127.0.0.1:0 with the script's
 # backend; sets TENKD_PID, TENKD_LOG, ADDR (host:port) and PORT.
 tenkd_start() {
@@ -86,11 +97,8 @@ tenkd_start() {
 	# shellcheck disable=SC2046
 	"$TENKD" "$@" $(be_opt) --listen 127.0.0.1:0 2>"$TENKD_LOG" &
 	TENKD_PID=$!
-	track "$TENKD_PID"
-	wait_for 10 _listening "$TENKD_LOG" ||
-	    fail "tenkd did not report listening: $(head -c 400 "$TENKD_LOG")"
-	ADDR=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$TENKD_LOG" |
-	    head -n 1)
+	await_listen tenkd "$TENKD_PID" "$TENKD_LOG"
+	ADDR=$LISTEN_ADDR
 	PORT=${ADDR##*:}
 }
 
@@ -135,11 +143,8 @@ faultsrv_start() {
 	FAULT_LOG=$T/faultsrv.$$.$(date +%s%N).log
 	"$TOOLS/faultsrv" "$@" 2>"$FAULT_LOG" &
 	FAULT_PID=$!
-	track "$FAULT_PID"
-	wait_for 10 _listening "$FAULT_LOG" ||
-	    fail "faultsrv did not report listening: $(head -c 400 "$FAULT_LOG")"
-	FADDR=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$FAULT_LOG" |
-	    head -n 1)
+	await_listen faultsrv "$FAULT_PID" "$FAULT_LOG"
+	FADDR=$LISTEN_ADDR
 }
 
 # faultsrv_stop: end the faulty server started last.
@@ -193,11 +198,8 @@ tenkd_start_nofile() {
 	( ulimit -n "$_nf" && exec "$TENKD" "$@" $(be_opt) \
 	    --listen 127.0.0.1:0 ) 2>"$TENKD_LOG" &
 	TENKD_PID=$!
-	track "$TENKD_PID"
-	wait_for 10 _listening "$TENKD_LOG" ||
-	    fail "tenkd did not report listening: $(head -c 400 "$TENKD_LOG")"
-	ADDR=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$TENKD_LOG" |
-	    head -n 1)
+	await_listen tenkd "$TENKD_PID" "$TENKD_LOG"
+	ADDR=$LISTEN_ADDR
 	PORT=${ADDR##*:}
 }
 
@@ -261,11 +263,8 @@ pxtool_start() {
 	PXT_LOG=$PXT_OUT.log
 	"$PXTOOL" "$@" >"$PXT_OUT" 2>"$PXT_LOG" &
 	PXT_PID=$!
-	track "$PXT_PID"
-	wait_for 10 _listening "$PXT_LOG" ||
-	    fail "pxtool did not report listening: $(head -c 400 "$PXT_LOG")"
-	PXTADDR=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$PXT_LOG" |
-	    head -n 1)
+	await_listen pxtool "$PXT_PID" "$PXT_LOG"
+	PXTADDR=$LISTEN_ADDR
 }
 
 # dead_addr: an address on which nothing listens (connects are refused).
