@@ -86,7 +86,6 @@ struct server	 srv;
 static struct pidfh	*pidfh;
 
 static noreturn void	usage(int);
-static noreturn void	badarg(const char *, const char *, const char *);
 static const char *opt_name(int, char *, size_t);
 static void	parse_args(int, char *[]);
 static void	add_listen(const char *);
@@ -183,7 +182,7 @@ opt_name(int ch, char *buf, size_t len)
 }
 
 /* One line naming the option and what is wrong, exit 2. */
-static noreturn void
+noreturn void
 badarg(const char *opt, const char *arg, const char *why)
 {
 	if (opt == NULL)
@@ -195,7 +194,7 @@ badarg(const char *opt, const char *arg, const char *why)
 	exit(2);
 }
 
-static long long
+long long
 num_arg(const char *opt, const char *arg, long long min, long long max)
 {
 	const char	*err;
@@ -210,7 +209,7 @@ num_arg(const char *opt, const char *arg, long long min, long long max)
 	return n;
 }
 
-static uint64_t
+uint64_t
 dur_arg(const char *opt, const char *arg, uint64_t min, uint64_t max,
     const char *range)
 {

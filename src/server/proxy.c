@@ -163,48 +163,6 @@ const struct proto proto_proxy = {
 	.own_log = 1,
 };
 
-/* A bad proxy option: one line on stderr, exit 2 (as main.c's). */
-static noreturn void
-bad(const char *opt, const char *arg, const char *why)
-{
-	if (arg != NULL)
-		fprintf(stderr, "tenkd: %s %s: %s\n", opt, arg, why);
-	else
-		fprintf(stderr, "tenkd: %s: %s\n", opt, why);
-	exit(2);
-}
-
-static uint64_t
-dur(const char *opt, const char *arg, uint64_t min, uint64_t max,
-    const char *range)
-{
-	const char	*err;
-	char		 why[96];
-	uint64_t	 ns;
-
-	if (tk_parse_duration(arg, min, max, &ns, &err) == -1) {
-		snprintf(why, sizeof(why), "%s (%s; units ms, s, m, h)", err,
-		    range);
-		bad(opt, arg, why);
-	}
-	return ns;
-}
-
-static long long
-num(const char *opt, const char *arg, long long min, long long max)
-{
-	const char	*err;
-	char		 why[64];
-	long long	 n;
-
-	n = strtonum(arg, min, max, &err);
-	if (err != NULL) {
-		snprintf(why, sizeof(why), "%s (%lld to %lld)", err, min, max);
-		bad(opt, arg, why);
-	}
-	return n;
-}
-
 /*
  * An option main.c does not know: the proxy's, and --workers.  opt is
  * its name as typed for messages.  Start-up; a bad value exits 2.
@@ -219,7 +177,7 @@ proxy_option(int ch, const char *opt, const char *arg)
 	switch (ch) {
 	case 'u':
 		if (upstream_add(arg, &err) == -1)
-			bad(opt, arg, err);
+			badarg(opt, arg, err);
 		break;
 	case OPT_BALANCE:
 		if (strcmp(arg, "rr") == 0)
@@ -229,28 +187,28 @@ proxy_option(int ch, const char *opt, const char *arg)
 		else if (strcmp(arg, "source") == 0)
 			pxcf.balance = BALANCE_SOURCE;
 		else
-			bad(opt, arg, "not a method (rr, leastconn, source)");
+			badarg(opt, arg, "not a method (rr, leastconn, source)");
 		break;
 	case OPT_CONNECT_TIMEOUT:
-		pxcf.connect_timeout = dur(opt, arg, 10 * TK_MSEC,
+		pxcf.connect_timeout = dur_arg(opt, arg, 10 * TK_MSEC,
 		    3600 * TK_SEC, "10ms to 1h");
 		break;
 	case OPT_FAIL_MAX:
-		pxcf.fail_max = (int)num(opt, arg, 1, 1000);
+		pxcf.fail_max = (int)num_arg(opt, arg, 1, 1000);
 		break;
 	case OPT_FAIL_TIMEOUT:
-		pxcf.fail_timeout = dur(opt, arg, 0, 3600 * TK_SEC,
+		pxcf.fail_timeout = dur_arg(opt, arg, 0, 3600 * TK_SEC,
 		    "0 to 1h");
 		break;
 	case OPT_FIN_TIMEOUT:
-		pxcf.fin_timeout = dur(opt, arg, 0, 24 * 3600 * TK_SEC,
+		pxcf.fin_timeout = dur_arg(opt, arg, 0, 24 * 3600 * TK_SEC,
 		    "0 to 24h");
 		break;
 	case OPT_MAXPERIP:
-		pxcf.max_per_ip = num(opt, arg, 0, 10000000);
+		pxcf.max_per_ip = num_arg(opt, arg, 0, 10000000);
 		break;
 	case OPT_RETRIES:
-		pxcf.retries = (int)num(opt, arg, 0, 100);
+		pxcf.retries = (int)num_arg(opt, arg, 0, 100);
 		break;
 	case OPT_SEND_PROXY:
 		if (strcmp(arg, "v1") == 0)
@@ -258,10 +216,10 @@ proxy_option(int ch, const char *opt, const char *arg)
 		else if (strcmp(arg, "v2") == 0)
 			pxcf.send_proxy = 2;
 		else
-			bad(opt, arg, "not a version (v1, v2)");
+			badarg(opt, arg, "not a version (v1, v2)");
 		break;
 	case OPT_WORKERS:
-		srv.cfg.workers = (int)num(opt, arg, 1, 64);
+		srv.cfg.workers = (int)num_arg(opt, arg, 1, 64);
 		break;
 	}
 }
@@ -275,11 +233,11 @@ proxy_config(void)
 {
 	if (srv.proto != &proto_proxy) {
 		if (given_opt != NULL)
-			bad(given_opt, NULL, "only with tenkd proxy");
+			badarg(given_opt, NULL, "only with tenkd proxy");
 		return;
 	}
 	if (upstream_count() == 0)
-		bad("proxy", NULL, "needs at least one upstream "
+		badarg("proxy", NULL, "needs at least one upstream "
 		    "(-u HOST:PORT)");
 	if (srv.cfg.buffer_limit == 0)
 		srv.cfg.buffer_limit = 16 * 1024;
@@ -300,24 +258,6 @@ session_last(const struct psess *s, uint64_t now)
 	uint32_t	age = (uint32_t)nowu - s->c.last;
 
 	return (nowu - age) << CONN_TSHIFT;
-}
-
-/* Take a --max-conns unit for the upstream socket; 0 at the cap. */
-static int
-unit_take(void)
-{
-	unsigned long long	n;
-
-	if (srv.max_conns == 0) {
-		atomic_fetch_add(&srv.nconns, 1);
-		return 1;
-	}
-	n = atomic_load(&srv.nconns);
-	do {
-		if (n >= srv.max_conns)
-			return 0;
-	} while (!atomic_compare_exchange_weak(&srv.nconns, &n, n + 1));
-	return 1;
 }
 
 /*
@@ -360,7 +300,7 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 	 * until it is back under.  Taking both units before accept4
 	 * would need worker.c to know the protocol's socket count.
 	 */
-	if (!unit_take())
+	if (!worker_reserve())
 		atomic_fetch_add(&srv.nconns, 1);
 	s->unit = 1;
 	if (connect_next(w, s, 0) == -1)

@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdnoreturn.h>
 
 #include "tenk/buf.h"
 #include "tenk/loop.h"
@@ -223,7 +224,14 @@ struct server {
 
 extern struct server	 srv;
 
+/* main.c: command-line values; a bad one prints one line and exits 2. */
+noreturn void	 badarg(const char *, const char *, const char *);
+long long	 num_arg(const char *, const char *, long long, long long);
+uint64_t	 dur_arg(const char *, const char *, uint64_t, uint64_t,
+		    const char *);
+
 /* worker.c */
+int		 worker_reserve(void);
 void		 worker_init(struct worker *, int, const int *);
 void		 worker_start(struct worker *);
 void		 worker_free(struct worker *);

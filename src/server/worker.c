@@ -49,7 +49,6 @@ static void	 worker_accept(struct tk_loop *, struct tk_io *);
 static void	 listeners_want(struct worker *, unsigned int);
 static void	 pause_accept(struct worker *);
 static void	 pause_end(struct tk_loop *, struct tk_timer *);
-static int	 reserve(void);
 static void	 cap(struct worker *);
 static void	 uncap(struct worker *);
 static void	 resume_capped(struct worker *);
@@ -174,8 +173,8 @@ worker_warn_ok(struct worker *w, int kind, uint64_t *skipped)
  * Take one unit of --max-conns, or return 0 at the cap.  With no cap
  * the count is still kept, for the statistics.
  */
-static int
-reserve(void)
+int
+worker_reserve(void)
 {
 	unsigned long long	n;
 
@@ -230,7 +229,7 @@ worker_accept(struct tk_loop *l, struct tk_io *io)
 
 	(void)l;
 	for (n = 0; n < ACCEPT_BATCH; n++) {
-		if (!reserve()) {
+		if (!worker_reserve()) {
 			cap(w);
 			return;
 		}
