@@ -1,0 +1,658 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# proxy-compare.sh: tenkd proxy side by side with other TCP proxies, all in
+# front of the same kind of upstream (a fresh `tenkd echo -t 1` per run) and
+# driven by the same tenkload.
+#
+#   test/bench/proxy-compare.sh [options] [-f TEMPLATE]... NAME=COMMAND...
+#
+# Each NAME=COMMAND is a peer proxy, started with sh -c in the foreground.
+# In COMMAND and in every -f TEMPLATE these are replaced before each run:
+#   @LISTEN@    127.0.0.1:PORT the proxy must listen on (a free port)
+#   @UPSTREAM@  127.0.0.1:PORT of the echo upstream
+#   @DIR@       a per-run directory (pid files, error logs, configs)
+# A template is written to @DIR@/NAME-OF-TEMPLATE without a trailing ".in".
+# For example (the configs are not part of tenk):
+#   proxy-compare.sh -f haproxy.cfg.in -f nginx.conf.in \
+#     'haproxy=/usr/sbin/haproxy -f @DIR@/haproxy.cfg -db' \
+#     "nginx=/usr/sbin/nginx -p @DIR@ -e @DIR@/error.log -c @DIR@/nginx.conf -g 'daemon off;'"
+#
+# The contenders (tenkd first, then the peers in order) are always run in
+# turn with fresh processes each run, so that a noisy machine hits them
+# alike; ratios are taken within one round (the same run number).
+# tenkd runs as `tenkd proxy -t 2` when one process can hold two sockets
+# per connection, else as `--workers 2 -t 1` (two processes, one thread
+# each), so that each contender has two threads of execution.
+#
+# Phases, all against 127.0.0.1 from 127.0.0.2-127.0.0.9:
+#  1. ping-pong (tenkload -m pingpong -s SIZE) at each connection count:
+#     msgs/s, p50, p99 and the connections established from tenkload's
+#     JSON; proxy CPU per message from utime+stime of every process of
+#     the proxy (the started one and its children) in /proc/PID/stat,
+#     sampled every 50 ms, between the first and the last sample inside
+#     tenkload's measured window; the same for upstream and client.
+#  2. syscalls: strace -c -f (or perf stat, -S perf) on all the proxy's
+#     processes for 3 s in the steady state; calls per message, messages
+#     being the bytes the proxy sent to the clients (ss bytes_sent on the
+#     listening port) over SIZE with strace, and the upstream's sendto
+#     calls in the same perf stat (one per echoed message) with perf.
+#  3. all served: at each connection count, tenkload -m rate -R 2 per
+#     connection for 8 s with --reply-timeout 3s, so that a connection the
+#     proxy never serves is counted as a timeout; and, 2 s after the ramp,
+#     the number of the proxy's established connections to the upstream.
+#
+# Options:
+#   -b DIR    tenk build directory (default: build/ next to test/)
+#   -c LIST   connection counts, comma-separated (default 1000,10000)
+#   -d SECS   measured seconds per run (default 4)
+#   -w SECS   tenkload --warmup (default 1)
+#   -r N      runs per cell (default 5)
+#   -R N      syscall-count runs per cell (default 1; 0 skips the phase)
+#   -S TOOL   strace (default) or perf
+#   -A N      "all served" check runs per cell (default 1; 0 skips it)
+#   -s BYTES  message size (default 64)
+#   -o DIR    keep raw results here (default: a temporary directory)
+#   -f FILE   a config template (repeatable)
+#
+# Output: tables on stdout; raw CSV, JSON and logs in DIR.
+# Not run by `make test`.
+
+set -u
+
+usage() {
+	echo "usage: $0 [-b dir] [-c list] [-d secs] [-w secs] [-r runs]" \
+	    "[-R runs] [-A runs] [-S strace|perf] [-s size] [-o dir] [-f template]..." \
+	    "name=command..." >&2
+	exit 2
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+B=$here/../../build
+CONNS=1000,10000
+DUR=4
+WARM=1
+RUNS=5
+SRUNS=1
+ARUNS=1
+TOOL=strace
+SIZE=64
+OUT=
+TEMPLATES=
+STRACE_S=3
+SRC=127.0.0.2-127.0.0.9
+RATE=10000
+
+while getopts b:c:d:w:r:R:S:s:o:f:A: opt; do
+	case $opt in
+	b) B=$OPTARG ;;
+	c) CONNS=$OPTARG ;;
+	d) DUR=$OPTARG ;;
+	w) WARM=$OPTARG ;;
+	r) RUNS=$OPTARG ;;
+	R) SRUNS=$OPTARG ;;
+	A) ARUNS=$OPTARG ;;
+	S) TOOL=$OPTARG ;;
+	s) SIZE=$OPTARG ;;
+	o) OUT=$OPTARG ;;
+	f) [ -r "$OPTARG" ] || { echo "$0: cannot read $OPTARG" >&2; exit 2; }
+	   TEMPLATES="$TEMPLATES $(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG")" ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+case $TOOL in
+strace|perf) ;;
+*) usage ;;
+esac
+TENKD=$B/tenkd
+TENKLOAD=$B/tenkload
+if [ ! -x "$TENKD" ] || [ ! -x "$TENKLOAD" ]; then
+	echo "$0: no $TENKD or $TENKLOAD; run make first" >&2
+	exit 2
+fi
+if [ -z "$OUT" ]; then
+	OUT=$(mktemp -d "${TMPDIR:-/tmp}/proxy-compare.XXXXXX") || exit 1
+fi
+mkdir -p "$OUT" || exit 1
+OUT=$(cd "$OUT" && pwd)
+HZ=$(getconf CLK_TCK)
+NOFILE=$(awk '/^Max open files/ { print $4 }' /proc/self/limits)
+CONNS=$(echo "$CONNS" | tr ',' ' ')
+
+# Peers: NAME=COMMAND, kept one per line in $OUT/peers.
+: >"$OUT/peers"
+SERVERS=tenkd
+for p in "$@"; do
+	case $p in
+	*=*) ;;
+	*) usage ;;
+	esac
+	n=${p%%=*}
+	case $n in
+	''|tenkd|*[!A-Za-z0-9_-]*) echo "$0: bad peer name '$n'" >&2; exit 2 ;;
+	esac
+	printf '%s\n' "$p" >>"$OUT/peers"
+	SERVERS="$SERVERS $n"
+done
+
+UPID=
+PPID_=
+LPID=
+XPID=
+cleanup() {
+	for p in $XPID $LPID $PPID_ $UPID; do
+		kill "$p" 2>/dev/null
+	done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+die() {
+	echo "$0: $*" >&2
+	exit 1
+}
+
+# listening PORT: true once something listens on 127.0.0.1:PORT
+listening() {
+	[ -n "$(ss -Htln "( sport = :$1 )" 2>/dev/null)" ]
+}
+
+# free_port: PORT = a port nothing listened on a moment ago (the kernel's
+# choice for a tenkd bound to port 0, which is then stopped).
+free_port() {
+	: >"$OUT/port.err"	# empty first: the child's 2> may come late
+	"$TENKD" echo -l 127.0.0.1:0 -t 1 2>"$OUT/port.err" &
+	_p=$!
+	PORT=
+	_n=0
+	while [ -z "$PORT" ] && [ "$_n" -lt 200 ]; do
+		PORT=$(sed -n 's/.*listening on [^ ]*:\([0-9][0-9]*\).*/\1/p' \
+		    "$OUT/port.err" | head -n 1)
+		[ -n "$PORT" ] || sleep 0.05
+		_n=$((_n + 1))
+	done
+	# SIGKILL: it holds nothing, and tenkd has been seen to miss a
+	# SIGTERM that arrives while it starts
+	kill -KILL "$_p" 2>/dev/null
+	wait "$_p" 2>/dev/null
+	[ -n "$PORT" ] || die "could not find a free port"
+}
+
+# start_upstream: UPID, UADDR
+start_upstream() {
+	: >"$OUT/upstream.err"	# else the last run's port may be read
+	"$TENKD" echo -l 127.0.0.1:0 -t 1 2>"$OUT/upstream.err" &
+
+	UPID=$!
+	UADDR=
+	_n=0
+	while [ -z "$UADDR" ]; do
+		UADDR=$(sed -n 's/.*listening on \([^ ]*:[0-9][0-9]*\).*/\1/p' \
+		    "$OUT/upstream.err" | head -n 1)
+		[ -n "$UADDR" ] && break
+		kill -0 "$UPID" 2>/dev/null ||
+		    die "upstream exited: $(cat "$OUT/upstream.err")"
+		_n=$((_n + 1))
+		[ "$_n" -lt 200 ] || die "upstream did not start"
+		sleep 0.05
+	done
+}
+
+subst() {
+	sed -e "s|@LISTEN@|$ADDR|g" -e "s|@UPSTREAM@|$UADDR|g" \
+	    -e "s|@DIR@|$RUNDIR|g"
+}
+
+# start_proxy NAME CONNS: PPID_, ADDR, RUNDIR
+start_proxy() {
+	name=$1
+	free_port
+	ADDR=127.0.0.1:$PORT
+	RUNDIR=$OUT/run-$1-$2-$PHASE$r
+	rm -rf "$RUNDIR"
+	mkdir -p "$RUNDIR" || die "mkdir $RUNDIR"
+	for t in $TEMPLATES; do
+		b=$(basename "$t" .in)
+		subst <"$t" >"$RUNDIR/$b"
+	done
+	if [ "$1" = tenkd ]; then
+		if [ $((2 * $2 + 100)) -lt "$NOFILE" ]; then
+			set -- "$1" "$2" -t 2
+		else
+			set -- "$1" "$2" --workers 2 -t 1
+		fi
+		shift 2
+		"$TENKD" proxy -u "$UADDR" -l "$ADDR" "$@" \
+		    2>"$RUNDIR/stderr" &
+	else
+		cmd=$(sed -n "s/^$1=//p" "$OUT/peers" | subst)
+		sh -c "exec $cmd" >"$RUNDIR/stdout" 2>"$RUNDIR/stderr" &
+	fi
+	PPID_=$!
+	_n=0
+	until listening "$PORT"; do
+		kill -0 "$PPID_" 2>/dev/null ||
+		    die "$name exited: $(cat "$RUNDIR/stderr")"
+		_n=$((_n + 1))
+		[ "$_n" -lt 200 ] || die "$name did not listen on $ADDR in 10 s"
+		sleep 0.05
+	done
+	sleep 0.3	# let workers start
+}
+
+# stop PID: SIGTERM, then SIGKILL if it is still there after 15 s
+stop() {
+	kill -TERM "$1" 2>/dev/null
+	_n=0
+	while kill -0 "$1" 2>/dev/null && [ "$_n" -lt 300 ]; do
+		# a zombie counts as gone
+		case $(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' \
+		    "/proc/$1/status" 2>/dev/null) in
+		Z|'') break ;;
+		esac
+		_n=$((_n + 1))
+		sleep 0.05
+	done
+	if [ "$_n" -ge 300 ]; then
+		echo "$0: pid $1 ignored SIGTERM for 15 s; SIGKILL" >&2
+		kill -KILL "$1" 2>/dev/null
+	fi
+	wait "$1" 2>/dev/null
+}
+
+stop_all() {
+	stop "$PPID_"
+	PPID_=
+	stop "$UPID"
+	UPID=
+	cp "$OUT/upstream.err" "$RUNDIR/upstream.err" 2>/dev/null
+}
+
+# tree PID: PIDS = PID and its descendants
+tree() {
+	PIDS=$1
+	_todo=$1
+	while [ -n "$_todo" ]; do
+		_next=
+		for _q in $_todo; do
+			_next="$_next $(cat /proc/"$_q"/task/*/children \
+			    2>/dev/null)"
+		done
+		set -f
+		# shellcheck disable=SC2086
+		set -- $_next
+		set +f
+		_todo=$*
+		PIDS="$PIDS $_todo"
+	done
+}
+
+# ticks PID...: TICKS = utime + stime summed over the processes (all
+# threads); processes that are gone count 0.
+ticks() {
+	TICKS=0
+	for _q in "$@"; do
+		{ read -r _l <"/proc/$_q/stat"; } 2>/dev/null || continue
+		_l=${_l##*) }
+		set -f
+		# shellcheck disable=SC2086
+		set -- $_l
+		set +f
+		TICKS=$((TICKS + ${12} + ${13}))
+	done
+}
+
+# sampler OUT CPID: "usec proxy_ticks upstream_ticks client_ticks" every
+# 50 ms while the client CPID lives.
+sampler() {
+	tree "$PPID_"
+	echo "$PIDS" >"$1.pids"
+	while kill -0 "$2" 2>/dev/null; do
+		t=$(date +%s%6N)
+		# shellcheck disable=SC2086
+		ticks $PIDS
+		p=$TICKS
+		ticks "$UPID"
+		u=$TICKS
+		ticks "$2"
+		echo "$t $p $u $TICKS"
+		sleep 0.05
+	done >"$1"
+}
+
+# jget FILE SECTION.KEY (tenkload writes one member per line)
+jget() {
+	awk -v want="$2" '
+	/^  "[^"]*": \{/ { sec = $0; sub(/^  "/, "", sec); sub(/".*/, "", sec)
+		next }
+	/^  \}/ { sec = ""; next }
+	/^    "[^"]*": / { k = $0; sub(/^    "/, "", k); v = k
+		sub(/".*/, "", k); sub(/^[^"]*": /, "", v); sub(/,$/, "", v)
+		gsub(/"/, "", v)
+		if (sec "." k == want) { print v; f = 1; exit } }
+	END { if (!f) print "nan" }' "$1"
+}
+
+load1() {
+	read -r l _ </proc/loadavg
+	echo "$l"
+}
+
+median_table() {
+	# stdin: key value; prints key median min max (keys in first-seen
+	# order)
+	awk '{ k = $1; if (!(k in n)) ord[++nk] = k; v[k, ++n[k]] = $2 }
+	END { for (i = 1; i <= nk; i++) { k = ord[i]; m = n[k]
+		for (a = 1; a <= m; a++) x[a] = v[k, a]
+		for (a = 2; a <= m; a++) { t = x[a]
+			for (b = a - 1; b >= 1 && x[b] > t; b--) x[b + 1] = x[b]
+			x[b + 1] = t }
+		med = m % 2 ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2
+		print k, med, x[1], x[m] } }'
+}
+
+echo "# proxy-compare: $(uname -sr), $(nproc) CPUs, RLIMIT_NOFILE $NOFILE," \
+    "load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# contenders: $SERVERS; upstream tenkd echo -t 1;" \
+    "tenkload -t 1 -s $SIZE -d ${DUR}s --warmup ${WARM}s; raw results in $OUT"
+while read -r p; do
+	echo "#   $p"
+done <"$OUT/peers"
+
+# ---- phase 1: ping-pong -------------------------------------------------
+if [ "$RUNS" -gt 0 ]; then
+PP=$OUT/pingpong.csv
+PHASE=
+echo "conns,run,server,msgs_s,p50_us,p99_us,proxy_us_msg,up_us_msg,cli_us_msg,proxy_util,established,errors,load1" >"$PP"
+for c in $CONNS; do
+	r=1
+	while [ "$r" -le "$RUNS" ]; do
+		for s in $SERVERS; do
+			start_upstream
+			start_proxy "$s" "$c"
+			j=$OUT/pp-$c-$r-$s.json
+			"$TENKLOAD" -q -m pingpong -c "$c" -t 1 -s "$SIZE" \
+			    -d "${DUR}s" --warmup "${WARM}s" --connect-rate "$RATE" \
+			    --source "$SRC" --max-errors 1000000 --json "$j" \
+			    "$ADDR" >"$OUT/pp-$c-$r-$s.out" 2>&1 &
+			LPID=$!
+			sampler "$OUT/samples-$c-$r-$s" "$LPID" &
+			XPID=$!
+			wait "$LPID"
+			LPID=
+			wait "$XPID"
+			XPID=
+			stop_all
+			ms=$(jget "$j" time.measure_start_us)
+			me=$(jget "$j" time.measure_end_us)
+			awk -v a="$ms" -v b="$me" -v hz="$HZ" -v c="$c" -v r="$r" \
+			    -v s="$s" -v rate="$(jget "$j" traffic.msgs_per_s)" \
+			    -v p50="$(jget "$j" latency.p50)" \
+			    -v p99="$(jget "$j" latency.p99)" \
+			    -v est="$(jget "$j" connections.established)" \
+			    -v err="$(jget "$j" errors.total)" -v l="$(load1)" '
+			$1 >= a && $1 <= b { if (!n++) { t0 = $1; p0 = $2; u0 = $3
+				c0 = $4 } t1 = $1; p1 = $2; u1 = $3; c1 = $4 }
+			END { span = (t1 - t0) / 1e6
+				if (n < 2 || span < 0.5 || rate <= 0) {
+					pu = uu = cu = px = "nan" } else {
+					k = 1e6 / hz / (rate * span)
+					pu = (p1 - p0) * k; uu = (u1 - u0) * k
+					cu = (c1 - c0) * k
+					px = (p1 - p0) / hz / span }
+				printf "%s,%s,%s,%.0f,%.1f,%.1f,%s,%s,%s,%s,%s,%s,%s\n",
+				    c, r, s, rate, p50 / 1e3, p99 / 1e3, pu, uu, cu,
+				    px, est, err, l }' \
+			    "$OUT/samples-$c-$r-$s" >>"$PP"
+			tail -n 1 "$PP" >&2
+		done
+		r=$((r + 1))
+	done
+done
+
+echo
+echo "## ping-pong ${SIZE} B, tenkload -t 1: median (min-max) of $RUNS runs"
+echo
+echo "| conns | proxy | msgs/s | p50 µs | p99 µs | proxy µs/msg | upstream µs/msg | client µs/msg | proxy CPU | established (min) | errors (max) |"
+echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+for col in 4 5 6 7 8 9 10 11 12; do
+	awk -F, -v col="$col" 'NR > 1 { print $1 "/" $3, $col }' "$PP" |
+	    median_table | awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
+done | awk '
+	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  if ($2 == 11) { cell[k, $2] = sprintf("%d", $4); next }
+	  if ($2 == 12) { cell[k, $2] = sprintf("%d", $5); next }
+	  f = ($2 == 4) ? "%.0f" : ($2 == 10) ? "%.2f" : "%.1f"
+	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
+	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
+		printf "| %s | %s |", p[1], p[2]
+		for (c = 4; c <= 12; c++) printf " %s |", cell[k, c]
+		printf "\n" } }'
+
+echo
+echo "## same-round ratios, median (min-max): tenkd / peer"
+echo
+echo "| conns | peer | msgs/s | p99 | proxy µs/msg |"
+echo "| ---: | --- | ---: | ---: | ---: |"
+for t in $SERVERS; do
+	[ "$t" = tenkd ] && continue
+	for col in 4 6 7; do
+		awk -F, -v col="$col" -v t="$t" 'NR > 1 {
+			v[$1, $2, $3] = $col; k[$1, $2] = $1 }
+			END { for (x in k) { split(x, p, SUBSEP)
+				a = v[p[1], p[2], "tenkd"]; b = v[p[1], p[2], t]
+				if (b > 0 && a != "nan") print p[1], a / b } }' \
+		    "$PP" | sort -n -s -k1,1 | median_table |
+		    awk -v col="$col" -v t="$t" '{ print $1, t, col, $2, $3, $4 }'
+	done
+done | awk '
+	{ k = $1 " " $2; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  cell[k, $3] = sprintf("%.2f (%.2f-%.2f)", $4, $5, $6) }
+	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, " ")
+		printf "| %s | %s | %s | %s | %s |\n", p[1], p[2],
+		    cell[k, 4], cell[k, 6], cell[k, 7] } }' | sort -n -s -k2,2
+
+echo
+echo "## same-round ratios against the better peer (higher msgs/s in that" \
+    "round), median (min-max)"
+echo
+echo "| conns | msgs/s | p99 | proxy µs/msg |"
+echo "| ---: | ---: | ---: | ---: |"
+for col in 4 6 7; do
+	awk -F, -v col="$col" 'NR > 1 {
+		v[$1, $2, $3] = $col; m[$1, $2, $3] = $4; k[$1, $2] = $1
+		if ($3 != "tenkd") peer[$3] = 1 }
+		END { for (x in k) { split(x, p, SUBSEP); best = ""; bm = -1
+			for (q in peer) if (m[p[1], p[2], q] > bm) {
+				bm = m[p[1], p[2], q]; best = q }
+			b = v[p[1], p[2], best]; a = v[p[1], p[2], "tenkd"]
+			if (best != "" && b > 0 && a != "nan") print p[1], a / b } }' \
+	    "$PP" | sort -n -s -k1,1 | median_table |
+	    awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
+done | awk '
+	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  cell[k, $2] = sprintf("%.2f (%.2f-%.2f)", $3, $4, $5) }
+	END { for (i = 1; i <= n; i++) { k = ord[i]
+		printf "| %s | %s | %s | %s |\n", k, cell[k, 4], cell[k, 6],
+		    cell[k, 7] } }'
+
+fi
+
+# ---- phase 2: syscalls per message ---------------------------------------
+if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
+    command -v ss >/dev/null 2>&1; then
+	SC=$OUT/syscalls-$TOOL.csv
+	PHASE=sc
+	PERFEV=raw_syscalls:sys_enter
+	for e in recvfrom recvmsg read readv sendto sendmsg write writev \
+	    splice epoll_wait epoll_pwait epoll_pwait2; do
+		PERFEV=$PERFEV,syscalls:sys_enter_$e
+	done
+	echo "conns,run,server,msgs,calls,calls_per_msg,recv_per_msg,send_per_msg,wait_per_msg,other_per_msg,load1" >"$SC"
+	sent() {
+		ss -Htin state established "( sport = :$PORT )" |
+		    grep -o 'bytes_sent:[0-9]*' |
+		    awk -F: '{ s += $2 } END { printf "%.0f\n", s }'
+	}
+	for c in $CONNS; do
+		r=1
+		while [ "$r" -le "$SRUNS" ]; do
+			for s in $SERVERS; do
+				start_upstream
+				start_proxy "$s" "$c"
+				settle=$((2 + 2 * c / RATE))
+				"$TENKLOAD" -q -m pingpong -c "$c" -t 1 \
+				    -s "$SIZE" -d "$((settle + STRACE_S + 3))s" \
+				    --connect-rate "$RATE" --source "$SRC" \
+				    --max-errors 1000000 --reply-timeout 0 \
+				    "$ADDR" >"$OUT/st.out" 2>&1 &
+				LPID=$!
+				sleep "$settle"
+				tree "$PPID_"
+				st=$OUT/$TOOL-$c-$r-$s.txt
+				if [ "$TOOL" = perf ]; then
+					b0=$(sent)
+					# the upstream's sendto calls in the
+					# same span are the messages echoed
+					perf stat -x, -o "$st.up" \
+					    -e syscalls:sys_enter_sendto \
+					    -p "$UPID" -- sleep "$STRACE_S" \
+					    2>/dev/null &
+					XPID=$!
+					perf stat -x, -o "$st.csv" -e "$PERFEV" \
+					    -p "$(echo "$PIDS" | tr ' ' ',')" \
+					    -- sleep "$STRACE_S" 2>/dev/null
+					wait "$XPID"
+					XPID=
+					b1=$(sent)
+					# strace -c's layout: calls in $4, name
+					# last
+					awk -F, '$3 == "raw_syscalls:sys_enter" {
+						print "- - -", $1, "total" }
+					    $3 ~ /^syscalls:sys_enter_/ {
+						n = $3; sub(/.*sys_enter_/, "", n)
+						print "- - -", $1, n }' \
+					    "$st.csv" >"$st"
+					awk -F, '$3 ~ /sys_enter_sendto/ {
+						print "- - -", $1, "upmsgs" }' \
+					    "$st.up" >>"$st"
+				else
+					pargs=
+					for q in $PIDS; do
+						pargs="$pargs -p $q"
+					done
+					: >"$OUT/strace.err"
+					# shellcheck disable=SC2086
+					strace -c -f $pargs -o "$st" \
+					    2>"$OUT/strace.err" &
+					XPID=$!
+					n=0
+					until grep -q attached "$OUT/strace.err"
+					do
+						n=$((n + 1))
+						[ "$n" -lt 100 ] || die "strace:" \
+						    "$(cat "$OUT/strace.err")"
+						sleep 0.02
+					done
+					b0=$(sent)
+					sleep "$STRACE_S"
+					b1=$(sent)
+					kill -INT "$XPID"
+					wait "$XPID"
+					XPID=
+				fi
+				kill -TERM "$LPID" 2>/dev/null
+				wait "$LPID"
+				LPID=
+				stop_all
+				awk -v c="$c" -v r="$r" -v s="$s" -v l="$(load1)" \
+				    -v m="$(((b1 - b0) / SIZE))" '
+				$NF == "upmsgs" { m = $4 }
+				$NF == "total" { tot = $4 }
+				$NF ~ /^(recvfrom|recvmsg|read|readv)$/ { rv += $4 }
+				$NF ~ /^(sendto|sendmsg|write|writev|splice)$/ { sd += $4 }
+				$NF ~ /^(epoll_wait|epoll_pwait|epoll_pwait2|poll|ppoll|select|pselect6)$/ { wt += $4 }
+				END { if (m <= 0) { print c "," r "," s ",0,,,,,,," l; exit }
+					o = (tot - rv - sd - wt) / m
+					printf "%s,%s,%s,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s\n",
+					    c, r, s, m, tot, tot / m, rv / m, sd / m,
+					    wt / m, o, l }' \
+				    "$st" >>"$SC"
+				tail -n 1 "$SC" >&2
+			done
+			r=$((r + 1))
+		done
+	done
+	echo
+	if [ "$TOOL" = perf ]; then how="perf stat"; else how="strace -c -f"; fi
+	echo "## proxy syscalls per proxied message ($how, ${STRACE_S} s" \
+	    "steady state): median (min-max) of $SRUNS runs"
+	echo
+	if [ "$TOOL" = perf ]; then
+		echo "Messages = the upstream's sendto calls in the same perf stat"
+		echo "(one per echoed message); every column is per message."
+	else
+		echo "Messages = the proxy's client sockets' bytes_sent / $SIZE between"
+		echo "snapshots around the traced span (strace's attach and detach"
+		echo "overrun it); every column is per message."
+	fi
+	echo
+	echo "| conns | proxy | calls/msg | recv | send | wait | other |"
+	echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
+	for col in 6 7 8 9 10; do
+		awk -F, -v col="$col" 'NR > 1 && $6 != "" {
+			print $1 "/" $3, $col }' "$SC" | median_table |
+		    awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
+	done | awk '
+	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  if ($2 == 6)
+		cell[k, $2] = sprintf("%.3f (%.3f-%.3f)", $3, $4, $5)
+	  else cell[k, $2] = sprintf("%.3f", $3) }
+	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
+		printf "| %s | %s |", p[1], p[2]
+		for (c = 6; c <= 10; c++) printf " %s |", cell[k, c]
+		printf "\n" } }'
+fi
+# ---- phase 3: every client served ----------------------------------------
+if [ "$ARUNS" -gt 0 ]; then
+	AS=$OUT/served.csv
+	PHASE=as
+	echo "conns,run,server,established,timeouts,errors,msgs,upstream_conns,load1" >"$AS"
+	for c in $CONNS; do
+		r=1
+		while [ "$r" -le "$ARUNS" ]; do
+			for s in $SERVERS; do
+				start_upstream
+				start_proxy "$s" "$c"
+				j=$OUT/as-$c-$r-$s.json
+				"$TENKLOAD" -q -m rate -R "$((2 * c))" -c "$c" -t 1 \
+				    -s "$SIZE" -d 8s --warmup 0s \
+				    --connect-rate "$RATE" --source "$SRC" \
+				    --reply-timeout 3s --max-errors 1000000 \
+				    --json "$j" "$ADDR" >"$OUT/as-$c-$r-$s.out" 2>&1 &
+				LPID=$!
+				sleep "$((2 + 2 * c / RATE + 2))"
+				uc=$(ss -Htn state established \
+				    "( dport = :${UADDR##*:} )" | wc -l)
+				wait "$LPID"
+				LPID=
+				stop_all
+				echo "$c,$r,$s,$(jget "$j" connections.established),$(jget "$j" errors.timeout),$(jget "$j" errors.total),$(jget "$j" traffic.msgs),$uc,$(load1)" >>"$AS"
+				tail -n 1 "$AS" >&2
+			done
+			r=$((r + 1))
+		done
+	done
+	echo
+	echo "## every client served: tenkload -m rate, 2 msgs/s per connection," \
+	    "8 s, --reply-timeout 3s ($ARUNS runs)"
+	echo
+	echo "| conns | proxy | established | reply timeouts | errors | proxy→upstream connections | messages |"
+	echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
+	awk -F, 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s |\n",
+	    $1, $3, $4, $5, $6, $8, $7 }' "$AS"
+fi
+echo
+echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg); loads per run" \
+    "are in the CSV files"
