@@ -151,17 +151,8 @@ stop_server() {
 	SPID=
 }
 
-# ticks PID: TICKS = utime + stime of the process (all threads).
-ticks() {
-	read -r _l <"/proc/$1/stat" 2>/dev/null || return 1
-	_l=${_l##*) }
-	set -f
-	# shellcheck disable=SC2086
-	set -- $_l
-	set +f
-	shift 11
-	TICKS=$(($1 + $2))
-}
+# shellcheck source=test/bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # sampler OUT SPID CPID: "usec server_ticks client_ticks" every 50 ms
 # while CPID lives.
@@ -174,37 +165,6 @@ sampler() {
 		echo "$t $s $TICKS"
 		sleep 0.05
 	done >"$1"
-}
-
-# jget FILE SECTION.KEY (tenkload writes one member per line)
-jget() {
-	awk -v want="$2" '
-	/^  "[^"]*": \{/ { sec = $0; sub(/^  "/, "", sec); sub(/".*/, "", sec)
-		next }
-	/^  \}/ { sec = ""; next }
-	/^    "[^"]*": / { k = $0; sub(/^    "/, "", k); v = k
-		sub(/".*/, "", k); sub(/^[^"]*": /, "", v); sub(/,$/, "", v)
-		gsub(/"/, "", v)
-		if (sec "." k == want) { print v; f = 1; exit } }
-	END { if (!f) print "nan" }' "$1"
-}
-
-load1() {
-	read -r l _ </proc/loadavg
-	echo "$l"
-}
-
-median_table() {
-	# stdin: key value; prints key median min max (numeric keys kept in
-	# first-seen order)
-	awk '{ k = $1; if (!(k in n)) ord[++nk] = k; v[k, ++n[k]] = $2 }
-	END { for (i = 1; i <= nk; i++) { k = ord[i]; m = n[k]
-		for (a = 1; a <= m; a++) x[a] = v[k, a]
-		for (a = 2; a <= m; a++) { t = x[a]
-			for (b = a - 1; b >= 1 && x[b] > t; b--) x[b + 1] = x[b]
-			x[b + 1] = t }
-		med = m % 2 ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2
-		print k, med, x[1], x[m] } }'
 }
 
 echo "# echo-compare: $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 \

@@ -288,20 +288,8 @@ tree() {
 	done
 }
 
-# ticks PID...: TICKS = utime + stime summed over the processes (all
-# threads); processes that are gone count 0.
-ticks() {
-	TICKS=0
-	for _q in "$@"; do
-		{ read -r _l <"/proc/$_q/stat"; } 2>/dev/null || continue
-		_l=${_l##*) }
-		set -f
-		# shellcheck disable=SC2086
-		set -- $_l
-		set +f
-		TICKS=$((TICKS + ${12} + ${13}))
-	done
-}
+# shellcheck source=test/bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # sampler OUT CPID: "usec proxy_ticks upstream_ticks client_ticks" every
 # 50 ms while the client CPID lives.
@@ -319,37 +307,6 @@ sampler() {
 		echo "$t $p $u $TICKS"
 		sleep 0.05
 	done >"$1"
-}
-
-# jget FILE SECTION.KEY (tenkload writes one member per line)
-jget() {
-	awk -v want="$2" '
-	/^  "[^"]*": \{/ { sec = $0; sub(/^  "/, "", sec); sub(/".*/, "", sec)
-		next }
-	/^  \}/ { sec = ""; next }
-	/^    "[^"]*": / { k = $0; sub(/^    "/, "", k); v = k
-		sub(/".*/, "", k); sub(/^[^"]*": /, "", v); sub(/,$/, "", v)
-		gsub(/"/, "", v)
-		if (sec "." k == want) { print v; f = 1; exit } }
-	END { if (!f) print "nan" }' "$1"
-}
-
-load1() {
-	read -r l _ </proc/loadavg
-	echo "$l"
-}
-
-median_table() {
-	# stdin: key value; prints key median min max (keys in first-seen
-	# order)
-	awk '{ k = $1; if (!(k in n)) ord[++nk] = k; v[k, ++n[k]] = $2 }
-	END { for (i = 1; i <= nk; i++) { k = ord[i]; m = n[k]
-		for (a = 1; a <= m; a++) x[a] = v[k, a]
-		for (a = 2; a <= m; a++) { t = x[a]
-			for (b = a - 1; b >= 1 && x[b] > t; b--) x[b + 1] = x[b]
-			x[b + 1] = t }
-		med = m % 2 ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2
-		print k, med, x[1], x[m] } }'
 }
 
 echo "# proxy-compare: $(uname -sr), $(nproc) CPUs, RLIMIT_NOFILE $NOFILE," \
