@@ -132,6 +132,27 @@ sanitizer() {
 	esac
 }
 
+# usage_error WORD PROGRAM ARGS...: a bad command line must end PROGRAM
+# with exit status 2, nothing on stdout and exactly one line on stderr,
+# and that line must contain WORD (the option it names).
+usage_error() {
+	_w=$1
+	_p=$2
+	shift 2
+	timeout 10 "$_p" "$@" >"$T/usage.out" 2>"$T/usage.err"
+	_s=$?
+	_n=${_p##*/}
+	[ "$_s" -eq 2 ] ||
+	    fail "$_n $*: exit $_s, wanted 2: $(cat "$T/usage.err")"
+	[ ! -s "$T/usage.out" ] ||
+	    fail "$_n $*: wrote to stdout: $(cat "$T/usage.out")"
+	[ "$(wc -l <"$T/usage.err")" -eq 1 ] ||
+	    fail "$_n $*: $(wc -l <"$T/usage.err") lines on stderr:" \
+	    "$(cat "$T/usage.err")"
+	grep -q -e "$_w" "$T/usage.err" ||
+	    fail "$_n $*: no '$_w' in: $(cat "$T/usage.err")"
+}
+
 # The open-file limit of this shell (tests size themselves by it).
 nofile() {
 	ulimit -n

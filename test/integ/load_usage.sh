@@ -7,18 +7,11 @@
 # timeout: 60
 . "$(dirname "$0")/lib.sh"
 
-# bad WHAT ARGS...: tenkload ARGS must exit 2 with one line naming WHAT.
+# bad WORD ARGS...: tenkload ARGS is a usage error naming WORD.
 bad() {
-	_what=$1
+	_bw=$1
 	shift
-	timeout 10 "$TENKLOAD" "$@" >"$T/out" 2>"$T/err"
-	_st=$?
-	[ $_st -eq 2 ] || fail "tenkload $*: exit $_st, want 2"
-	[ "$(wc -l <"$T/err")" -eq 1 ] ||
-	    fail "tenkload $*: not one line: $(cat "$T/err")"
-	grep -q -e "$_what" "$T/err" ||
-	    fail "tenkload $*: line does not name $_what: $(cat "$T/err")"
-	[ ! -s "$T/out" ] || fail "tenkload $*: wrote to stdout"
+	usage_error "$_bw" "$TENKLOAD" "$@"
 }
 
 A=127.0.0.1:9

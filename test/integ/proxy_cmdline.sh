@@ -7,16 +7,11 @@
 # timeout: 60
 . "$(dirname "$0")/lib.sh"
 
+# bad WORD ARGS...: tenkd ARGS is a usage error naming WORD.
 bad() {
-	_w=$1
+	_bw=$1
 	shift
-	"$TENKD" "$@" >"$T/o" 2>"$T/e"
-	_s=$?
-	[ "$_s" -eq 2 ] || fail "tenkd $*: exit $_s, wanted 2: $(cat "$T/e")"
-	[ ! -s "$T/o" ] || fail "tenkd $*: wrote to stdout: $(cat "$T/o")"
-	[ "$(wc -l <"$T/e")" -eq 1 ] ||
-	    fail "tenkd $*: $(wc -l <"$T/e") lines on stderr: $(cat "$T/e")"
-	grep -q -- "$_w" "$T/e" || fail "tenkd $*: no '$_w' in: $(cat "$T/e")"
+	usage_error "$_bw" "$TENKD" "$@"
 }
 
 u="-u 127.0.0.1:7000"
