@@ -271,12 +271,6 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 		PERFEV=$PERFEV,syscalls:sys_enter_$e
 	done
 	echo "conns,run,server,msgs_ss,calls,calls_per_msg_ss,sends,calls_per_send,recv_per_send,wait_per_send,other_per_send" >"$SC"
-	sent() {
-		port=${ADDR##*:}
-		ss -Htin state established "( sport = :$port )" |
-		    grep -o 'bytes_sent:[0-9]*' |
-		    awk -F: '{ s += $2 } END { printf "%.0f\n", s }'
-	}
 	for c in $CONNS; do
 		r=1
 		while [ "$r" -le "$SRUNS" ]; do
@@ -292,44 +286,22 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 				sleep "$settle"
 				st=$OUT/$TOOL-$c-$r-$s.txt
 				if [ "$TOOL" = perf ]; then
-					b0=$(sent)
+					B0=$(sent_bytes "${ADDR##*:}")
 					perf stat -x, -o "$st.csv" -e "$PERFEV" \
 					    -p "$SPID" -- sleep "$STRACE_S" \
 					    2>/dev/null
-					b1=$(sent)
-					# strace -c's layout: calls in $4, name last
-					awk -F, '$3 == "raw_syscalls:sys_enter" {
-						print "- - -", $1, "total" }
-					    $3 ~ /^syscalls:sys_enter_/ {
-						n = $3; sub(/.*sys_enter_/, "", n)
-						print "- - -", $1, n }' \
-					    "$st.csv" >"$st"
+					B1=$(sent_bytes "${ADDR##*:}")
+					perf_to_strace "$st.csv" >"$st"
 				else
-					: >"$OUT/strace.err"
-					strace -c -f -p "$SPID" -o "$st" \
-					    2>"$OUT/strace.err" &
-					XPID=$!
-					n=0
-					until grep -q attached "$OUT/strace.err"
-					do
-						n=$((n + 1))
-						[ "$n" -lt 100 ] || die "strace:" \
-						    "$(cat "$OUT/strace.err")"
-						sleep 0.02
-					done
-					b0=$(sent)
-					sleep "$STRACE_S"
-					b1=$(sent)
-					kill -INT "$XPID"
-					wait "$XPID"
-					XPID=
+					strace_window "$st" "$STRACE_S" \
+					    "${ADDR##*:}" "$SPID"
 				fi
 				kill -TERM "$LPID" 2>/dev/null
 				wait "$LPID"
 				LPID=
 				stop_server
 				awk -v c="$c" -v r="$r" -v s="$s" \
-				    -v m="$(((b1 - b0) / SIZE))" '
+				    -v m="$(((B1 - B0) / SIZE))" '
 				$NF == "total" { tot = $4 }
 				$NF ~ /^(recvfrom|recvmsg|read|readv)$/ { rv += $4 }
 				$NF ~ /^(sendto|sendmsg|write|writev)$/ { sd += $4 }

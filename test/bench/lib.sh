@@ -50,3 +50,52 @@ median_table() {
 		print k, med, x[1], x[m] } }'
 }
 
+
+# sent_bytes PORT: bytes sent so far by the established sockets whose
+# local port is PORT (the server's side of every client connection).
+sent_bytes() {
+	ss -Htin state established "( sport = :$1 )" |
+	    grep -o 'bytes_sent:[0-9]*' |
+	    awk -F: '{ s += $2 } END { printf "%.0f\n", s }'
+}
+
+# perf_to_strace CSV: perf stat -x, counts of syscall tracepoints in the
+# layout of strace -c's table (calls in field 4, the name last), the
+# total as "total".
+perf_to_strace() {
+	awk -F, '$3 == "raw_syscalls:sys_enter" { print "- - -", $1, "total" }
+	    $3 ~ /^syscalls:sys_enter_/ {
+		n = $3; sub(/.*sys_enter_/, "", n); print "- - -", $1, n }' "$1"
+}
+
+# strace_window OUT SECS PORT PID...: strace -c -f the PIDs for SECS
+# seconds into OUT, with B0 and B1 set to sent_bytes PORT when counting
+# starts and ends.  XPID holds strace's PID meanwhile, for cleanup.
+strace_window() {
+	_o=$1
+	_secs=$2
+	_port=$3
+	shift 3
+	_pargs=
+	for _q in "$@"; do
+		_pargs="$_pargs -p $_q"
+	done
+	: >"$OUT/strace.err"
+	# shellcheck disable=SC2086
+	strace -c -f $_pargs -o "$_o" 2>"$OUT/strace.err" &
+	XPID=$!
+	_n=0
+	until grep -q attached "$OUT/strace.err"; do
+		_n=$((_n + 1))
+		[ "$_n" -lt 100 ] || die "strace: $(cat "$OUT/strace.err")"
+		sleep 0.02
+	done
+	# shellcheck disable=SC2034 # B0 and B1 are for the caller
+	B0=$(sent_bytes "$_port")
+	sleep "$_secs"
+	# shellcheck disable=SC2034
+	B1=$(sent_bytes "$_port")
+	kill -INT "$XPID"
+	wait "$XPID"
+	XPID=
+}

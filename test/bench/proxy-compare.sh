@@ -447,11 +447,6 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 		PERFEV=$PERFEV,syscalls:sys_enter_$e
 	done
 	echo "conns,run,server,msgs,calls,calls_per_msg,recv_per_msg,send_per_msg,wait_per_msg,other_per_msg,load1" >"$SC"
-	sent() {
-		ss -Htin state established "( sport = :$PORT )" |
-		    grep -o 'bytes_sent:[0-9]*' |
-		    awk -F: '{ s += $2 } END { printf "%.0f\n", s }'
-	}
 	for c in $CONNS; do
 		r=1
 		while [ "$r" -le "$SRUNS" ]; do
@@ -469,7 +464,7 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 				tree "$PPID_"
 				st=$OUT/$TOOL-$c-$r-$s.txt
 				if [ "$TOOL" = perf ]; then
-					b0=$(sent)
+					B0=$(sent_bytes "$PORT")
 					# the upstream's sendto calls in the
 					# same span are the messages echoed
 					perf stat -x, -o "$st.up" \
@@ -482,49 +477,22 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 					    -- sleep "$STRACE_S" 2>/dev/null
 					wait "$XPID"
 					XPID=
-					b1=$(sent)
-					# strace -c's layout: calls in $4, name
-					# last
-					awk -F, '$3 == "raw_syscalls:sys_enter" {
-						print "- - -", $1, "total" }
-					    $3 ~ /^syscalls:sys_enter_/ {
-						n = $3; sub(/.*sys_enter_/, "", n)
-						print "- - -", $1, n }' \
-					    "$st.csv" >"$st"
+					B1=$(sent_bytes "$PORT")
+					perf_to_strace "$st.csv" >"$st"
 					awk -F, '$3 ~ /sys_enter_sendto/ {
 						print "- - -", $1, "upmsgs" }' \
 					    "$st.up" >>"$st"
 				else
-					pargs=
-					for q in $PIDS; do
-						pargs="$pargs -p $q"
-					done
-					: >"$OUT/strace.err"
 					# shellcheck disable=SC2086
-					strace -c -f $pargs -o "$st" \
-					    2>"$OUT/strace.err" &
-					XPID=$!
-					n=0
-					until grep -q attached "$OUT/strace.err"
-					do
-						n=$((n + 1))
-						[ "$n" -lt 100 ] || die "strace:" \
-						    "$(cat "$OUT/strace.err")"
-						sleep 0.02
-					done
-					b0=$(sent)
-					sleep "$STRACE_S"
-					b1=$(sent)
-					kill -INT "$XPID"
-					wait "$XPID"
-					XPID=
+					strace_window "$st" "$STRACE_S" \
+					    "$PORT" $PIDS
 				fi
 				kill -TERM "$LPID" 2>/dev/null
 				wait "$LPID"
 				LPID=
 				stop_all
 				awk -v c="$c" -v r="$r" -v s="$s" -v l="$(load1)" \
-				    -v m="$(((b1 - b0) / SIZE))" '
+				    -v m="$(((B1 - B0) / SIZE))" '
 				$NF == "upmsgs" { m = $4 }
 				$NF == "total" { tot = $4 }
 				$NF ~ /^(recvfrom|recvmsg|read|readv)$/ { rv += $4 }
