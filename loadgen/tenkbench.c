@@ -740,6 +740,21 @@ cell_path(char *buf, size_t len, const struct cell *c, const char *what)
 	    (unsigned long long)c->idle, what);
 }
 
+/*
+ * The log and the JSON report of one tenkload run of a cell (TAG.log,
+ * TAG.json); an old report is removed so that a run that dies leaves
+ * none behind to be read in its place.
+ */
+static void
+run_paths(const struct cell *c, const char *tag, char *log, char *json)
+{
+	cell_path(log, PATH_MAX, c, tag);
+	strlcat(log, ".log", PATH_MAX);
+	cell_path(json, PATH_MAX, c, tag);
+	strlcat(json, ".json", PATH_MAX);
+	(void)unlink(json);
+}
+
 static void __attribute__((format(printf, 2, 3)))
 cell_note(struct cell *c, const char *fmt, ...)
 {
@@ -774,11 +789,7 @@ active_run(struct cell *c, pid_t srv, const char *addr, uint64_t dur,
 	pid_t		 pid;
 	int		 argc = 0, status, ret = -1, sampled = 0;
 
-	cell_path(log, sizeof(log), c, tag);
-	strlcat(log, ".log", sizeof(log));
-	cell_path(json, sizeof(json), c, tag);
-	strlcat(json, ".json", sizeof(json));
-	(void)unlink(json);
+	run_paths(c, tag, log, json);
 	snprintf(n_c, sizeof(n_c), "%llu", (unsigned long long)conf.active);
 	snprintf(n_d, sizeof(n_d), "%llums",
 	    (unsigned long long)(dur / 1000000));
@@ -1048,11 +1059,7 @@ idle_start(struct cell *c, pid_t srv, const char *addr, long base,
 		n = c->idle - opened < IDLE_BATCH ? c->idle - opened :
 		    IDLE_BATCH;
 		snprintf(tag, sizeof(tag), "idle%d", *nholders);
-		cell_path(log, sizeof(log), c, tag);
-		strlcat(log, ".log", sizeof(log));
-		cell_path(json, sizeof(json), c, tag);
-		strlcat(json, ".json", sizeof(json));
-		(void)unlink(json);
+		run_paths(c, tag, log, json);
 		snprintf(n_c, sizeof(n_c), "%llu", (unsigned long long)n);
 		argc = 0;
 		argv[argc++] = conf.tenkload;
