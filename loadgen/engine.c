@@ -161,6 +161,8 @@ conn_close(struct tk_loop *l, struct lconn *c, int kind)
 	tk_io_stop(l, &c->io);
 	close(c->io.fd);
 	c->state = CONN_DEAD;
+	if (was != CONN_CONNECTING && !c->idle && c->wmsgs == 0)
+		w->st.unserved++;
 	if (kind < 0) {
 		if (was != CONN_CONNECTING)
 			w->st.open_end++;
@@ -722,6 +724,7 @@ collect(struct engine *e, struct report *r)
 		r->failed += w->st.failed;
 		r->lost += w->st.lost;
 		r->open_end += w->st.open_end;
+		r->unserved += w->st.unserved;
 		r->msgs += w->st.msgs;
 		r->bytes_in += w->st.bytes_in;
 		r->bytes_out += w->st.bytes_out;

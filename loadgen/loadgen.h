@@ -142,6 +142,7 @@ struct report {
 	uint64_t	 failed;	/* connects that failed */
 	uint64_t	 lost;		/* established, closed by an error */
 	uint64_t	 open_end;	/* still open at the end */
+	uint64_t	 unserved;	/* active, no message in the window */
 
 	/* Traffic in the measured window. */
 	uint64_t	 msgs;
@@ -201,6 +202,7 @@ struct lconn {
 	uint32_t	 head;
 	uint32_t	 inflight;
 	uint32_t	 cap;
+	uint32_t	 wmsgs;		/* messages done in the window */
 	uint8_t		 state;
 	unsigned int	 idle:1;	/* one round trip, then silence */
 	unsigned int	 wblocked:1;	/* the last send met EAGAIN */
@@ -217,6 +219,7 @@ struct wstats {
 	uint64_t	 failed;
 	uint64_t	 lost;
 	uint64_t	 open_end;
+	uint64_t	 unserved;
 	uint64_t	 errs[ERR_MAX];
 	uint64_t	 t_first;	/* ns, first connect started */
 	uint64_t	 t_last;	/* ns, last connect started */

@@ -276,6 +276,7 @@ report_merge(struct report *d, const struct report *s)
 	d->failed += s->failed;
 	d->lost += s->lost;
 	d->open_end += s->open_end;
+	d->unserved += s->unserved;
 	d->msgs += s->msgs;
 	d->bytes_in += s->bytes_in;
 	d->bytes_out += s->bytes_out;
@@ -396,6 +397,10 @@ report_print(FILE *f, const struct report *r)
 		    "established\n",
 		    (unsigned long long)(r->requested - r->established),
 		    (unsigned long long)r->requested);
+	if (r->unserved > 0)
+		fprintf(f, "  UNSERVED: %llu active connections completed no "
+		    "message in the measured window\n",
+		    (unsigned long long)r->unserved);
 	fprintf(f, "  ramp: %llu connects started over %.3f s (%.1f/s), "
 	    "resolved after %.3f s\n", (unsigned long long)r->attempted,
 	    secs(r->t_ramp_first, r->t_ramp_last), ramp_rate(r),
@@ -610,7 +615,8 @@ report_json_write(FILE *f, const struct report *r)
 	json_u(f, h, "established", r->established, 0);
 	json_u(f, h, "failed", r->failed, 0);
 	json_u(f, h, "closed_early", r->lost, 0);
-	json_u(f, h, "open_at_end", r->open_end, 1);
+	json_u(f, h, "open_at_end", r->open_end, 0);
+	json_u(f, h, "unserved", r->unserved, 1);
 	fprintf(f, "  },\n");
 
 	fprintf(f, "  \"traffic\": {\n");
@@ -1083,6 +1089,7 @@ report_json_read(const char *buf, size_t len, struct report *r,
 	r->failed = jv_u(o, "failed");
 	r->lost = jv_u(o, "closed_early");
 	r->open_end = jv_u(o, "open_at_end");
+	r->unserved = jv_u(o, "unserved");
 
 	o = jv_get(&root, "traffic");
 	r->msgs = jv_u(o, "msgs");

@@ -107,6 +107,7 @@ traffic_done(struct tk_loop *l, struct lconn *c, const struct msgrec *m)
 	ctr_add(&w->prog.msgs, 1);
 	if (engine_measuring(w)) {
 		w->st.msgs++;
+		c->wmsgs++;
 		tk_hist_record(w->st.lat, lat);
 		if (engine_conf(w)->mode == MODE_RATE)
 			tk_hist_record(w->st.lat_unc, unc);

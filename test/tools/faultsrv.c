@@ -11,6 +11,8 @@
  *	--stall-once DUR	stop serving once for DUR (e.g. 500ms) ...
  *	--stall-after DUR	... this long after the first accept (1s)
  *	--delay DUR		echo every chunk DUR after it arrived
+ *	--starve N		never read from every Nth connection accepted
+ *				(it stays open, silent)
  *	--listen ADDR:PORT	IPv4, default 127.0.0.1:0
  *
  * Offsets count per connection from 0.  Durations take ns, us, ms, s.
@@ -69,6 +71,7 @@ static int		 epfd;
 static uint64_t		 drop_off = NOFF, flip_off = NOFF, close_after = NOFF;
 static uint64_t		 delay_ns, stall_ns, stall_after = 1000000000ULL;
 static uint64_t		 stall_at;	/* 0: not yet known */
+static uint64_t		 starve_every, naccepted;
 static int		 stalled;
 static volatile sig_atomic_t	quit;
 
@@ -334,6 +337,8 @@ do_accept(int lfd)
 		c->fd = fd;
 		c->in = c->echoed = 0;
 		c->wantout = c->shut = 0;
+		if (starve_every > 0 && ++naccepted % starve_every == 0)
+			continue;	/* held open, never read */
 		memset(&e, 0, sizeof(e));
 		e.events = EPOLLIN;
 		e.data.fd = fd;
@@ -355,6 +360,7 @@ main(int argc, char *argv[])
 		{ "listen",		required_argument, NULL, 'l' },
 		{ "stall-after",	required_argument, NULL, 'a' },
 		{ "stall-once",		required_argument, NULL, 's' },
+		{ "starve",		required_argument, NULL, 'S' },
 		{ NULL,			0,		   NULL, 0 }
 	};
 	struct sockaddr_in	 sin;
@@ -390,11 +396,15 @@ main(int argc, char *argv[])
 		case 's':
 			stall_ns = parse_dur("--stall-once", optarg);
 			break;
+		case 'S':
+			starve_every = parse_num("--starve", optarg, 0);
+			break;
 		default:
 			fprintf(stderr, "usage: faultsrv [--close-early[=N]] "
 			    "[--delay DUR] [--drop-byte[=OFF]]\n"
 			    "\t[--flip-byte[=OFF]] [--listen ADDR:PORT] "
-			    "[--stall-once DUR] [--stall-after DUR]\n");
+			    "[--stall-once DUR] [--stall-after DUR]\n"
+			    "\t[--starve N]\n");
 			return 2;
 		}
 	}
