@@ -32,6 +32,11 @@
 #     the proxy (the started one and its children) in /proc/PID/stat,
 #     sampled every 50 ms, between the first and the last sample inside
 #     tenkload's measured window; the same for upstream and client.
+#     Also p99.9, tenkload's unserved connections (no reply in the
+#     window: a proxy that starves some connections looks fast in the
+#     percentiles), TCP segments sent per message from /proc/net/snmp
+#     (loopback only here, so pure ACKs show as segments beyond 4), and
+#     the proxy's CPU per message over twice the upstream's (its floor).
 #  2. syscalls: strace -c -f (or perf stat, -S perf) on all the proxy's
 #     processes for 3 s in the steady state; calls per message, messages
 #     being the bytes the proxy sent to the clients (ss bytes_sent on the
@@ -291,8 +296,16 @@ tree() {
 # shellcheck source=test/bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-# sampler OUT CPID: "usec proxy_ticks upstream_ticks client_ticks" every
-# 50 ms while the client CPID lives.
+# outsegs: SEGS = TCP segments sent by this host so far (every one of them
+# on loopback here, so each is also received once)
+outsegs() {
+	SEGS=$(awk '$1 == "Tcp:" && !h { for (i = 2; i <= NF; i++)
+		if ($i == "OutSegs") c = i; h = 1; next }
+		$1 == "Tcp:" { print $c; exit }' /proc/net/snmp)
+}
+
+# sampler OUT CPID: "usec proxy_ticks upstream_ticks client_ticks
+# tcp_outsegs" every 50 ms while the client CPID lives.
 sampler() {
 	tree "$PPID_"
 	echo "$PIDS" >"$1.pids"
@@ -304,7 +317,8 @@ sampler() {
 		ticks "$UPID"
 		u=$TICKS
 		ticks "$2"
-		echo "$t $p $u $TICKS"
+		outsegs
+		echo "$t $p $u $TICKS $SEGS"
 		sleep 0.05
 	done >"$1"
 }
@@ -321,7 +335,7 @@ done <"$OUT/peers"
 if [ "$RUNS" -gt 0 ]; then
 PP=$OUT/pingpong.csv
 PHASE=
-echo "conns,run,server,msgs_s,p50_us,p99_us,proxy_us_msg,up_us_msg,cli_us_msg,proxy_util,established,errors,load1" >"$PP"
+echo "conns,run,server,msgs_s,p50_us,p99_us,proxy_us_msg,up_us_msg,cli_us_msg,proxy_util,established,errors,load1,unserved,segs_msg,p999_us,floor_ratio" >"$PP"
 for c in $CONNS; do
 	r=1
 	while [ "$r" -le "$RUNS" ]; do
@@ -347,20 +361,25 @@ for c in $CONNS; do
 			    -v s="$s" -v rate="$(jget "$j" traffic.msgs_per_s)" \
 			    -v p50="$(jget "$j" latency.p50)" \
 			    -v p99="$(jget "$j" latency.p99)" \
+			    -v p999="$(jget "$j" latency.p99.9)" \
+			    -v uns="$(jget "$j" connections.unserved)" \
 			    -v est="$(jget "$j" connections.established)" \
 			    -v err="$(jget "$j" errors.total)" -v l="$(load1)" '
 			$1 >= a && $1 <= b { if (!n++) { t0 = $1; p0 = $2; u0 = $3
-				c0 = $4 } t1 = $1; p1 = $2; u1 = $3; c1 = $4 }
+				c0 = $4; s0 = $5 } t1 = $1; p1 = $2; u1 = $3; c1 = $4
+				s1 = $5 }
 			END { span = (t1 - t0) / 1e6
 				if (n < 2 || span < 0.5 || rate <= 0) {
-					pu = uu = cu = px = "nan" } else {
+					pu = uu = cu = px = sg = fr = "nan" } else {
 					k = 1e6 / hz / (rate * span)
 					pu = (p1 - p0) * k; uu = (u1 - u0) * k
 					cu = (c1 - c0) * k
-					px = (p1 - p0) / hz / span }
-				printf "%s,%s,%s,%.0f,%.1f,%.1f,%s,%s,%s,%s,%s,%s,%s\n",
+					px = (p1 - p0) / hz / span
+					sg = (s1 - s0) / (rate * span)
+					fr = uu > 0 ? pu / (2 * uu) : "nan" }
+				printf "%s,%s,%s,%.0f,%.1f,%.1f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.1f,%s\n",
 				    c, r, s, rate, p50 / 1e3, p99 / 1e3, pu, uu, cu,
-				    px, est, err, l }' \
+				    px, est, err, l, uns, sg, p999 / 1e3, fr }' \
 			    "$OUT/samples-$c-$r-$s" >>"$PP"
 			tail -n 1 "$PP" >&2
 		done
@@ -386,6 +405,27 @@ done | awk '
 		printf "| %s | %s |", p[1], p[2]
 		for (c = 4; c <= 12; c++) printf " %s |", cell[k, c]
 		printf "\n" } }'
+
+echo
+echo "Tails, fairness and cost against the floor, same runs: unserved ="
+echo "active connections with no reply in the measured window (tenkload);"
+echo "segments = TCP segments sent on the host per message (4 carry data,"
+echo "the rest are pure ACKs); floor = twice the echo upstream's CPU per"
+echo "message, since a proxy does two recvs and two sends to its one each."
+echo
+echo "| conns | proxy | p99.9 µs | unserved (max) | TCP segments/msg | proxy µs/msg ÷ floor |"
+echo "| ---: | --- | ---: | ---: | ---: | ---: |"
+for col in 16 14 15 17; do
+	awk -F, -v col="$col" 'NR > 1 && $col != "" { print $1 "/" $3, $col }' \
+	    "$PP" | median_table | awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
+done | awk '
+	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  if ($2 == 14) { cell[k, $2] = sprintf("%d", $5); next }
+	  f = ($2 == 16) ? "%.0f" : "%.2f"
+	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
+	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
+		printf "| %s | %s | %s | %s | %s | %s |\n", p[1], p[2],
+		    cell[k, 16], cell[k, 14], cell[k, 15], cell[k, 17] } }'
 
 echo
 echo "## same-round ratios, median (min-max): tenkd / peer"
