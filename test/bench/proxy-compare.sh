@@ -13,10 +13,15 @@
 #   @UPSTREAM@  127.0.0.1:PORT of the echo upstream
 #   @DIR@       a per-run directory (pid files, error logs, configs)
 # A template is written to @DIR@/NAME-OF-TEMPLATE without a trailing ".in".
-# For example (the configs are not part of tenk):
-#   proxy-compare.sh -f haproxy.cfg.in -f nginx.conf.in \
+# For example, with the configs in test/bench/proxy/ (HAProxy and nginx
+# themselves are not part of tenk; Debian: haproxy, nginx,
+# libnginx-mod-stream):
+#   proxy-compare.sh -C 2000 -w 3 \
+#     -f test/bench/proxy/haproxy.cfg.in -f test/bench/proxy/nginx.conf.in \
 #     'haproxy=/usr/sbin/haproxy -f @DIR@/haproxy.cfg -db' \
 #     "nginx=/usr/sbin/nginx -p @DIR@ -e @DIR@/error.log -c @DIR@/nginx.conf -g 'daemon off;'"
+# A yardstick from test/bench/yardstick/ can be a peer too:
+#     "minproxy=/path/to/minproxy @LISTEN@ @UPSTREAM@ 2"
 #
 # The contenders (tenkd first, then the peers in order) are always run in
 # turn with fresh processes each run, so that a noisy machine hits them
@@ -52,6 +57,7 @@
 #   -c LIST   connection counts, comma-separated (default 1000,10000)
 #   -d SECS   measured seconds per run (default 4)
 #   -w SECS   tenkload --warmup (default 1)
+#   -C RATE   tenkload --connect-rate, connects per second (default 10000)
 #   -r N      runs per cell (default 5)
 #   -R N      syscall-count runs per cell (default 1; 0 skips the phase)
 #   -S TOOL   strace (default) or perf
@@ -66,7 +72,7 @@
 set -u
 
 usage() {
-	echo "usage: $0 [-b dir] [-c list] [-d secs] [-w secs] [-r runs]" \
+	echo "usage: $0 [-b dir] [-c list] [-d secs] [-w secs] [-C rate] [-r runs]" \
 	    "[-R runs] [-A runs] [-S strace|perf] [-s size] [-o dir] [-f template]..." \
 	    "name=command..." >&2
 	exit 2
@@ -88,12 +94,13 @@ STRACE_S=3
 SRC=127.0.0.2-127.0.0.9
 RATE=10000
 
-while getopts b:c:d:w:r:R:S:s:o:f:A: opt; do
+while getopts b:c:d:w:C:r:R:S:s:o:f:A: opt; do
 	case $opt in
 	b) B=$OPTARG ;;
 	c) CONNS=$OPTARG ;;
 	d) DUR=$OPTARG ;;
 	w) WARM=$OPTARG ;;
+	C) RATE=$OPTARG ;;
 	r) RUNS=$OPTARG ;;
 	R) SRUNS=$OPTARG ;;
 	A) ARUNS=$OPTARG ;;
@@ -326,7 +333,8 @@ sampler() {
 echo "# proxy-compare: $(uname -sr), $(nproc) CPUs, RLIMIT_NOFILE $NOFILE," \
     "load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "# contenders: $SERVERS; upstream tenkd echo -t 1;" \
-    "tenkload -t 1 -s $SIZE -d ${DUR}s --warmup ${WARM}s; raw results in $OUT"
+    "tenkload -t 1 -s $SIZE -d ${DUR}s --warmup ${WARM}s" \
+    "--connect-rate $RATE; raw results in $OUT"
 while read -r p; do
 	echo "#   $p"
 done <"$OUT/peers"
@@ -597,7 +605,8 @@ if [ "$ARUNS" -gt 0 ]; then
 				    --reply-timeout 3s --max-errors 1000000 \
 				    --json "$j" "$ADDR" >"$OUT/as-$c-$r-$s.out" 2>&1 &
 				LPID=$!
-				sleep "$((2 + 2 * c / RATE + 2))"
+				# mid-window: after the ramp, 4 s into the 8
+				sleep "$((c / RATE + 5))"
 				uc=$(ss -Htn state established \
 				    "( dport = :${UADDR##*:} )" | wc -l)
 				wait "$LPID"
