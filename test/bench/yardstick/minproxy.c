@@ -14,11 +14,10 @@
  * memory is never freed.  Whatever it costs per message, tenkd cannot
  * cost much less with the same system calls.
  *
- *	cc -O2 -o minproxy minproxy.c
+ *	cc -O2 -o minproxy minproxy.c	(with yardstick.h beside it)
  */
 #define _GNU_SOURCE
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include <netinet/in.h>
@@ -26,11 +25,12 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "yardstick.h"
 
 struct end {
 	int		 fd;
@@ -39,47 +39,16 @@ struct end {
 
 static char	buf[16384];
 
-static int
-port_of(const char *s)
-{
-	const char	*c = strrchr(s, ':');
-
-	return c != NULL ? atoi(c + 1) : atoi(s);
-}
-
 int
 main(int argc, char *argv[])
 {
-	struct sockaddr_in	 sa, ua;
+	struct sockaddr_in	 ua;
 	struct epoll_event	 ev, evs[512];
 	struct end		*e, *a, *b;
 	ssize_t			 r;
-	int			 np, one = 1, lfd, ep, n, i, c, u;
+	int			 one = 1, lfd, ep, n, i, c, u;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: minproxy LISTEN UPSTREAM NPROC\n");
-		return 2;
-	}
-	np = atoi(argv[3]);
-	for (i = 1; i < np; i++)
-		if (fork() == 0) {
-			(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-			break;
-		}
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ua = sa;
-	sa.sin_port = htons(port_of(argv[1]));
-	ua.sin_port = htons(port_of(argv[2]));
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
-	    listen(lfd, 4096) == -1) {
-		perror("minproxy: bind");
-		return 1;
-	}
+	lfd = yardstick_start(argc, argv, SOCK_NONBLOCK, &ua);
 	ep = epoll_create1(0);
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN;

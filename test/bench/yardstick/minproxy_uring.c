@@ -16,7 +16,6 @@
  *	cc -O2 -o minproxy_uring minproxy_uring.c -luring  (liburing-dev)
  */
 #define _GNU_SOURCE
-#include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include <netinet/in.h>
@@ -25,12 +24,13 @@
 
 #include <errno.h>
 #include <liburing.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "yardstick.h"
 
 #define NBUF	4096
 #define BUFSZ	2048
@@ -85,18 +85,10 @@ buf_put(int bid)
 	io_uring_buf_ring_advance(br, 1);
 }
 
-static int
-port_of(const char *s)
-{
-	const char	*c = strrchr(s, ':');
-
-	return c != NULL ? atoi(c + 1) : atoi(s);
-}
-
 int
 main(int argc, char *argv[])
 {
-	struct sockaddr_in	 sa, ua;
+	struct sockaddr_in	 ua;
 	struct io_uring_params	 p;
 	struct io_uring_buf_reg	 reg;
 	struct io_uring_cqe	*cqe;
@@ -104,32 +96,9 @@ main(int argc, char *argv[])
 	struct end		*e, *a, *b;
 	uint64_t		 ud;
 	unsigned int		 head, n;
-	int			 np, one = 1, ret, i, type, res, u, bid;
+	int			 one = 1, ret, i, type, res, u, bid;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: minproxy_uring LISTEN UPSTREAM NPROC\n");
-		return 2;
-	}
-	np = atoi(argv[3]);
-	for (i = 1; i < np; i++)
-		if (fork() == 0) {
-			(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-			break;
-		}
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ua = sa;
-	sa.sin_port = htons(port_of(argv[1]));
-	ua.sin_port = htons(port_of(argv[2]));
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
-	    listen(lfd, 4096) == -1) {
-		perror("minproxy_uring: bind");
-		return 1;
-	}
+	lfd = yardstick_start(argc, argv, 0, &ua);
 
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
