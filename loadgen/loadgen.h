@@ -284,6 +284,7 @@ void		 report_merge(struct report *, const struct report *);
 uint64_t	 report_errors(const struct report *);
 void		 report_print(FILE *, const struct report *);
 int		 report_json_write(FILE *, const struct report *);
+void		 report_json_str(FILE *, const char *);
 int		 report_json_read(const char *, size_t, struct report *,
 		    const char **);
 int		 report_json_load(const char *, struct report *);

@@ -479,8 +479,9 @@ report_progress(FILE *f, uint64_t t, const struct lg_prog *cur,
 
 /* JSON output. */
 
-static void
-json_str(FILE *f, const char *s)
+/* s as a JSON string, quoted and escaped. */
+void
+report_json_str(FILE *f, const char *s)
 {
 	const unsigned char	*p;
 
@@ -519,7 +520,7 @@ static void
 json_s(FILE *f, const char *ind, const char *key, const char *v, int last)
 {
 	fprintf(f, "%s\"%s\": ", ind, key);
-	json_str(f, v);
+	report_json_str(f, v);
 	fprintf(f, "%s\n", last ? "" : ",");
 }
 

@@ -1462,23 +1462,6 @@ write_csv(void)
 }
 
 static void
-json_str(FILE *f, const char *s)
-{
-	const unsigned char	*p;
-
-	fputc('"', f);
-	for (p = (const unsigned char *)s; *p != '\0'; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
-static void
 json_stat(FILE *f, const struct cell *c, const char *key, enum field fl)
 {
 	double	m, lo, hi;
@@ -1508,9 +1491,9 @@ write_json(void)
 	fprintf(f, "{\n  \"tenkbench\": \"%s\",\n  \"format\": 1,\n",
 	    TENK_VERSION);
 	fprintf(f, "  \"args\": ");
-	json_str(f, conf.args);
+	report_json_str(f, conf.args);
 	fprintf(f, ",\n  \"machine\": { \"kernel\": ");
-	json_str(f, u.release);
+	report_json_str(f, u.release);
 	fprintf(f, ", \"cpus\": %ld, \"nofile\": %llu, \"fd_setsize\": %d, "
 	    "\"local_ports\": %llu },\n", sysconf(_SC_NPROCESSORS_ONLN),
 	    (unsigned long long)nofile, FD_SETSIZE,
@@ -1533,7 +1516,7 @@ write_json(void)
 		    "      \"note\": ", c->backend, (unsigned long long)c->idle,
 		    (unsigned long long)conf.active, status_name(c->status),
 		    (unsigned long long)c->errors);
-		json_str(f, c->note);
+		report_json_str(f, c->note);
 		fprintf(f, ",\n");
 		json_stat(f, c, "msgs_per_s", F_RATE);
 		json_stat(f, c, "p50_us", F_P50);
