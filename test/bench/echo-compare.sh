@@ -56,6 +56,8 @@ usage() {
 
 here=$(cd "$(dirname "$0")" && pwd)
 B=$here/../../build
+# shellcheck source=test/bench/lib.sh
+. "$here/lib.sh"
 CONNS=1,100,1000,10000
 DUR=4
 WARM=1
@@ -91,16 +93,7 @@ done
 shift $((OPTIND - 1))
 [ $# -eq 1 ] || usage
 PEER=$1
-TENKD=$B/tenkd
-TENKLOAD=$B/tenkload
-if [ ! -x "$TENKD" ] || [ ! -x "$TENKLOAD" ]; then
-	echo "$0: no $TENKD or $TENKLOAD; run make first" >&2
-	exit 2
-fi
-if [ -z "$OUT" ]; then
-	OUT=$(mktemp -d "${TMPDIR:-/tmp}/echo-compare.XXXXXX") || exit 1
-fi
-mkdir -p "$OUT" || exit 1
+bench_init echo-compare
 HZ=$(getconf CLK_TCK)
 SERVERS="tenkd-t1 peer tenkd-t2"
 CONNS=$(echo "$CONNS" | tr ',' ' ')
@@ -116,11 +109,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-die() {
-	echo "$0: $*" >&2
-	exit 1
-}
-
 # start_server NAME: sets SPID and ADDR (host:port it printed).
 start_server() {
 	: >"$OUT/server.err"
@@ -130,19 +118,8 @@ start_server() {
 	peer) sh -c "exec $PEER" 2>"$OUT/server.err" & ;;
 	esac
 	SPID=$!
-	n=0
-	ADDR=
-	while [ -z "$ADDR" ]; do
-		ADDR=$(sed -n 's/.*listening on \([^ ]*:[0-9][0-9]*\).*/\1/p' \
-		    "$OUT/server.err" | head -n 1)
-		[ -n "$ADDR" ] && break
-		kill -0 "$SPID" 2>/dev/null ||
-		    die "$1 exited: $(cat "$OUT/server.err")"
-		n=$((n + 1))
-		[ "$n" -lt 200 ] ||
-		    die "$1 printed no 'listening on ADDR:PORT' in 10 s"
-		sleep 0.05
-	done
+	await_addr "$OUT/server.err" "$SPID" || die "$1 $LERR"
+	ADDR=$LADDR
 }
 
 stop_server() {
@@ -151,8 +128,6 @@ stop_server() {
 	SPID=
 }
 
-# shellcheck source=test/bench/lib.sh
-. "$(dirname "$0")/lib.sh"
 
 # sampler OUT SPID CPID: "usec server_ticks client_ticks" every 50 ms
 # while CPID lives.

@@ -1,8 +1,54 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=sh
 # Helpers shared by the benchmark scripts in test/bench/ (POSIX sh):
-# CPU ticks from /proc, fields of a tenkload JSON report, the load
-# average and medians.  Sourced, not run.
+# set-up, waiting for a server's address, CPU ticks from /proc, fields of
+# a tenkload JSON report, the load average and medians.  Sourced, not run.
+
+die() {
+	echo "$0: $*" >&2
+	exit 1
+}
+
+# bench_init NAME: TENKD and TENKLOAD from the build directory $B, which
+# must hold both; OUT made absolute, a fresh temporary NAME.XXXXXX
+# directory if the caller left it empty.
+bench_init() {
+	TENKD=$B/tenkd
+	TENKLOAD=$B/tenkload
+	if [ ! -x "$TENKD" ] || [ ! -x "$TENKLOAD" ]; then
+		echo "$0: no $TENKD or $TENKLOAD; run make first" >&2
+		exit 2
+	fi
+	if [ -z "$OUT" ]; then
+		OUT=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX") || exit 1
+	fi
+	mkdir -p "$OUT" || exit 1
+	OUT=$(cd "$OUT" && pwd)
+}
+
+# await_addr FILE PID: LADDR = the HOST:PORT of the first "listening on"
+# line that PID writes to FILE (emptied by the caller before starting
+# it: a "2>" may truncate late).  Returns 1 with LERR saying why if PID
+# exits first or prints no such line in 10 s.
+# shellcheck disable=SC2034	# LERR is for the caller
+await_addr() {
+	_n=0
+	while :; do
+		LADDR=$(sed -n 's/.*listening on \([^ ]*:[0-9][0-9]*\).*/\1/p' \
+		    "$1" | head -n 1)
+		[ -n "$LADDR" ] && return 0
+		if ! kill -0 "$2" 2>/dev/null; then
+			LERR="exited: $(cat "$1")"
+			return 1
+		fi
+		_n=$((_n + 1))
+		if [ "$_n" -ge 200 ]; then
+			LERR="printed no 'listening on ADDR:PORT' in 10 s"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
 
 # ticks PID...: TICKS = utime + stime summed over the processes (all
 # threads); processes that are gone count 0.

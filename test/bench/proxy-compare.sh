@@ -80,6 +80,8 @@ usage() {
 
 here=$(cd "$(dirname "$0")" && pwd)
 B=$here/../../build
+# shellcheck source=test/bench/lib.sh
+. "$here/lib.sh"
 CONNS=1000,10000
 DUR=4
 WARM=1
@@ -117,17 +119,7 @@ case $TOOL in
 strace|perf) ;;
 *) usage ;;
 esac
-TENKD=$B/tenkd
-TENKLOAD=$B/tenkload
-if [ ! -x "$TENKD" ] || [ ! -x "$TENKLOAD" ]; then
-	echo "$0: no $TENKD or $TENKLOAD; run make first" >&2
-	exit 2
-fi
-if [ -z "$OUT" ]; then
-	OUT=$(mktemp -d "${TMPDIR:-/tmp}/proxy-compare.XXXXXX") || exit 1
-fi
-mkdir -p "$OUT" || exit 1
-OUT=$(cd "$OUT" && pwd)
+bench_init proxy-compare
 HZ=$(getconf CLK_TCK)
 NOFILE=$(awk '/^Max open files/ { print $4 }' /proc/self/limits)
 CONNS=$(echo "$CONNS" | tr ',' ' ')
@@ -160,11 +152,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-die() {
-	echo "$0: $*" >&2
-	exit 1
-}
-
 # listening PORT: true once something listens on 127.0.0.1:PORT
 listening() {
 	[ -n "$(ss -Htln "( sport = :$1 )" 2>/dev/null)" ]
@@ -176,39 +163,23 @@ free_port() {
 	: >"$OUT/port.err"	# empty first: the child's 2> may come late
 	"$TENKD" echo -l 127.0.0.1:0 -t 1 2>"$OUT/port.err" &
 	_p=$!
-	PORT=
-	_n=0
-	while [ -z "$PORT" ] && [ "$_n" -lt 200 ]; do
-		PORT=$(sed -n 's/.*listening on [^ ]*:\([0-9][0-9]*\).*/\1/p' \
-		    "$OUT/port.err" | head -n 1)
-		[ -n "$PORT" ] || sleep 0.05
-		_n=$((_n + 1))
-	done
-	# SIGKILL: it holds nothing, and tenkd has been seen to miss a
-	# SIGTERM that arrives while it starts
+	await_addr "$OUT/port.err" "$_p"
+	_ok=$?
+	# SIGKILL: it holds nothing (the lost SIGTERM of "Anomalies" in
+	# docs/BENCHMARKS.md was the shell's, between fork and exec)
 	kill -KILL "$_p" 2>/dev/null
 	wait "$_p" 2>/dev/null
-	[ -n "$PORT" ] || die "could not find a free port"
+	[ "$_ok" -eq 0 ] || die "could not find a free port: tenkd $LERR"
+	PORT=${LADDR##*:}
 }
 
 # start_upstream: UPID, UADDR
 start_upstream() {
 	: >"$OUT/upstream.err"	# else the last run's port may be read
 	"$TENKD" echo -l 127.0.0.1:0 -t 1 2>"$OUT/upstream.err" &
-
 	UPID=$!
-	UADDR=
-	_n=0
-	while [ -z "$UADDR" ]; do
-		UADDR=$(sed -n 's/.*listening on \([^ ]*:[0-9][0-9]*\).*/\1/p' \
-		    "$OUT/upstream.err" | head -n 1)
-		[ -n "$UADDR" ] && break
-		kill -0 "$UPID" 2>/dev/null ||
-		    die "upstream exited: $(cat "$OUT/upstream.err")"
-		_n=$((_n + 1))
-		[ "$_n" -lt 200 ] || die "upstream did not start"
-		sleep 0.05
-	done
+	await_addr "$OUT/upstream.err" "$UPID" || die "upstream $LERR"
+	UADDR=$LADDR
 }
 
 subst() {
@@ -300,8 +271,6 @@ tree() {
 	done
 }
 
-# shellcheck source=test/bench/lib.sh
-. "$(dirname "$0")/lib.sh"
 
 # outsegs: SEGS = TCP segments sent by this host so far (every one of them
 # on loopback here, so each is also received once)
