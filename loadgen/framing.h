@@ -41,9 +41,16 @@
  *
  * A reply may arrive split at any byte and several may arrive in one
  * chunk; the parsers keep everything they need in fr_state and never
- * look back at earlier chunks.  At EOF with a reply begun (st.pos > 0,
- * or always for http), framing_eof() says whether EOF completes it (an
- * HTTP body delimited by the close) or truncates it.
+ * look back at earlier chunks, so buf is the engine's to reuse as soon
+ * as framing_feed() returns.  At EOF with a request in flight,
+ * framing_eof() says whether EOF completes its reply (an HTTP body
+ * delimited by the close: 1) or cuts it short (0, ERR_CLOSED).
+ * framing_feed() must not be called again after FR_MISMATCH, nor after
+ * FR_DONE before the next framing_begin().
+ *
+ * For echo, the engine's verified pattern stream becomes one request
+ * per message: base = the pattern, period = PATLEN, off = the phase of
+ * the message's first byte, len = its size.
  *
  * Nothing here takes locks or keeps global state: any thread may call
  * any function on its own fr_state.
@@ -80,7 +87,8 @@ enum fr_res {
  * plain message is { msg, len, 0, len }.  base NULL: the bytes are
  * not known (echo then checks only the length, http assumes no HEAD).
  * The bytes must stay valid until the reply is complete: echo keeps
- * the pointer in the state.
+ * the pointer in the state.  Echo needs len >= 1; the other framings
+ * also take a NULL request.
  */
 struct fr_req {
 	const unsigned char	*base;

@@ -158,6 +158,7 @@ static int
 serve(struct out *o, unsigned char *in)
 {
 	uint64_t	 replies = 0, left = 0;
+	size_t		 linelen = strlen(line_text);
 	unsigned char	 hdr[4];
 	unsigned int	 have = 0;
 	size_t		 n, i, k;
@@ -179,7 +180,7 @@ serve(struct out *o, unsigned char *in)
 			for (i = 0; i < n; i++) {
 				if (in[i] != '\n')
 					continue;
-				if (put(o, line_text, strlen(line_text)) == -1 ||
+				if (put(o, line_text, linelen) == -1 ||
 				    put(o, "\r\n", 2) == -1)
 					return 0;
 				if (counted(&replies))

@@ -126,8 +126,8 @@ run_stream(const char *spec, const struct sample *s, size_t ns,
 		while (n > 0) {
 			r = framing_feed(&fr, &st, buf + off, n, &used);
 			if (r == FR_MISMATCH)
-				T_FAIL("%s: reply %zu (\"%s\"): mismatch at %zu: "
-				    "%s", spec, i, s[i].rep,
+				T_FAIL("%s: reply %zu (\"%s\"): mismatch at "
+				    "%zu: %s", spec, i, s[i].rep,
 				    off + used - (i > 0 ? ends[i - 1] : 0),
 				    st.why);
 			off += used;
@@ -620,8 +620,10 @@ TEST(framing_http_eof)
 	struct framing	 fr;
 	struct fr_state	 st;
 	const char	*r1 = "HTTP/1.1 200 OK\r\nServer: x\r\n\r\nthe body";
-	const char	*r2 = "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n";
-	const char	*r3 = "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nshort";
+	const char	*r2 = "HTTP/1.1 200 OK\r\n"
+	    "Transfer-Encoding: gzip\r\n\r\n";
+	const char	*r3 = "HTTP/1.1 200 OK\r\n"
+	    "Content-Length: 9\r\n\r\nshort";
 	size_t		 used;
 
 	fr_setup(&fr, "http");
