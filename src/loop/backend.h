@@ -80,7 +80,7 @@ extern const struct tk_backend	 tk_backend_select;
 const struct tk_backend	*backend_find(const char *);
 const struct tk_backend	*const *backend_all(void);
 
-/* heap.c */
+/* timer.c */
 void		 timer_run_expired(struct tk_loop *);
 int64_t		 timer_next_timeout(struct tk_loop *);
 void		 timer_free_all(struct tk_loop *);

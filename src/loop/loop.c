@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The loop: iteration, run queue, dispatch and the cached clock.  Timers
- * live in heap.c, wake-ups in wake.c, signals in signal.c and each kernel
+ * live in timer.c, wake-ups in wake.c, signals in signal.c and each kernel
  * interface in its backend file.
  *
  * A watcher carries two sets of bits kept in user space:
