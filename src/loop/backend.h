@@ -56,7 +56,7 @@ struct tk_loop {
 	size_t			 nheap;
 	size_t			 heapcap;
 	uint64_t		 tseq;
-	struct tk_timer		*expired;
+	TAILQ_HEAD(tk_timerq, tk_timer) expired;
 
 	/* Cross-thread wake-ups and posted closures. */
 	int			 wfd;		/* eventfd, or pipe read end */

@@ -63,6 +63,7 @@ tk_loop_new(const char *name, int maxfds)
 	if ((l = calloc(1, sizeof(*l))) == NULL)
 		return NULL;
 	TAILQ_INIT(&l->runq);
+	TAILQ_INIT(&l->expired);
 	l->maxfds = maxfds > 0 ? maxfds : 1024;
 	l->wfd = l->wfd_w = -1;
 	l->sio.fd = -1;
