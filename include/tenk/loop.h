@@ -57,7 +57,7 @@ typedef void tk_msg_fn(struct tk_loop *, struct tk_msg *);
 struct tk_msg {
 	tk_msg_fn		*fn;
 	void			*arg;
-	struct tk_msg		*next;	/* owned by the loop while queued */
+	STAILQ_ENTRY(tk_msg)	 link;	/* owned by the loop while queued */
 };
 
 /* tk_loop_run() flags. */
@@ -97,9 +97,9 @@ void		 tk_loop_wake(struct tk_loop *l);
 /*
  * Queue m to run on l's thread in a later iteration, in posting order from
  * each posting thread.  m must stay valid until its function has been
- * called; the function may free it.  Returns 0, or -1 with errno set if
- * the wake-up write failed for a reason other than a full counter.
- * Any thread.
+ * called; the function may free it.  Always returns 0: m carries its own
+ * link, so queueing allocates nothing, and a wake-up write that finds the
+ * counter full means the loop is already due to wake.  Any thread.
  */
 int		 tk_loop_post(struct tk_loop *l, struct tk_msg *m);
 

@@ -63,8 +63,7 @@ struct tk_loop {
 	int			 wfd_w;		/* write end (== wfd for eventfd) */
 	struct tk_io		 wio;
 	pthread_mutex_t		 mqlock;
-	struct tk_msg		*mqhead;
-	struct tk_msg	       **mqtail;
+	STAILQ_HEAD(tk_msgq, tk_msg) mq;	/* under mqlock */
 	atomic_int		 wakepending;
 	atomic_int		 stopping;
 

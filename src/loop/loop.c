@@ -67,7 +67,7 @@ tk_loop_new(const char *name, int maxfds)
 	l->maxfds = maxfds > 0 ? maxfds : 1024;
 	l->wfd = l->wfd_w = -1;
 	l->sio.fd = -1;
-	l->mqtail = &l->mqhead;
+	STAILQ_INIT(&l->mq);
 	l->now = clock_ns();
 	l->nevents = EVENTS_MIN;
 	if ((l->events = calloc(l->nevents, sizeof(*l->events))) == NULL)
