@@ -13,6 +13,7 @@
  *
  * usage: run [-lv] [-j jobs] [-u | -i] [filter ...]
  */
+#include <sys/queue.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -49,7 +50,7 @@ __tsan_default_options(void)
 }
 #endif
 
-static struct t_test	*registered;
+static SLIST_HEAD(, t_test) registered = SLIST_HEAD_INITIALIZER(registered);
 
 struct job {
 	char		 name[256];
@@ -89,8 +90,7 @@ t_srand(uint64_t seed)
 void
 t_register(struct t_test *t)
 {
-	t->next = registered;
-	registered = t;
+	SLIST_INSERT_HEAD(&registered, t, link);
 }
 
 void
@@ -169,12 +169,12 @@ add_units(int nfilter, char **filter)
 	struct job		*j;
 	size_t			 n = 0, i;
 
-	for (t = registered; t != NULL; t = t->next)
+	SLIST_FOREACH(t, &registered, link)
 		n++;
 	if ((v = calloc(n + 1, sizeof(*v))) == NULL)
 		exit(2);
 	n = 0;
-	for (t = registered; t != NULL; t = t->next)
+	SLIST_FOREACH(t, &registered, link)
 		v[n++] = t;
 	qsort(v, n, sizeof(*v), cmp_test);
 	for (i = 0; i < n; i++) {

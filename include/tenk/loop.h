@@ -127,14 +127,16 @@ void		 tk_io_init(struct tk_io *io, int fd, tk_io_fn *fn, void *arg);
  * select; EEXIST, ENOMEM, EBADF from the backend).  The fd is assumed
  * ready in no direction until the backend reports it.
  */
-int		 tk_io_start(struct tk_loop *l, struct tk_io *io, unsigned int want);
+int		 tk_io_start(struct tk_loop *l, struct tk_io *io,
+		    unsigned int want);
 
 /*
  * Change interest.  Edge backends never make a system call here; level
  * backends call their mod only when the set actually changes.  A watcher
  * that becomes runnable is queued.  Returns 0 or -1 with errno set.
  */
-int		 tk_io_want(struct tk_loop *l, struct tk_io *io, unsigned int want);
+int		 tk_io_want(struct tk_loop *l, struct tk_io *io,
+		    unsigned int want);
 
 /*
  * Record that a direction would block (EAGAIN): clears those ready bits.

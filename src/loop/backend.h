@@ -60,10 +60,10 @@ struct tk_loop {
 
 	/* Cross-thread wake-ups and posted closures. */
 	int			 wfd;		/* eventfd, or pipe read end */
-	int			 wfd_w;		/* write end (== wfd for eventfd) */
+	int			 wfd_w;		/* write end (wfd if eventfd) */
 	struct tk_io		 wio;
-	pthread_mutex_t		 mqlock;
-	STAILQ_HEAD(tk_msgq, tk_msg) mq;	/* under mqlock */
+	pthread_mutex_t		 mqlock;	/* guards mq */
+	STAILQ_HEAD(tk_msgq, tk_msg) mq;
 	atomic_int		 wakepending;
 	atomic_int		 stopping;
 
