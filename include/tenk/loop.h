@@ -109,9 +109,8 @@ uint64_t	 tk_loop_now(struct tk_loop *l);
 /* Refresh the cached time from the clock and return it. */
 uint64_t	 tk_loop_update_now(struct tk_loop *l);
 
-/* The backend's name, and whether it is edge-triggered. */
+/* The backend's name. */
 const char	*tk_loop_backend(struct tk_loop *l);
-int		 tk_loop_is_edge(struct tk_loop *l);
 
 /* Names of the compiled-in backends, best first, NULL-terminated. */
 const char *const *tk_backend_names(void);
@@ -143,13 +142,6 @@ int		 tk_io_want(struct tk_loop *l, struct tk_io *io,
  * Call it from the handler; it makes no system call.
  */
 void		 tk_io_block(struct tk_io *io, unsigned int ev);
-
-/*
- * Mark directions ready as if the backend had reported them (for example
- * a socket known to be writable right after accept), queueing the
- * watcher if it becomes runnable.  No system call.
- */
-void		 tk_io_feed(struct tk_loop *l, struct tk_io *io, unsigned int ev);
 
 /*
  * Unregister the watcher and take it off the run queue.  Afterwards the

@@ -26,7 +26,6 @@ struct tk_backend {
 	const char	*name;		/* "epoll", "poll", "select" */
 	unsigned int	 flags;
 #define TK_BE_EDGE	0x01		/* reports each change once */
-#define TK_BE_FDMAX	0x02		/* refuses fds above a ceiling */
 	int		(*init)(struct tk_loop *, int maxfds);
 	void		(*free)(struct tk_loop *);
 	int		(*add)(struct tk_loop *, int, unsigned int, void *);

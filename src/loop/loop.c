@@ -148,12 +148,6 @@ tk_loop_backend(struct tk_loop *l)
 	return l->ops->name;
 }
 
-int
-tk_loop_is_edge(struct tk_loop *l)
-{
-	return (l->ops->flags & TK_BE_EDGE) != 0;
-}
-
 void
 tk_loop_stop(struct tk_loop *l)
 {
@@ -237,16 +231,6 @@ void
 tk_io_block(struct tk_io *io, unsigned int ev)
 {
 	io->ready &= ~ev;
-}
-
-void
-tk_io_feed(struct tk_loop *l, struct tk_io *io, unsigned int ev)
-{
-	if (!io->active)
-		return;
-	io->ready |= ev;
-	if (runnable(io) && !io->queued)
-		enqueue(l, io);
 }
 
 static void
