@@ -7,6 +7,9 @@
  * one line "N passed, N failed, N skipped"; the exit status is 1 when
  * anything failed.
  *
+ * Jobs are named unit/NAME or integ/NAME, plus "/backend" for per-backend
+ * ones; a filter picks the jobs whose name contains it.
+ *
  * Per-backend tests (TEST_BE, and scripts without "# backends: none")
  * run once per compiled-in backend.  A script may narrow that with
  * "# backends: epoll poll" and set its timeout with "# timeout: 300".
@@ -167,6 +170,7 @@ add_units(int nfilter, char **filter)
 	const char *const	*be;
 	struct t_test		*t, **v;
 	struct job		*j;
+	char			 name[256];
 	size_t			 n = 0, i;
 
 	SLIST_FOREACH(t, &registered, link)
@@ -179,16 +183,18 @@ add_units(int nfilter, char **filter)
 	qsort(v, n, sizeof(*v), cmp_test);
 	for (i = 0; i < n; i++) {
 		t = v[i];
+		/* "unit/", as scripts are "integ/": TESTS=unit picks these. */
+		snprintf(name, sizeof(name), "unit/%s", t->name);
 		if (!t->per_backend) {
-			if (!matches(t->name, nfilter, filter))
+			if (!matches(name, nfilter, filter))
 				continue;
-			j = job_add(t->name, NULL);
+			j = job_add(name, NULL);
 			j->fn = t->fn;
 			j->timeout = t->timeout ? t->timeout : UNIT_TIMEOUT;
 			continue;
 		}
 		for (be = tk_backend_names(); *be != NULL; be++) {
-			j = job_add(t->name, *be);
+			j = job_add(name, *be);
 			if (!matches(j->name, nfilter, filter)) {
 				njobs--;
 				continue;
