@@ -7,12 +7,16 @@
  * one line "N passed, N failed, N skipped"; the exit status is 1 when
  * anything failed.
  *
+ * Jobs are named unit/NAME or integ/NAME, plus "/backend" for per-backend
+ * ones; a filter picks the jobs whose name contains it.
+ *
  * Per-backend tests (TEST_BE, and scripts without "# backends: none")
  * run once per compiled-in backend.  A script may narrow that with
  * "# backends: epoll poll" and set its timeout with "# timeout: 300".
  *
  * usage: run [-lv] [-j jobs] [-u | -i] [filter ...]
  */
+#include <sys/queue.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -49,7 +53,7 @@ __tsan_default_options(void)
 }
 #endif
 
-static struct t_test	*registered;
+static SLIST_HEAD(, t_test) registered = SLIST_HEAD_INITIALIZER(registered);
 
 struct job {
 	char		 name[256];
@@ -89,8 +93,7 @@ t_srand(uint64_t seed)
 void
 t_register(struct t_test *t)
 {
-	t->next = registered;
-	registered = t;
+	SLIST_INSERT_HEAD(&registered, t, link);
 }
 
 void
@@ -167,28 +170,31 @@ add_units(int nfilter, char **filter)
 	const char *const	*be;
 	struct t_test		*t, **v;
 	struct job		*j;
+	char			 name[256];
 	size_t			 n = 0, i;
 
-	for (t = registered; t != NULL; t = t->next)
+	SLIST_FOREACH(t, &registered, link)
 		n++;
 	if ((v = calloc(n + 1, sizeof(*v))) == NULL)
 		exit(2);
 	n = 0;
-	for (t = registered; t != NULL; t = t->next)
+	SLIST_FOREACH(t, &registered, link)
 		v[n++] = t;
 	qsort(v, n, sizeof(*v), cmp_test);
 	for (i = 0; i < n; i++) {
 		t = v[i];
+		/* "unit/", as scripts are "integ/": TESTS=unit picks these. */
+		snprintf(name, sizeof(name), "unit/%s", t->name);
 		if (!t->per_backend) {
-			if (!matches(t->name, nfilter, filter))
+			if (!matches(name, nfilter, filter))
 				continue;
-			j = job_add(t->name, NULL);
+			j = job_add(name, NULL);
 			j->fn = t->fn;
 			j->timeout = t->timeout ? t->timeout : UNIT_TIMEOUT;
 			continue;
 		}
 		for (be = tk_backend_names(); *be != NULL; be++) {
-			j = job_add(t->name, *be);
+			j = job_add(name, *be);
 			if (!matches(j->name, nfilter, filter)) {
 				njobs--;
 				continue;

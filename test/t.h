@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The test harness: tests are plain functions registered in a table at
- * start-up, each run by test/run.c in a forked child under an alarm().
- * Assertions print file, line and both operands, then exit the child.
+ * The test harness: tests are plain functions registered in a list at
+ * start-up, each run by test/run.c in a forked child in a process group
+ * of its own.  The runner kills the whole group when the test ends or
+ * outlives its timeout (TEST_T's seconds, else run.c's UNIT_TIMEOUT), so
+ * whatever a test started dies with it.  Assertions print file, line and
+ * both operands, then exit the child.
  *
  *	TEST(heap_order) { T_EQ(1 + 1, 2); }
- *	TEST_BE(loop_readable) { struct tk_loop *l = tk_loop_new(t_backend, 0); }
+ *	TEST_BE(loop_readable) { l = tk_loop_new(t_backend, 0); }
  *
  * TEST_BE tests run once per compiled backend with t_backend set.
  * T_SKIP("why") ends the test as skipped.
  */
 #ifndef TENK_TEST_T_H
 #define TENK_TEST_T_H
+
+#include <sys/queue.h>
 
 #include <errno.h>
 #include <stdint.h>
@@ -24,7 +29,7 @@ struct t_test {
 	void		(*fn)(void);
 	int		 per_backend;
 	int		 timeout;	/* seconds, 0 for the default */
-	struct t_test	*next;
+	SLIST_ENTRY(t_test) link;	/* the registry, run.c's */
 };
 
 void	t_register(struct t_test *);
@@ -46,7 +51,7 @@ extern const char *t_backend;
 #define T_DEFINE(name, pb, secs)					\
 	static void t_fn_##name(void);					\
 	static struct t_test t_t_##name = {				\
-		#name, t_fn_##name, pb, secs, NULL			\
+		#name, t_fn_##name, pb, secs, { NULL }			\
 	};								\
 	__attribute__((constructor)) static void			\
 	t_reg_##name(void)						\
@@ -102,7 +107,8 @@ extern const char *t_backend;
 #define T_STREQ(a, b) do {						\
 	const char *t_a_ = (a), *t_b_ = (b);				\
 	if (t_a_ == NULL || t_b_ == NULL || strcmp(t_a_, t_b_) != 0)	\
-		t_fail(__FILE__, __LINE__, "%s == %s: \"%s\" vs \"%s\"",	\
+		t_fail(__FILE__, __LINE__,				\
+		    "%s == %s: \"%s\" vs \"%s\"",			\
 		    #a, #b, t_a_ ? t_a_ : "(null)",			\
 		    t_b_ ? t_b_ : "(null)");				\
 } while (0)

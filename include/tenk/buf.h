@@ -7,31 +7,40 @@
 #ifndef TENK_BUF_H
 #define TENK_BUF_H
 
+#include <sys/queue.h>
 #include <sys/uio.h>
 
 #include <stddef.h>
 #include <stdint.h>
 
+/* A buffer is on its pool's free list or in one queue, never both. */
 struct tk_buf {
-	struct tk_buf	*next;
-	uint32_t	 off;		/* first unread byte */
-	uint32_t	 len;		/* end of written bytes */
-	char		 data[];	/* pool->bufsize bytes */
+	SLIST_ENTRY(tk_buf)	 link;
+	uint32_t		 off;	/* first unread byte */
+	uint32_t		 len;	/* end of written bytes */
+	char			 data[]; /* pool->bufsize bytes */
 };
+
+SLIST_HEAD(tk_buflist, tk_buf);
 
 struct tk_bufpool {
-	struct tk_buf	*free;
-	size_t		 bufsize;	/* bytes of data per buffer */
-	size_t		 nfree;		/* buffers on the free list */
-	size_t		 maxfree;	/* beyond this, put() frees */
-	size_t		 inuse;		/* buffers handed out */
+	struct tk_buflist	 free;
+	size_t			 bufsize; /* bytes of data per buffer */
+	size_t			 nfree;	/* buffers on the free list */
+	size_t			 maxfree; /* beyond this, put() frees */
+	size_t			 inuse;	/* buffers handed out */
 };
 
-/* A FIFO of bytes in pool buffers. */
+/*
+ * A FIFO of bytes in pool buffers.  All zeroes is the empty queue, so a
+ * queue inside a calloc'd structure needs no set-up: hence an SLIST and
+ * a tail pointer rather than an STAILQ, whose empty head points into
+ * itself.
+ */
 struct tk_bufq {
-	struct tk_buf	*head;
-	struct tk_buf	*tail;
-	size_t		 len;		/* bytes queued */
+	struct tk_buflist	 bufs;
+	struct tk_buf		*tail;	/* last of bufs, or NULL */
+	size_t			 len;	/* bytes queued */
 };
 
 /* Set up an empty pool; never fails. bufsize must be > 0. */
@@ -44,7 +53,7 @@ void	tk_bufpool_drain(struct tk_bufpool *p);
 struct tk_buf	*tk_buf_get(struct tk_bufpool *p);
 void		 tk_buf_put(struct tk_bufpool *p, struct tk_buf *b);
 
-#define TK_BUFQ_INITIALIZER	{ NULL, NULL, 0 }
+#define TK_BUFQ_INITIALIZER	{ SLIST_HEAD_INITIALIZER(bufs), NULL, 0 }
 
 /*
  * Copy n bytes to the tail of q, taking buffers from p.  Returns 0, or -1

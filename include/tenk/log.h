@@ -6,7 +6,6 @@
 #ifndef TENK_LOG_H
 #define TENK_LOG_H
 
-#include <stdarg.h>
 #include <stdnoreturn.h>
 
 #define LOG_LVL_ERR	0
@@ -31,8 +30,8 @@ int	log_getlevel(void);
 void	log_reopen(void);
 
 /*
- * One line at each level; log_warn appends ": strerror(errno)" and
- * preserves errno.  log_vlog is the va_list form of them all.
+ * One line at each level; log_warn appends ": strerror(errno)".  All of
+ * them leave errno as it was.
  */
 void	log_warn(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2)));
@@ -42,8 +41,6 @@ void	log_info(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2)));
 void	log_debug(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2)));
-void	log_vlog(int level, const char *fmt, va_list ap)
-	    __attribute__((format(printf, 2, 0)));
 
 /* Start-up failures: log and exit(1); fatal() appends strerror(errno). */
 noreturn void	fatal(const char *fmt, ...)

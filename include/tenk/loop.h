@@ -57,7 +57,7 @@ typedef void tk_msg_fn(struct tk_loop *, struct tk_msg *);
 struct tk_msg {
 	tk_msg_fn		*fn;
 	void			*arg;
-	struct tk_msg		*next;	/* owned by the loop while queued */
+	STAILQ_ENTRY(tk_msg)	 link;	/* owned by the loop while queued */
 };
 
 /* tk_loop_run() flags. */
@@ -97,9 +97,9 @@ void		 tk_loop_wake(struct tk_loop *l);
 /*
  * Queue m to run on l's thread in a later iteration, in posting order from
  * each posting thread.  m must stay valid until its function has been
- * called; the function may free it.  Returns 0, or -1 with errno set if
- * the wake-up write failed for a reason other than a full counter.
- * Any thread.
+ * called; the function may free it.  Always returns 0: m carries its own
+ * link, so queueing allocates nothing, and a wake-up write that finds the
+ * counter full means the loop is already due to wake.  Any thread.
  */
 int		 tk_loop_post(struct tk_loop *l, struct tk_msg *m);
 
@@ -109,9 +109,8 @@ uint64_t	 tk_loop_now(struct tk_loop *l);
 /* Refresh the cached time from the clock and return it. */
 uint64_t	 tk_loop_update_now(struct tk_loop *l);
 
-/* The backend's name, and whether it is edge-triggered. */
+/* The backend's name. */
 const char	*tk_loop_backend(struct tk_loop *l);
-int		 tk_loop_is_edge(struct tk_loop *l);
 
 /* Names of the compiled-in backends, best first, NULL-terminated. */
 const char *const *tk_backend_names(void);
@@ -127,27 +126,22 @@ void		 tk_io_init(struct tk_io *io, int fd, tk_io_fn *fn, void *arg);
  * select; EEXIST, ENOMEM, EBADF from the backend).  The fd is assumed
  * ready in no direction until the backend reports it.
  */
-int		 tk_io_start(struct tk_loop *l, struct tk_io *io, unsigned int want);
+int		 tk_io_start(struct tk_loop *l, struct tk_io *io,
+		    unsigned int want);
 
 /*
  * Change interest.  Edge backends never make a system call here; level
  * backends call their mod only when the set actually changes.  A watcher
  * that becomes runnable is queued.  Returns 0 or -1 with errno set.
  */
-int		 tk_io_want(struct tk_loop *l, struct tk_io *io, unsigned int want);
+int		 tk_io_want(struct tk_loop *l, struct tk_io *io,
+		    unsigned int want);
 
 /*
  * Record that a direction would block (EAGAIN): clears those ready bits.
  * Call it from the handler; it makes no system call.
  */
 void		 tk_io_block(struct tk_io *io, unsigned int ev);
-
-/*
- * Mark directions ready as if the backend had reported them (for example
- * a socket known to be writable right after accept), queueing the
- * watcher if it becomes runnable.  No system call.
- */
-void		 tk_io_feed(struct tk_loop *l, struct tk_io *io, unsigned int ev);
 
 /*
  * Unregister the watcher and take it off the run queue.  Afterwards the

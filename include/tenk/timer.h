@@ -10,6 +10,8 @@
 #ifndef TENK_TIMER_H
 #define TENK_TIMER_H
 
+#include <sys/queue.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,8 +27,7 @@ struct tk_timer {
 	size_t			 idx;	/* heap slot, or TK_TIMER_IDLE */
 	tk_timer_fn		*fn;
 	void			*arg;
-	struct tk_timer		*next;	/* expired list */
-	struct tk_timer	       **prevp;
+	TAILQ_ENTRY(tk_timer)	 expq;	/* while idx is TK_TIMER_EXPIRED */
 };
 
 #define TK_TIMER_IDLE		((size_t)-1)	/* not in the heap */

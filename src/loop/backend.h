@@ -26,7 +26,6 @@ struct tk_backend {
 	const char	*name;		/* "epoll", "poll", "select" */
 	unsigned int	 flags;
 #define TK_BE_EDGE	0x01		/* reports each change once */
-#define TK_BE_FDMAX	0x02		/* refuses fds above a ceiling */
 	int		(*init)(struct tk_loop *, int maxfds);
 	void		(*free)(struct tk_loop *);
 	int		(*add)(struct tk_loop *, int, unsigned int, void *);
@@ -56,15 +55,14 @@ struct tk_loop {
 	size_t			 nheap;
 	size_t			 heapcap;
 	uint64_t		 tseq;
-	struct tk_timer		*expired;
+	TAILQ_HEAD(tk_timerq, tk_timer) expired;
 
 	/* Cross-thread wake-ups and posted closures. */
 	int			 wfd;		/* eventfd, or pipe read end */
-	int			 wfd_w;		/* write end (== wfd for eventfd) */
+	int			 wfd_w;		/* write end (wfd if eventfd) */
 	struct tk_io		 wio;
-	pthread_mutex_t		 mqlock;
-	struct tk_msg		*mqhead;
-	struct tk_msg	       **mqtail;
+	pthread_mutex_t		 mqlock;	/* guards mq */
+	STAILQ_HEAD(tk_msgq, tk_msg) mq;
 	atomic_int		 wakepending;
 	atomic_int		 stopping;
 
@@ -80,7 +78,7 @@ extern const struct tk_backend	 tk_backend_select;
 const struct tk_backend	*backend_find(const char *);
 const struct tk_backend	*const *backend_all(void);
 
-/* heap.c */
+/* timer.c */
 void		 timer_run_expired(struct tk_loop *);
 int64_t		 timer_next_timeout(struct tk_loop *);
 void		 timer_free_all(struct tk_loop *);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The loop: iteration, run queue, dispatch and the cached clock.  Timers
- * live in heap.c, wake-ups in wake.c, signals in signal.c and each kernel
+ * live in timer.c, wake-ups in wake.c, signals in signal.c and each kernel
  * interface in its backend file.
  *
  * A watcher carries two sets of bits kept in user space:
@@ -63,10 +63,11 @@ tk_loop_new(const char *name, int maxfds)
 	if ((l = calloc(1, sizeof(*l))) == NULL)
 		return NULL;
 	TAILQ_INIT(&l->runq);
+	TAILQ_INIT(&l->expired);
 	l->maxfds = maxfds > 0 ? maxfds : 1024;
 	l->wfd = l->wfd_w = -1;
 	l->sio.fd = -1;
-	l->mqtail = &l->mqhead;
+	STAILQ_INIT(&l->mq);
 	l->now = clock_ns();
 	l->nevents = EVENTS_MIN;
 	if ((l->events = calloc(l->nevents, sizeof(*l->events))) == NULL)
@@ -145,12 +146,6 @@ const char *
 tk_loop_backend(struct tk_loop *l)
 {
 	return l->ops->name;
-}
-
-int
-tk_loop_is_edge(struct tk_loop *l)
-{
-	return (l->ops->flags & TK_BE_EDGE) != 0;
 }
 
 void
@@ -236,16 +231,6 @@ void
 tk_io_block(struct tk_io *io, unsigned int ev)
 {
 	io->ready &= ~ev;
-}
-
-void
-tk_io_feed(struct tk_loop *l, struct tk_io *io, unsigned int ev)
-{
-	if (!io->active)
-		return;
-	io->ready |= ev;
-	if (runnable(io) && !io->queued)
-		enqueue(l, io);
 }
 
 static void

@@ -162,7 +162,7 @@ sl_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
 
 const struct tk_backend tk_backend_select = {
 	.name = "select",
-	.flags = TK_BE_FDMAX,
+	.flags = 0,
 	.init = sl_init,
 	.free = sl_free,
 	.add = sl_add,

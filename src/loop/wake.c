@@ -42,22 +42,21 @@ wake_drain(struct tk_loop *l)
 static void
 wake_io(struct tk_loop *l, struct tk_io *io)
 {
+	struct tk_msgq	 batch = STAILQ_HEAD_INITIALIZER(batch);
 	struct tk_msg	*m, *next;
 
 	tk_io_block(io, TK_EV_READ);
 	wake_drain(l);
 	atomic_store(&l->wakepending, 0);
 
+	/* Take the whole queue; a message posted meanwhile waits its turn. */
 	pthread_mutex_lock(&l->mqlock);
-	m = l->mqhead;
-	l->mqhead = NULL;
-	l->mqtail = &l->mqhead;
+	STAILQ_CONCAT(&batch, &l->mq);
 	pthread_mutex_unlock(&l->mqlock);
 
-	for (; m != NULL; m = next) {
-		next = m->next;		/* fn may free m */
+	/* _SAFE: fn may free m, or post it again. */
+	STAILQ_FOREACH_SAFE(m, &batch, link, next)
 		m->fn(l, m);
-	}
 }
 
 int
@@ -85,8 +84,6 @@ wake_init(struct tk_loop *l)
 void
 wake_free(struct tk_loop *l)
 {
-	struct tk_msg	*m, *next;
-
 	if (l->wio.active)
 		loop_io_stop_internal(l, &l->wio);
 	if (l->wfd_w != -1 && l->wfd_w != l->wfd)
@@ -94,11 +91,11 @@ wake_free(struct tk_loop *l)
 	if (l->wfd != -1)
 		close(l->wfd);
 	l->wfd = l->wfd_w = -1;
-	/* Messages never run are dropped: their memory is the poster's. */
-	for (m = l->mqhead; m != NULL; m = next)
-		next = m->next;
-	l->mqhead = NULL;
-	l->mqtail = &l->mqhead;
+	/*
+	 * Messages never run are dropped untouched (tk_loop_free's
+	 * contract): each lives in its poster's memory and is the poster's
+	 * to free, so there is nothing here to free or to walk.
+	 */
 }
 
 void
@@ -121,10 +118,8 @@ tk_loop_wake(struct tk_loop *l)
 int
 tk_loop_post(struct tk_loop *l, struct tk_msg *m)
 {
-	m->next = NULL;
 	pthread_mutex_lock(&l->mqlock);
-	*l->mqtail = m;
-	l->mqtail = &m->next;
+	STAILQ_INSERT_TAIL(&l->mq, m, link);
 	pthread_mutex_unlock(&l->mqlock);
 	tk_loop_wake(l);
 	return 0;

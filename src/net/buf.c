@@ -19,7 +19,7 @@ void
 tk_bufpool_init(struct tk_bufpool *p, size_t bufsize, size_t maxfree)
 {
 	assert(bufsize > 0 && bufsize <= UINT32_MAX);
-	p->free = NULL;
+	SLIST_INIT(&p->free);
 	p->bufsize = bufsize;
 	p->nfree = 0;
 	p->maxfree = maxfree;
@@ -31,27 +31,30 @@ tk_bufpool_drain(struct tk_bufpool *p)
 {
 	struct tk_buf	*b;
 
-	while ((b = p->free) != NULL) {
-		p->free = b->next;
+	while ((b = SLIST_FIRST(&p->free)) != NULL) {
+		SLIST_REMOVE_HEAD(&p->free, link);
 		free(b);
 	}
 	p->nfree = 0;
 }
 
-/* A spare buffer if there is one, else a new one.  errno ENOMEM. */
+/*
+ * The most recently returned spare if there is one (its memory is the
+ * likeliest to be in cache), else a new buffer.  errno ENOMEM.
+ */
 struct tk_buf *
 tk_buf_get(struct tk_bufpool *p)
 {
 	struct tk_buf	*b;
 
-	if ((b = p->free) != NULL) {
-		p->free = b->next;
+	if ((b = SLIST_FIRST(&p->free)) != NULL) {
+		SLIST_REMOVE_HEAD(&p->free, link);
 		p->nfree--;
 	} else if ((b = malloc(sizeof(*b) + p->bufsize)) == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	b->next = NULL;
+	SLIST_NEXT(b, link) = NULL;
 	b->off = b->len = 0;
 	p->inuse++;
 	return b;
@@ -64,11 +67,21 @@ tk_buf_put(struct tk_bufpool *p, struct tk_buf *b)
 	assert(b != NULL && p->inuse > 0);
 	p->inuse--;
 	if (p->nfree < p->maxfree) {
-		b->next = p->free;
-		p->free = b;
+		SLIST_INSERT_HEAD(&p->free, b, link);
 		p->nfree++;
 	} else
 		free(b);
+}
+
+/* Link b (not in any queue) at the tail of q; its bytes are not counted. */
+static void
+bufq_push(struct tk_bufq *q, struct tk_buf *b)
+{
+	if (q->tail == NULL)
+		SLIST_INSERT_HEAD(&q->bufs, b, link);
+	else
+		SLIST_INSERT_AFTER(q->tail, b, link);
+	q->tail = b;
 }
 
 /*
@@ -83,7 +96,8 @@ tk_bufq_append(struct tk_bufq *q, struct tk_bufpool *p, const void *data,
     size_t n)
 {
 	const char	*src = data;
-	struct tk_buf	*chain = NULL, *last = NULL, *b;
+	struct tk_bufq	 fresh = TK_BUFQ_INITIALIZER;
+	struct tk_buf	*b;
 	size_t		 room = 0, need, k;
 
 	if (n == 0)
@@ -94,18 +108,11 @@ tk_bufq_append(struct tk_bufq *q, struct tk_bufpool *p, const void *data,
 		need = (n - room + p->bufsize - 1) / p->bufsize;
 		while (need-- > 0) {
 			if ((b = tk_buf_get(p)) == NULL) {
-				while ((b = chain) != NULL) {
-					chain = b->next;
-					tk_buf_put(p, b);
-				}
+				tk_bufq_clear(&fresh, p);
 				errno = ENOMEM;
 				return -1;
 			}
-			if (last == NULL)
-				chain = b;
-			else
-				last->next = b;
-			last = b;
+			bufq_push(&fresh, b);
 		}
 	}
 
@@ -117,21 +124,16 @@ tk_bufq_append(struct tk_bufq *q, struct tk_bufpool *p, const void *data,
 		src += k;
 		n -= k;
 	}
-	for (b = chain; b != NULL; b = b->next) {
+	while ((b = SLIST_FIRST(&fresh.bufs)) != NULL) {
+		SLIST_REMOVE_HEAD(&fresh.bufs, link);
 		k = n < p->bufsize ? n : p->bufsize;
 		memcpy(b->data, src, k);
 		b->len = k;
 		src += k;
 		n -= k;
+		bufq_push(q, b);
 	}
 	assert(n == 0);
-	if (chain != NULL) {
-		if (q->tail != NULL)
-			q->tail->next = chain;
-		else
-			q->head = chain;
-		q->tail = last;
-	}
 	return 0;
 }
 
@@ -142,7 +144,9 @@ tk_bufq_iov(const struct tk_bufq *q, struct iovec *iov, int iovmax)
 	struct tk_buf	*b;
 	int		 n = 0;
 
-	for (b = q->head; b != NULL && n < iovmax; b = b->next) {
+	SLIST_FOREACH(b, &q->bufs, link) {
+		if (n == iovmax)
+			break;
 		iov[n].iov_base = b->data + b->off;
 		iov[n].iov_len = b->len - b->off;
 		n++;
@@ -163,17 +167,17 @@ tk_bufq_consume(struct tk_bufq *q, struct tk_bufpool *p, size_t n)
 	assert(n <= q->len);
 	q->len -= n;
 	while (n > 0) {
-		b = q->head;
+		b = SLIST_FIRST(&q->bufs);
 		avail = b->len - b->off;
 		if (n < avail) {
 			b->off += n;
 			break;
 		}
 		n -= avail;
-		q->head = b->next;
+		SLIST_REMOVE_HEAD(&q->bufs, link);
 		tk_buf_put(p, b);
 	}
-	if (q->head == NULL)
+	if (SLIST_EMPTY(&q->bufs))
 		q->tail = NULL;
 }
 
@@ -182,8 +186,8 @@ tk_bufq_clear(struct tk_bufq *q, struct tk_bufpool *p)
 {
 	struct tk_buf	*b;
 
-	while ((b = q->head) != NULL) {
-		q->head = b->next;
+	while ((b = SLIST_FIRST(&q->bufs)) != NULL) {
+		SLIST_REMOVE_HEAD(&q->bufs, link);
 		tk_buf_put(p, b);
 	}
 	q->tail = NULL;

@@ -183,18 +183,6 @@ log_emit(int level, int with_errno, const char *fmt, va_list ap)
 }
 
 void
-log_vlog(int level, const char *fmt, va_list ap)
-{
-	if (level < LOG_LVL_ERR)
-		level = LOG_LVL_ERR;
-	if (level > LOG_LVL_DEBUG)
-		level = LOG_LVL_DEBUG;
-	if (level > log_getlevel())
-		return;
-	log_emit(level, 0, fmt, ap);
-}
-
-void
 log_warn(const char *fmt, ...)
 {
 	va_list	ap;

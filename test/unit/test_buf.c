@@ -2,8 +2,9 @@
 /*
  * The buffer pool and byte queues: random appends and consumes across
  * buffer boundaries checked byte for byte against a flat reference, pool
- * accounting (inuse back to 0, maxfree honoured, reuse), iovec limits,
- * and an append that runs out of memory leaving the queue as it was.
+ * accounting (inuse back to 0, maxfree honoured, newest spare reused
+ * first), a zeroed queue taken as empty, iovec limits, and an append
+ * that runs out of memory leaving the queue as it was.
  */
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -34,7 +35,7 @@ check_queue(const struct tk_bufq *q, const struct tk_bufpool *p,
 
 	T_UEQ(q->len, reflen);
 	/* All of it, straight from the buffers. */
-	for (b = q->head; b != NULL; b = b->next) {
+	SLIST_FOREACH(b, &q->bufs, link) {
 		nbuf++;
 		T_LT(b->off, b->len);
 		T_LE(b->len, p->bufsize);
@@ -42,13 +43,13 @@ check_queue(const struct tk_bufq *q, const struct tk_bufpool *p,
 		if (memcmp(b->data + b->off, ref + off, b->len - b->off) != 0)
 			T_FAIL("buffer %zu at byte %zu differs", nbuf, off);
 		off += b->len - b->off;
-		if (b->next == NULL)
+		if (SLIST_NEXT(b, link) == NULL)
 			T_OK(b == q->tail);
 	}
 	T_UEQ(off, reflen);
 	off = 0;
 	if (reflen == 0) {
-		T_OK(q->head == NULL && q->tail == NULL);
+		T_OK(SLIST_EMPTY(&q->bufs) && q->tail == NULL);
 		T_EQ(tk_bufq_iov(q, iov, iovmax), 0);
 		return 0;
 	}
@@ -123,12 +124,12 @@ queue_random(size_t bufsize, size_t maxfree, int rounds)
 	}
 	tk_bufq_clear(&q, &p);
 	T_UEQ(q.len, 0);
-	T_OK(q.head == NULL && q.tail == NULL);
+	T_OK(SLIST_EMPTY(&q.bufs) && q.tail == NULL);
 	T_UEQ(p.inuse, 0);
 	T_LE(p.nfree, maxfree);
 	tk_bufpool_drain(&p);
 	T_UEQ(p.nfree, 0);
-	T_OK(p.free == NULL);
+	T_OK(SLIST_EMPTY(&p.free));
 	free(ref);
 }
 
@@ -152,7 +153,7 @@ TEST(buf_pool)
 		T_PTR(b[i] = tk_buf_get(&p));
 		T_UEQ(b[i]->off, 0);
 		T_UEQ(b[i]->len, 0);
-		T_OK(b[i]->next == NULL);
+		T_OK(SLIST_NEXT(b[i], link) == NULL);
 		memset(b[i]->data, 'a' + i, 100);	/* all 100 are ours */
 	}
 	T_UEQ(p.inuse, 10);
@@ -169,14 +170,14 @@ TEST(buf_pool)
 	T_OK(again == b[3]);
 	T_UEQ(again->off, 0);
 	T_UEQ(again->len, 0);
-	T_OK(again->next == NULL);
+	T_OK(SLIST_NEXT(again, link) == NULL);
 	T_UEQ(p.nfree, 3);
 	T_UEQ(p.inuse, 1);
 	tk_buf_put(&p, again);
 	tk_bufpool_drain(&p);
 	T_UEQ(p.nfree, 0);
 	T_UEQ(p.inuse, 0);
-	T_OK(p.free == NULL);
+	T_OK(SLIST_EMPTY(&p.free));
 	/* A drained pool still works. */
 	T_PTR(again = tk_buf_get(&p));
 	tk_buf_put(&p, again);
@@ -187,7 +188,74 @@ TEST(buf_pool)
 	T_PTR(again = tk_buf_get(&p));
 	tk_buf_put(&p, again);
 	T_UEQ(p.nfree, 0);
-	T_OK(p.free == NULL);
+	T_OK(SLIST_EMPTY(&p.free));
+}
+
+/*
+ * The free list is a stack: spares come back most recently returned
+ * first, whose memory is the likeliest to be in cache.  Every spare is
+ * handed out once before the pool allocates again.
+ */
+TEST(buf_pool_reuse_order)
+{
+	struct tk_bufpool	 p;
+	struct tk_buf		*b[5], *again[5], *fresh;
+	int			 i;
+
+	tk_bufpool_init(&p, 16, 5);
+	for (i = 0; i < 5; i++)
+		T_PTR(b[i] = tk_buf_get(&p));
+	for (i = 0; i < 5; i++)
+		tk_buf_put(&p, b[i]);
+	T_UEQ(p.nfree, 5);
+	for (i = 0; i < 5; i++) {
+		T_PTR(again[i] = tk_buf_get(&p));
+		T_OK(again[i] == b[4 - i]);
+		T_OK(SLIST_NEXT(again[i], link) == NULL);
+	}
+	T_UEQ(p.nfree, 0);
+	T_OK(SLIST_EMPTY(&p.free));
+	T_PTR(fresh = tk_buf_get(&p));
+	for (i = 0; i < 5; i++)
+		T_OK(fresh != b[i]);
+	tk_buf_put(&p, fresh);
+	for (i = 0; i < 5; i++)
+		tk_buf_put(&p, again[i]);
+	T_UEQ(p.inuse, 0);
+	tk_bufpool_drain(&p);
+}
+
+/*
+ * A queue of all zeroes is an empty queue (tenkd's connections are
+ * calloc'd with theirs inside), and a queue emptied by consume or clear
+ * takes appends again.
+ */
+TEST(buf_queue_zeroed)
+{
+	struct tk_bufpool	 p;
+	struct tk_bufq		*q;
+	struct iovec		 iov[4];
+	int			 round;
+
+	tk_bufpool_init(&p, 4, 2);
+	T_PTR(q = calloc(1, sizeof(*q)));
+	T_EQ(tk_bufq_iov(q, iov, 4), 0);
+	for (round = 0; round < 3; round++) {
+		T_EQ(tk_bufq_append(q, &p, "abcdefghij", 10), 0);
+		T_UEQ(q->len, 10);
+		T_EQ(tk_bufq_iov(q, iov, 4), 3);
+		T_OK(memcmp(iov[2].iov_base, "ij", 2) == 0);
+		T_UEQ(p.inuse, 3);
+		if (round == 1)
+			tk_bufq_clear(q, &p);
+		else
+			tk_bufq_consume(q, &p, 10);
+		T_UEQ(q->len, 0);
+		T_OK(SLIST_EMPTY(&q->bufs) && q->tail == NULL);
+		T_UEQ(p.inuse, 0);
+	}
+	free(q);
+	tk_bufpool_drain(&p);
 }
 
 TEST(buf_iov_limits)
@@ -201,7 +269,7 @@ TEST(buf_iov_limits)
 	tk_bufpool_init(&p, 10, 8);
 	T_EQ(tk_bufq_iov(&q, iov, 4), 0);
 	T_EQ(tk_bufq_append(&q, &p, data, 0), 0);
-	T_OK(q.head == NULL);
+	T_OK(SLIST_EMPTY(&q.bufs));
 	T_UEQ(p.inuse, 0);
 
 	/* 95 bytes: nine full buffers and one of 5. */
@@ -226,7 +294,7 @@ TEST(buf_iov_limits)
 	T_UEQ(q.len, 76);
 	tk_bufq_consume(&q, &p, 76);
 	T_UEQ(p.inuse, 0);
-	T_OK(q.head == NULL && q.tail == NULL);
+	T_OK(SLIST_EMPTY(&q.bufs) && q.tail == NULL);
 	T_UEQ(p.nfree, 8);
 	tk_bufq_clear(&q, &p);
 	tk_bufpool_drain(&p);
@@ -282,7 +350,7 @@ TEST(buf_append_enomem)
 	T_EQ(errno, ENOMEM);
 	T_UEQ(q.len, 5);
 	T_UEQ(p.inuse, 1);
-	T_OK(q.head == q.tail && q.head != NULL);
+	T_OK(SLIST_FIRST(&q.bufs) == q.tail && q.tail != NULL);
 	T_EQ(tk_bufq_iov(&q, iov, 4), 1);
 	T_UEQ(iov[0].iov_len, 5);
 	T_OK(memcmp(iov[0].iov_base, "hello", 5) == 0);

@@ -269,7 +269,6 @@ TEST(loop_names)
 		l = tk_loop_new(*be, 0);
 		T_PTR(l);
 		T_STREQ(tk_loop_backend(l), *be);
-		T_EQ(tk_loop_is_edge(l) != 0, strcmp(*be, "epoll") == 0);
 		tk_loop_free(l);
 		if (strcmp(*be, "poll") == 0)
 			have_poll = 1;
@@ -1068,40 +1067,6 @@ TEST_BE(loop_blocking_wait)
 	T_EQ(x.got, 4);
 	T_GE(mono_ns() - t0, 25 * TK_MSEC);
 	tk_timer_cancel(l, &guard);
-	w_close(l, &x);
-	tk_loop_free(l);
-}
-
-/*
- * tk_io_feed: readiness given by the caller queues the watcher at once,
- * without the backend; the handler meets EAGAIN, blocks, and is quiet.
- * Feeding a stopped watcher does nothing.
- */
-TEST_BE(loop_feed)
-{
-	struct tk_loop	*l = newloop();
-	struct w	 x;
-
-	w_open(&x, M_DRAIN);
-	T_EQ(tk_io_start(l, &x.io, TK_EV_READ | TK_EV_WRITE), 0);
-	T_EQ(tk_io_want(l, &x.io, TK_EV_READ), 0);
-	passes(l, SETTLE);
-	T_EQ(x.calls, 0);
-	tk_io_feed(l, &x.io, TK_EV_READ);
-	T_OK(x.io.ready & TK_EV_READ);
-	until_gt(l, &x.calls, 0, "call after feed");
-	T_OK(x.first_ready & TK_EV_READ);
-	T_EQ(x.got, 0);
-	passes(l, SETTLE);
-	T_EQ(x.calls, 1);
-	/* Not wanted: recorded, not run. */
-	tk_io_feed(l, &x.io, TK_EV_WRITE);
-	passes(l, SETTLE);
-	T_EQ(x.calls, 1);
-	tk_io_stop(l, &x.io);
-	tk_io_feed(l, &x.io, TK_EV_READ);
-	passes(l, SETTLE);
-	T_EQ(x.calls, 1);
 	w_close(l, &x);
 	tk_loop_free(l);
 }

@@ -401,3 +401,88 @@ TEST_BE(wake_free_drops_posts)
 	tk_loop_free(l);
 	T_EQ(dropped_ran, 0);
 }
+
+/*
+ * A message that posts itself again from its own function: the batch it
+ * was taken in must still run to its end, in order, and the re-posted
+ * message runs once more after it.  Walking the batch without saving the
+ * next link first would end it at the re-posted message.
+ */
+#define NREPOST	64
+static int	rp_seq[NREPOST + 1], rp_n;
+
+static void
+repost_fn(struct tk_loop *l, struct tk_msg *m)
+{
+	int	i = (int)(intptr_t)m->arg;
+
+	if (rp_n <= NREPOST)
+		rp_seq[rp_n] = i;
+	rp_n++;
+	if (i == 0 && rp_n == 1)
+		T_EQ(tk_loop_post(l, m), 0);
+}
+
+TEST_BE(wake_post_repost_in_batch)
+{
+	struct tk_loop	*l;
+	struct tk_msg	 m[NREPOST];
+	int		 i;
+
+	l = tk_loop_new(t_backend, 0);
+	T_PTR(l);
+	for (i = 0; i < NREPOST; i++) {
+		m[i].fn = repost_fn;
+		m[i].arg = (void *)(intptr_t)i;
+		T_EQ(tk_loop_post(l, &m[i]), 0);
+	}
+	for (i = 0; i < 50 && rp_n < NREPOST + 1; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(rp_n, NREPOST + 1);
+	for (i = 0; i < NREPOST; i++)
+		T_EQ(rp_seq[i], i);
+	T_EQ(rp_seq[NREPOST], 0);
+	/* Nothing else is left to run. */
+	for (i = 0; i < 5; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(rp_n, NREPOST + 1);
+	tk_loop_free(l);
+}
+
+/*
+ * Many messages still queued when the loop is freed: none runs, the loop
+ * neither frees nor touches them, and the poster frees them afterwards.
+ * Under ASan a loop that freed them would show as a double free, and one
+ * that kept them as a leak.
+ */
+static int	left_ran;
+
+static void
+left_fn(struct tk_loop *l, struct tk_msg *m)
+{
+	(void)l;
+	(void)m;
+	left_ran++;
+}
+
+TEST_BE(wake_free_leaves_posts)
+{
+	struct tk_loop	*l;
+	struct tk_msg	*m[32];
+	int		 i;
+
+	l = tk_loop_new(t_backend, 0);
+	T_PTR(l);
+	for (i = 0; i < 32; i++) {
+		T_PTR(m[i] = calloc(1, sizeof(*m[i])));
+		m[i]->fn = left_fn;
+		m[i]->arg = m[i];
+		T_EQ(tk_loop_post(l, m[i]), 0);
+	}
+	tk_loop_free(l);
+	T_EQ(left_ran, 0);
+	for (i = 0; i < 32; i++) {
+		T_OK(m[i]->fn == left_fn && m[i]->arg == m[i]);
+		free(m[i]);
+	}
+}

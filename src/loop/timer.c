@@ -6,14 +6,16 @@
  * fire first-armed first.
  *
  * Firing is two-phase: every timer due at the cached now is popped onto
- * the expired list first, then the list is run.  A callback may thus
- * cancel or re-arm any timer, including one already collected: cancel
- * unlinks it from the list, and a timer armed during the run goes into the
- * heap and waits for the next iteration even when it is already due.
+ * the expired list (a TAILQ, so that a cancel unlinks in O(1)) first, then
+ * the list is run.  A callback may thus cancel or re-arm any timer,
+ * including one already collected: cancel unlinks it from the list, and a
+ * timer armed during the run goes into the heap and waits for the next
+ * iteration even when it is already due.
  *
- * Idle timeouts are the caller's to make lazy: store the new deadline on
- * activity and, when the timer fires early, re-arm it at the deadline
- * (one heap operation per timeout period instead of one per read).
+ * The heap holds the rarer timers (connect, half-close, drain) and the
+ * one timer per thread that sweeps tenkd's idle timing wheel
+ * (src/server/conn.c); idle timeouts themselves never enter it, so a read
+ * costs no heap work.
  * XXX A 4-ary heap halves the depth; at 10k timers the binary heap is
  * 14 levels and costs nothing we can measure next to a system call.
  */
@@ -91,13 +93,9 @@ heap_remove(struct tk_loop *l, struct tk_timer *t)
 }
 
 static void
-expired_unlink(struct tk_timer *t)
+expired_unlink(struct tk_loop *l, struct tk_timer *t)
 {
-	*t->prevp = t->next;
-	if (t->next != NULL)
-		t->next->prevp = t->prevp;
-	t->next = NULL;
-	t->prevp = NULL;
+	TAILQ_REMOVE(&l->expired, t, expq);
 	t->idx = TK_TIMER_IDLE;
 }
 
@@ -109,8 +107,6 @@ tk_timer_init(struct tk_timer *t, tk_timer_fn *fn, void *arg)
 	t->idx = TK_TIMER_IDLE;
 	t->fn = fn;
 	t->arg = arg;
-	t->next = NULL;
-	t->prevp = NULL;
 }
 
 int
@@ -125,7 +121,7 @@ tk_timer_cancel(struct tk_loop *l, struct tk_timer *t)
 	if (t->idx == TK_TIMER_IDLE)
 		return;
 	if (t->idx == TK_TIMER_EXPIRED)
-		expired_unlink(t);
+		expired_unlink(l, t);
 	else
 		heap_remove(l, t);
 }
@@ -138,7 +134,7 @@ tk_timer_arm_at(struct tk_loop *l, struct tk_timer *t, uint64_t when)
 	int		  up;
 
 	if (t->idx == TK_TIMER_EXPIRED)
-		expired_unlink(t);
+		expired_unlink(l, t);
 	if (t->idx != TK_TIMER_IDLE) {
 		/* Re-arm in place: one sift instead of remove and insert. */
 		up = when < t->when;
@@ -196,20 +192,17 @@ timer_next_timeout(struct tk_loop *l)
 void
 timer_run_expired(struct tk_loop *l)
 {
-	struct tk_timer	 *t, **tail = &l->expired;
+	struct tk_timer	*t;
 
 	/* Collect, in (when, seq) order, before calling anything. */
 	while (l->nheap > 0 && l->heap[0]->when <= l->now) {
 		t = l->heap[0];
 		heap_remove(l, t);
 		t->idx = TK_TIMER_EXPIRED;
-		t->next = NULL;
-		t->prevp = tail;
-		*tail = t;
-		tail = &t->next;
+		TAILQ_INSERT_TAIL(&l->expired, t, expq);
 	}
-	while ((t = l->expired) != NULL) {
-		expired_unlink(t);
+	while ((t = TAILQ_FIRST(&l->expired)) != NULL) {
+		expired_unlink(l, t);
 		t->fn(l, t);
 	}
 }
@@ -217,12 +210,13 @@ timer_run_expired(struct tk_loop *l)
 void
 timer_free_all(struct tk_loop *l)
 {
-	size_t	i;
+	struct tk_timer	*t;
+	size_t		 i;
 
 	for (i = 0; i < l->nheap; i++)
 		l->heap[i]->idx = TK_TIMER_IDLE;
-	while (l->expired != NULL)
-		expired_unlink(l->expired);
+	while ((t = TAILQ_FIRST(&l->expired)) != NULL)
+		expired_unlink(l, t);
 	free(l->heap);
 	l->heap = NULL;
 	l->nheap = l->heapcap = 0;
