@@ -57,7 +57,7 @@
 
 #define MAXBACKENDS	8
 #define MAXIDLE		32		/* idle counts in the sweep */
-#define MAXIDLECONNS	1000000		/* idle connections in a cell */
+#define MAXIDLECONNS	1000000		/* idle connections, a cell */
 #define MAXACTIVE	100000
 #define MAXTHREADS	256		/* tenkd --threads */
 #define MAXLOADTHREADS	64		/* tenkload --threads */
@@ -193,7 +193,8 @@ usage(FILE *f, int status)
 		    "  -a, --active N          active ping-pong connections "
 		    "(default 100)\n"
 		    "  -b, --backends LIST     backends to compare (default "
-		    "epoll,poll,select)\n"
+		    "epoll,poll,select);\n"
+		    "                          \"list\" prints them\n"
 		    "      --connect-rate N/s  connects per second (default "
 		    "10000)\n"
 		    "  -d, --duration DUR      measured time of each run "
@@ -1940,7 +1941,8 @@ main(int argc, char *argv[])
 		if (cells[k].status == CELL_SKIPPED)
 			continue;
 		cell_run(&cells[k], strace);
-		cells[k].took = (double)(report_epoch_us() - prog.cell_t0) / 1e6;
+		cells[k].took = (double)(report_epoch_us() - prog.cell_t0) /
+		    1e6;
 		if (!conf.quiet)
 			fprintf(stderr, "tenkbench: [%d/%d] %s idle %llu: %s "
 			    "in %.1f s%s%s\n", k + 1, ncells,

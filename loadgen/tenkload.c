@@ -45,8 +45,8 @@
 #define MAXSIZE		(64ULL * 1024 * 1024)
 #define MAXTHREADS	1024
 #define MAXWINDOW	65536
-#define MAXRATE		100000000ULL		/* messages per second */
-#define MAXCONNECTRATE	10000000ULL		/* connects per second */
+#define MAXRATE		100000000ULL	/* messages per second */
+#define MAXCONNECTRATE	10000000ULL	/* connects per second */
 #define MAXDURATION	(30ULL * 24 * 3600 * TK_SEC)
 
 enum {

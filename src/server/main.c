@@ -51,34 +51,34 @@ enum {
 };
 
 static const struct option longopts[] = {
-	{ "access-log",		required_argument,	NULL, OPT_ACCESS_LOG },
-	{ "backend",		required_argument,	NULL, 'b' },
-	{ "backlog",		required_argument,	NULL, OPT_BACKLOG },
-	{ "balance",		required_argument,	NULL, OPT_BALANCE },
-	{ "buffer-limit",	required_argument,	NULL, OPT_BUFLIMIT },
-	{ "check",		no_argument,		NULL, OPT_CHECK },
-	{ "connect-timeout",	required_argument,	NULL, OPT_CONNECT_TIMEOUT },
-	{ "drain-timeout",	required_argument,	NULL, OPT_DRAIN },
-	{ "fail-max",		required_argument,	NULL, OPT_FAIL_MAX },
-	{ "fail-timeout",	required_argument,	NULL, OPT_FAIL_TIMEOUT },
-	{ "fin-timeout",	required_argument,	NULL, OPT_FIN_TIMEOUT },
-	{ "group",		required_argument,	NULL, OPT_GROUP },
-	{ "help",		no_argument,		NULL, 'h' },
-	{ "idle-timeout",	required_argument,	NULL, OPT_IDLE },
-	{ "listen",		required_argument,	NULL, 'l' },
-	{ "log-level",		required_argument,	NULL, OPT_LOGLEVEL },
-	{ "max-conns",		required_argument,	NULL, OPT_MAXCONNS },
-	{ "max-conns-per-ip",	required_argument,	NULL, OPT_MAXPERIP },
-	{ "pidfile",		required_argument,	NULL, OPT_PIDFILE },
-	{ "retries",		required_argument,	NULL, OPT_RETRIES },
-	{ "send-proxy",		required_argument,	NULL, OPT_SEND_PROXY },
-	{ "syslog",		no_argument,		NULL, OPT_SYSLOG },
-	{ "threads",		required_argument,	NULL, 't' },
-	{ "upstream",		required_argument,	NULL, 'u' },
-	{ "user",		required_argument,	NULL, OPT_USER },
-	{ "version",		no_argument,		NULL, 'V' },
-	{ "workers",		required_argument,	NULL, OPT_WORKERS },
-	{ NULL,			0,			NULL, 0 }
+	{ "access-log",		required_argument, NULL, OPT_ACCESS_LOG },
+	{ "backend",		required_argument, NULL, 'b' },
+	{ "backlog",		required_argument, NULL, OPT_BACKLOG },
+	{ "balance",		required_argument, NULL, OPT_BALANCE },
+	{ "buffer-limit",	required_argument, NULL, OPT_BUFLIMIT },
+	{ "check",		no_argument,	   NULL, OPT_CHECK },
+	{ "connect-timeout",	required_argument, NULL, OPT_CONNECT_TIMEOUT },
+	{ "drain-timeout",	required_argument, NULL, OPT_DRAIN },
+	{ "fail-max",		required_argument, NULL, OPT_FAIL_MAX },
+	{ "fail-timeout",	required_argument, NULL, OPT_FAIL_TIMEOUT },
+	{ "fin-timeout",	required_argument, NULL, OPT_FIN_TIMEOUT },
+	{ "group",		required_argument, NULL, OPT_GROUP },
+	{ "help",		no_argument,	   NULL, 'h' },
+	{ "idle-timeout",	required_argument, NULL, OPT_IDLE },
+	{ "listen",		required_argument, NULL, 'l' },
+	{ "log-level",		required_argument, NULL, OPT_LOGLEVEL },
+	{ "max-conns",		required_argument, NULL, OPT_MAXCONNS },
+	{ "max-conns-per-ip",	required_argument, NULL, OPT_MAXPERIP },
+	{ "pidfile",		required_argument, NULL, OPT_PIDFILE },
+	{ "retries",		required_argument, NULL, OPT_RETRIES },
+	{ "send-proxy",		required_argument, NULL, OPT_SEND_PROXY },
+	{ "syslog",		no_argument,	   NULL, OPT_SYSLOG },
+	{ "threads",		required_argument, NULL, 't' },
+	{ "upstream",		required_argument, NULL, 'u' },
+	{ "user",		required_argument, NULL, OPT_USER },
+	{ "version",		no_argument,	   NULL, 'V' },
+	{ "workers",		required_argument, NULL, OPT_WORKERS },
+	{ NULL,			0,		   NULL, 0 }
 };
 
 struct server	 srv;
@@ -396,8 +396,9 @@ set_limits(void)
 
 /*
  * Bind every address once per thread (of every --workers process) with
- * SO_REUSEPORT; lfds is [address][worker][thread].  Port 0 is bound once, read back and reused for
- * the other threads, so all threads share one port per address, and
+ * SO_REUSEPORT; lfds is [address][worker][thread].  Port 0 is bound
+ * once, read back and reused for the other threads, so all threads share
+ * one port per address, and
  * "listening on ADDR:PORT" is printed once per address (tests read it).
  */
 static void
