@@ -17,7 +17,6 @@
  *
  * usage: loopbench [-n N,...] [-a A:W] [-r rounds] [-b backend]
  */
-#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 
@@ -27,13 +26,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "tenk/cli.h"
+#include "tenk/clock.h"
 #include "tenk/loop.h"
 #include "tenk/timer.h"
 
 #define MAXN		100000
+#define MAXW		100000000	/* chained writes of a round */
 #define MAXSETS		8
 #define MAXAW		8
 #define MAXROUNDS	10000
@@ -65,21 +66,25 @@ struct aw {
 
 static const char	*progname = "loopbench";
 
-static void __attribute__((noreturn))
-usage(int status)
+/* --help: the synopsis and every option with its default; exit 0. */
+static noreturn void
+usage(void)
 {
-	fprintf(status == 0 ? stdout : stderr, "usage: %s [-n N,...] "
-	    "[-a A:W] [-r rounds] [-b backend]\n", progname);
-	exit(status);
-}
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * TK_SEC + (uint64_t)ts.tv_nsec;
+	printf("usage: %s [-h] [-a A:W] [-b backend] [-n N,...] "
+	    "[-r rounds]\n"
+	    "\n"
+	    "  -a, --active A:W     A seeded writes chaining W more, "
+	    "repeatable\n"
+	    "                       (default 1:100 and 100:1000)\n"
+	    "  -b, --backend NAME   measure only this backend (default: "
+	    "all); \"list\"\n"
+	    "                       prints them\n"
+	    "  -h, --help           this help\n"
+	    "  -n, --sizes N,...    socketpairs per row "
+	    "(default 100,1000,5000,9000)\n"
+	    "  -r, --rounds N       timed rounds per row (default 25)\n",
+	    progname);
+	exit(0);
 }
 
 /*
@@ -212,12 +217,12 @@ round_run(struct bench *b, const struct aw *aw, long *passes)
 		if (write(b->p[i * space].wfd, "e", 1) != 1)
 			b->errors++;
 	*passes = 0;
-	t0 = mono_ns();
+	t0 = tk_clock_mono();
 	while (b->reads < aw->a + aw->w) {
 		tk_loop_run(b->l, TK_RUN_ONCE);
 		(*passes)++;
 	}
-	t1 = mono_ns();
+	t1 = tk_clock_mono();
 	return t1 - t0;
 }
 
@@ -285,60 +290,36 @@ measure(struct bench *b, const char *be, const struct aw *aws, int naw,
 	return ret;
 }
 
-/* "100,1000" into ns[]; returns the count, or -1. */
+/* "100,1000", given to opt, into ns[]; returns the count. */
 static int
-parse_list(char *arg, int *ns, int max)
+parse_list(const char *opt, char *arg, int *ns, int max)
 {
-	const char	*errstr;
-	char		*tok;
-	int		 n = 0;
+	char	*p, *tok;
+	int	 n = 0;
 
-	while ((tok = strsep(&arg, ",")) != NULL) {
+	for (p = arg; (tok = strsep(&p, ",")) != NULL; ) {
 		if (*tok == '\0')
 			continue;
-		if (n == max) {
-			fprintf(stderr, "%s: -n: at most %d sizes\n",
-			    progname, max);
-			return -1;
-		}
-		ns[n] = strtonum(tok, 1, MAXN, &errstr);
-		if (errstr != NULL) {
-			fprintf(stderr, "%s: -n %s: %s\n", progname, tok,
-			    errstr);
-			return -1;
-		}
-		n++;
+		if (n == max)
+			tk_cli_bad(opt, NULL, "at most %d sizes", max);
+		ns[n++] = (int)tk_cli_num(opt, tok, 1, MAXN);
 	}
 	if (n == 0)
-		fprintf(stderr, "%s: -n: empty list\n", progname);
-	return n > 0 ? n : -1;
+		tk_cli_bad(opt, NULL, "empty list");
+	return n;
 }
 
-/* "A:W" */
-static int
-parse_aw(char *arg, struct aw *aw)
+/* "A:W", given to opt. */
+static void
+parse_aw(const char *opt, char *arg, struct aw *aw)
 {
-	const char	*errstr;
-	char		*w;
+	char	*w;
 
-	if ((w = strchr(arg, ':')) == NULL) {
-		fprintf(stderr, "%s: -a %s: want A:W\n", progname, arg);
-		return -1;
-	}
+	if ((w = strchr(arg, ':')) == NULL)
+		tk_cli_bad(opt, arg, "not A:W");
 	*w++ = '\0';
-	aw->a = strtonum(arg, 1, MAXN, &errstr);
-	if (errstr != NULL) {
-		fprintf(stderr, "%s: -a: active writers %s: %s\n", progname,
-		    arg, errstr);
-		return -1;
-	}
-	aw->w = strtonum(w, 0, 100000000, &errstr);
-	if (errstr != NULL) {
-		fprintf(stderr, "%s: -a: writes %s: %s\n", progname, w,
-		    errstr);
-		return -1;
-	}
-	return 0;
+	aw->a = (int)tk_cli_num(opt, arg, 1, MAXN);
+	aw->w = (long)tk_cli_num(opt, w, 0, MAXW);
 }
 
 static void
@@ -371,63 +352,47 @@ main(int argc, char *argv[])
 	static struct result	 res[MAXBE][MAXAW];
 	static int		 state[MAXBE];
 	const char *const	*names;
-	const char		*bes[MAXBE], *errstr, *only = NULL;
+	const char		*bes[MAXBE], *opt, *only = NULL;
 	struct aw		 aws[MAXAW];
 	struct bench		 b;
-	struct rlimit		 rl;
+	uint64_t		 nofile;
+	int			 list = 0;
 	int			 ns[MAXSETS], nn = 0, naw = 0, nbe = 0;
 	int			 rounds = 25, ch, i, j, k, maxfd;
 
-	while ((ch = getopt_long(argc, argv, "a:b:hn:r:", longopts,
-	    NULL)) != -1) {
+	while ((ch = tk_cli_getopt(argc, argv, ":a:b:hn:r:", longopts)) !=
+	    -1) {
+		opt = tk_cli_opt();
 		switch (ch) {
 		case 'a':
-			if (naw == MAXAW) {
-				fprintf(stderr, "%s: -a: at most %d\n",
-				    progname, MAXAW);
-				usage(2);
-			}
-			if (parse_aw(optarg, &aws[naw]) == -1)
-				usage(2);
-			naw++;
+			if (naw == MAXAW)
+				tk_cli_bad(opt, NULL, "at most %d", MAXAW);
+			parse_aw(opt, optarg, &aws[naw++]);
 			break;
 		case 'b':
-			only = optarg;
+			if ((only = tk_cli_backend(opt, optarg)) == NULL)
+				list = 1;
 			break;
 		case 'n':
-			if ((nn = parse_list(optarg, ns, MAXSETS)) == -1)
-				usage(2);
+			nn = parse_list(opt, optarg, ns, MAXSETS);
 			break;
 		case 'r':
-			rounds = strtonum(optarg, 1, MAXROUNDS, &errstr);
-			if (errstr != NULL) {
-				fprintf(stderr, "%s: -r %s: %s\n", progname,
-				    optarg, errstr);
-				usage(2);
-			}
+			rounds = (int)tk_cli_num(opt, optarg, 1, MAXROUNDS);
 			break;
 		case 'h':
-			usage(0);
-		default:
-			usage(2);
+			usage();
 		}
 	}
 	if (optind != argc)
-		usage(2);
+		tk_cli_bad(argv[optind], NULL, "unexpected argument");
+	if (list)
+		tk_cli_backend_list();
 
 	for (names = tk_backend_names(); *names != NULL; names++) {
 		if (only != NULL && strcmp(only, *names) != 0)
 			continue;
 		if (nbe < MAXBE)
 			bes[nbe++] = *names;
-	}
-	if (nbe == 0) {
-		fprintf(stderr, "%s: -b %s: unknown backend (have:", progname,
-		    only);
-		for (names = tk_backend_names(); *names != NULL; names++)
-			fprintf(stderr, " %s", *names);
-		fprintf(stderr, ")\n");
-		usage(2);
 	}
 	if (nn == 0) {
 		ns[nn++] = 100;
@@ -443,24 +408,16 @@ main(int argc, char *argv[])
 	}
 
 	/* N pairs take 2N fds: raise the soft limit as far as allowed. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
-			fprintf(stderr, "%s: setrlimit: %s\n", progname,
-			    strerror(errno));
-	}
-	if (getrlimit(RLIMIT_NOFILE, &rl) == -1) {
-		fprintf(stderr, "%s: getrlimit: %s\n", progname,
-		    strerror(errno));
-		return 1;
-	}
+	if (tk_nofile_raise(&nofile) == -1)
+		fprintf(stderr, "%s: RLIMIT_NOFILE %ju not raised: %s\n",
+		    progname, (uintmax_t)nofile, strerror(errno));
 
 	printf("# loopbench: N socketpairs with a read watcher each; A "
 	    "seeded writes chain W more.\n# A round is the loop passes until "
 	    "all A+W bytes are read: median, min, max\n# of %d rounds in "
 	    "microseconds after one warm-up; passes is the median count.\n"
 	    "# RLIMIT_NOFILE %ju, FD_SETSIZE %d\n", rounds,
-	    (uintmax_t)rl.rlim_cur, FD_SETSIZE);
+	    (uintmax_t)nofile, FD_SETSIZE);
 	printf("%-8s %6s %5s %6s %11s %11s %11s %7s\n", "backend", "N", "A",
 	    "W", "median_us", "min_us", "max_us", "passes");
 	fflush(stdout);
@@ -468,10 +425,10 @@ main(int argc, char *argv[])
 	memset(&b, 0, sizeof(b));
 	for (i = 0; i < nn; i++) {
 		b.n = ns[i];
-		if ((rlim_t)(2 * b.n + SPAREFDS) > rl.rlim_cur) {
+		if ((uint64_t)(2 * b.n + SPAREFDS) > nofile) {
 			printf("# N=%d skipped: needs about %d fds, "
 			    "RLIMIT_NOFILE is %ju\n", b.n, 2 * b.n + SPAREFDS,
-			    (uintmax_t)rl.rlim_cur);
+			    (uintmax_t)nofile);
 			continue;
 		}
 		if ((b.p = pairs_open(b.n, &b)) == NULL) {

@@ -21,9 +21,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "tenk/clock.h"
 #include "tenk/hist.h"
 #include "tenk/loop.h"
 #include "tenk/parse.h"
@@ -50,10 +50,7 @@ report_err_name(enum lg_err e)
 uint64_t
 report_epoch_us(void)
 {
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	return tk_clock_real() / 1000;
 }
 
 /*

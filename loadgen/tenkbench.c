@@ -28,7 +28,6 @@
  * format belong to tenkload (engine.c, report.c).
  */
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -50,13 +49,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tenk/cli.h"
 #include "tenk/hist.h"
 #include "tenk/loop.h"
 #include "tenk/parse.h"
 #include "loadgen.h"
 
 #define MAXBACKENDS	8
-#define MAXIDLE		32
+#define MAXIDLE		32		/* idle counts in the sweep */
+#define MAXIDLECONNS	1000000		/* idle connections, a cell */
+#define MAXACTIVE	100000
+#define MAXTHREADS	256		/* tenkd --threads */
+#define MAXLOADTHREADS	64		/* tenkload --threads */
 #define MAXREPEAT	50
 #define MAXHOLDERS	64		/* idle holder processes */
 #define MAXKIDS		(MAXHOLDERS + 8)
@@ -167,16 +171,15 @@ static struct {
 	uint64_t	 cell_t0;	/* us */
 } prog;
 
-static const char *const default_backends[] = { "epoll", "poll", "select" };
 static const uint64_t default_idle[] = {
 	0, 500, 1000, 2000, 5000, 10000, 15000
 };
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
+static noreturn void __attribute__((format(printf, 1, 2)))
 		 die(const char *, ...);
 static void	 cleanup(void);
 
-static void __attribute__((noreturn))
+static noreturn void
 usage(FILE *f, int status)
 {
 	fprintf(f,
@@ -190,7 +193,8 @@ usage(FILE *f, int status)
 		    "  -a, --active N          active ping-pong connections "
 		    "(default 100)\n"
 		    "  -b, --backends LIST     backends to compare (default "
-		    "epoll,poll,select)\n"
+		    "epoll,poll,select);\n"
+		    "                          \"list\" prints them\n"
 		    "      --connect-rate N/s  connects per second (default "
 		    "10000)\n"
 		    "  -d, --duration DUR      measured time of each run "
@@ -220,22 +224,8 @@ usage(FILE *f, int status)
 	exit(status);
 }
 
-/* A bad command line: one line on stderr, exit 2. */
-static void __attribute__((noreturn, format(printf, 1, 2)))
-badarg(const char *fmt, ...)
-{
-	va_list	ap;
-
-	fprintf(stderr, "tenkbench: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	exit(2);
-}
-
 /* A failure that ends the sweep: children are stopped first. */
-static void __attribute__((noreturn, format(printf, 1, 2)))
+static noreturn void __attribute__((format(printf, 1, 2)))
 die(const char *fmt, ...)
 {
 	va_list	ap;
@@ -253,15 +243,6 @@ static void
 on_signal(int signo)
 {
 	quit = signo;
-}
-
-static uint64_t
-now_us(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static void
@@ -355,13 +336,13 @@ kid_done(pid_t pid, int *status)
 static int
 kid_stop(pid_t pid, int sig, int secs, int *status)
 {
-	uint64_t	deadline = now_us() + (uint64_t)secs * 1000000;
+	uint64_t	deadline = report_epoch_us() + (uint64_t)secs * 1000000;
 
 	if (kid_done(pid, status))
 		return 0;
 	if (sig != 0)
 		(void)kill(-pid, sig);
-	while (now_us() < deadline) {
+	while (report_epoch_us() < deadline) {
 		if (kid_done(pid, status))
 			return 0;
 		nap(TICK_MS);
@@ -534,7 +515,7 @@ samples_add(struct samples *s, pid_t pid)
 			die("out of memory");
 		s->v = nv;
 	}
-	s->v[s->n].t = now_us();
+	s->v[s->n].t = report_epoch_us();
 	s->v[s->n].ticks = ticks;
 	s->n++;
 }
@@ -607,7 +588,7 @@ left_secs(void)
 	if (done_plan > 0)
 		f = done_took / done_plan;
 	if (prog.cell < ncells) {
-		in = (double)(now_us() - prog.cell_t0) / 1e6;
+		in = (double)(report_epoch_us() - prog.cell_t0) / 1e6;
 		if (cells[prog.cell].plan * f > in)
 			left += cells[prog.cell].plan - in / f;
 	}
@@ -619,7 +600,7 @@ static void
 progress(int force)
 {
 	const struct cell	*c = &cells[prog.cell];
-	uint64_t		 now = now_us();
+	uint64_t		 now = report_epoch_us();
 	char			 e[32], l[32], pct[16] = "";
 
 	if (conf.quiet || (!force && now - prog.last < 1000000))
@@ -711,7 +692,7 @@ static int
 wait_line(pid_t pid, const char *log, const char *s, int secs, char *rest,
     size_t len, char *why, size_t wlen)
 {
-	uint64_t	deadline = now_us() + (uint64_t)secs * 1000000;
+	uint64_t	deadline = report_epoch_us() + (uint64_t)secs * 1000000;
 	int		status;
 
 	for (;;) {
@@ -722,7 +703,7 @@ wait_line(pid_t pid, const char *log, const char *s, int secs, char *rest,
 			snprintf(why, wlen, "exited before saying \"%s\"", s);
 			return -1;
 		}
-		if (now_us() > deadline) {
+		if (report_epoch_us() > deadline) {
 			snprintf(why, wlen, "did not say \"%s\" within %d s",
 			    s, secs);
 			return -1;
@@ -824,12 +805,12 @@ active_run(struct cell *c, pid_t srv, const char *addr, uint64_t dur,
 	ramp = (double)conf.active / (double)conf.connect_rate;
 	total = ramp + (double)(warm + dur) / 1e9;
 	samples_add(&ss, srv);
-	start = now_us();
+	start = report_epoch_us();
 	pid = spawn(argv, NULL, log);
 	deadline = start + (uint64_t)((total + RUN_SLACK) * 1e6);
 	for (;;) {
 		check_quit();
-		now = now_us();
+		now = report_epoch_us();
 		if (now - last >= SAMPLE_MS * 1000) {
 			samples_add(&ss, srv);
 			samples_add(&cs, pid);
@@ -1014,8 +995,8 @@ syscall_run(struct cell *c, pid_t srv, const char *addr,
 	(void)kid_stop(pid, SIGINT, 10, NULL);
 	if (r.errors > 0) {
 		c->errors += r.errors;
-		cell_note(c, "syscalls: %llu errors",
-		    (unsigned long long)r.errors);
+		cell_note(c, "syscalls: %llu error%s",
+		    (unsigned long long)r.errors, r.errors == 1 ? "" : "s");
 	}
 	if (strace_parse(sum, c) == -1) {
 		cell_note(c, "no strace summary in %s", sum);
@@ -1083,7 +1064,7 @@ idle_start(struct cell *c, pid_t srv, const char *addr, long base,
 		argv[argc] = NULL;
 		holders[(*nholders)++] = spawn(argv, NULL, log);
 		opened += n;
-		deadline = now_us() + (uint64_t)(((double)n /
+		deadline = report_epoch_us() + (uint64_t)(((double)n /
 		    (double)conf.connect_rate * 3 + IDLE_TIMEOUT) * 1e6);
 		for (;;) {
 			check_quit();
@@ -1101,7 +1082,7 @@ idle_start(struct cell *c, pid_t srv, const char *addr, long base,
 					    tail, sizeof(tail)));
 					return -1;
 				}
-			if (now_us() > deadline) {
+			if (report_epoch_us() > deadline) {
 				cell_note(c, "only %ld of %llu idle "
 				    "connections reached the server",
 				    fds - base, (unsigned long long)opened);
@@ -1146,8 +1127,9 @@ idle_stop(struct cell *c, pid_t *holders, int nholders)
 			if (rep.established < rep.requested)
 				errs += rep.requested - rep.established;
 			if (errs > 0)
-				cell_note(c, "idle holder %d: %llu errors", i,
-				    (unsigned long long)errs);
+				cell_note(c, "idle holder %d: %llu error%s",
+				    i, (unsigned long long)errs,
+				    errs == 1 ? "" : "s");
 			c->errors += errs;
 		}
 		report_free(&rep);
@@ -1636,82 +1618,46 @@ write_plot(const char *gnuplot)
 
 /* Command line. */
 
-static int
-backend_known(const char *name)
-{
-	const char *const	*n;
-
-	for (n = tk_backend_names(); *n != NULL; n++)
-		if (strcmp(*n, name) == 0)
-			return 1;
-	return 0;
-}
-
+/* NAME[,NAME...] given to opt; "list" prints the backends. */
 static void
-parse_backends(char *s)
+parse_backends(const char *opt, char *s)
 {
-	char	*p, *tok;
-	int	 i;
+	const char	*be;
+	char		*p, *tok;
+	int		 i;
 
 	conf.nbackends = 0;
 	for (p = s; (tok = strsep(&p, ",")) != NULL; ) {
-		if (*tok == '\0')
-			badarg("--backends: empty name in the list");
-		if (!backend_known(tok))
-			badarg("--backends: %s is not compiled in", tok);
+		if ((be = tk_cli_backend(opt, tok)) == NULL)
+			tk_cli_backend_list();
 		for (i = 0; i < conf.nbackends; i++)
-			if (strcmp(conf.backends[i], tok) == 0)
-				badarg("--backends: %s given twice", tok);
+			if (conf.backends[i] == be)
+				tk_cli_bad(opt, tok, "given twice");
 		if (conf.nbackends == MAXBACKENDS)
-			badarg("--backends: more than %d", MAXBACKENDS);
-		conf.backends[conf.nbackends++] = tok;
+			tk_cli_bad(opt, NULL, "more than %d backends",
+			    MAXBACKENDS);
+		conf.backends[conf.nbackends++] = be;
 	}
 }
 
+/* N[,N...] given to opt. */
 static void
-parse_idle(char *s)
+parse_idle(const char *opt, char *s)
 {
-	const char	*errstr;
 	char		*p, *tok;
 	uint64_t	 v;
 	int		 i;
 
 	conf.nidle = 0;
 	for (p = s; (tok = strsep(&p, ",")) != NULL; ) {
-		v = (uint64_t)strtonum(tok, 0, 1000000, &errstr);
-		if (errstr != NULL)
-			badarg("--idle: %s is %s", tok, errstr);
+		v = (uint64_t)tk_cli_num(opt, tok, 0, MAXIDLECONNS);
 		for (i = 0; i < conf.nidle; i++)
 			if (conf.idle[i] == v)
-				badarg("--idle: %s given twice", tok);
+				tk_cli_bad(opt, tok, "given twice");
 		if (conf.nidle == MAXIDLE)
-			badarg("--idle: more than %d counts", MAXIDLE);
+			tk_cli_bad(opt, NULL, "more than %d counts", MAXIDLE);
 		conf.idle[conf.nidle++] = v;
 	}
-}
-
-static uint64_t
-num_arg(const char *opt, const char *s, long long min, long long max)
-{
-	const char	*errstr;
-	long long	 v;
-
-	v = strtonum(s, min, max, &errstr);
-	if (errstr != NULL)
-		badarg("%s: %s is %s (%lld to %lld)", opt, s, errstr, min,
-		    max);
-	return (uint64_t)v;
-}
-
-static uint64_t
-dur_arg(const char *opt, const char *s, uint64_t min, uint64_t max)
-{
-	const char	*errstr;
-	uint64_t	 ns;
-
-	if (tk_parse_duration(s, min, max, &ns, &errstr) == -1)
-		badarg("%s: %s: %s", opt, s, errstr);
-	return ns;
 }
 
 /* tenkd and tenkload sit next to our own binary unless told otherwise. */
@@ -1728,16 +1674,17 @@ find_peers(int have_d, int have_l)
 		*slash = '\0';
 	if (!have_d && snprintf(conf.tenkd, sizeof(conf.tenkd), "%s/tenkd",
 	    self) >= (int)sizeof(conf.tenkd))
-		badarg("%s: path too long", self);
+		tk_cli_bad(self, NULL, "path too long");
 	if (!have_l && snprintf(conf.tenkload, sizeof(conf.tenkload),
 	    "%s/tenkload", self) >= (int)sizeof(conf.tenkload))
-		badarg("%s: path too long", self);
+		tk_cli_bad(self, NULL, "path too long");
 	if (access(conf.tenkd, X_OK) == -1)
-		badarg("%s: %s (build it with make, or give --tenkd)",
-		    conf.tenkd, strerror(errno));
+		tk_cli_bad(have_d ? "--tenkd" : NULL, conf.tenkd, "%s (build "
+		    "it with make, or give --tenkd)", strerror(errno));
 	if (access(conf.tenkload, X_OK) == -1)
-		badarg("%s: %s (build it with make, or give --tenkload)",
-		    conf.tenkload, strerror(errno));
+		tk_cli_bad(have_l ? "--tenkload" : NULL, conf.tenkload, "%s "
+		    "(build it with make, or give --tenkload)",
+		    strerror(errno));
 }
 
 static void
@@ -1833,18 +1780,17 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sigaction sa;
-	struct rlimit	 rl;
-	const char	*errstr, *strace = NULL, *gnuplot = NULL;
+	const char *const *be;
+	const char	*opt, *strace = NULL, *gnuplot = NULL;
 	char		 logs[PATH_MAX], sbuf[PATH_MAX], gbuf[PATH_MAX];
 	char		 d1[32], d2[32];
 	size_t		 i, len;
 	int		 ch, have_d = 0, have_l = 0, k;
 
 	setproctitle_init(argc, argv, environ);
-	for (k = 0; k < (int)(sizeof(default_backends) /
-	    sizeof(default_backends[0])); k++)
-		if (backend_known(default_backends[k]))
-			conf.backends[conf.nbackends++] = default_backends[k];
+	for (be = tk_backend_names(); *be != NULL &&
+	    conf.nbackends < MAXBACKENDS; be++)
+		conf.backends[conf.nbackends++] = *be;
 	for (i = 0; i < sizeof(default_idle) / sizeof(default_idle[0]); i++)
 		conf.idle[conf.nidle++] = default_idle[i];
 	conf.active = 100;
@@ -1863,25 +1809,23 @@ main(int argc, char *argv[])
 		strlcat(conf.args, argv[k], sizeof(conf.args));
 	}
 
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":a:b:d:hi:o:pqr:s:t:Vw:",
-	    longopts, NULL)) != -1) {
+	while ((ch = tk_cli_getopt(argc, argv, ":a:b:d:hi:o:pqr:s:t:Vw:",
+	    longopts)) != -1) {
+		opt = tk_cli_opt();
 		switch (ch) {
 		case 'a':
-			conf.active = num_arg("--active", optarg, 1, 100000);
+			conf.active = tk_cli_num(opt, optarg, 1, MAXACTIVE);
 			break;
 		case 'b':
-			parse_backends(optarg);
+			parse_backends(opt, optarg);
 			break;
 		case 'C':
-			if (tk_parse_rate(optarg, 1, 1000000,
-			    &conf.connect_rate, &errstr) == -1)
-				badarg("--connect-rate: %s: %s", optarg,
-				    errstr);
+			conf.connect_rate = tk_cli_rate(opt, optarg, 1,
+			    1000000);
 			break;
 		case 'd':
-			conf.duration = dur_arg("--duration", optarg,
-			    100 * TK_MSEC, 3600 * TK_SEC);
+			conf.duration = tk_cli_duration(opt, optarg,
+			    100 * TK_MSEC, 3600 * TK_SEC, NULL);
 			break;
 		case 'D':
 			strlcpy(conf.tenkd, optarg, sizeof(conf.tenkd));
@@ -1895,11 +1839,11 @@ main(int argc, char *argv[])
 			usage(stdout, 0);
 			/* NOTREACHED */
 		case 'i':
-			parse_idle(optarg);
+			parse_idle(opt, optarg);
 			break;
 		case 'L':
-			conf.load_threads = (int)num_arg("--load-threads",
-			    optarg, 1, 64);
+			conf.load_threads = (int)tk_cli_num(opt, optarg, 1,
+			    MAXLOADTHREADS);
 			break;
 		case 'o':
 			conf.out = optarg;
@@ -1911,61 +1855,43 @@ main(int argc, char *argv[])
 			conf.quiet = 1;
 			break;
 		case 'r':
-			conf.repeat = (int)num_arg("--repeat", optarg, 1,
+			conf.repeat = (int)tk_cli_num(opt, optarg, 1,
 			    MAXREPEAT);
 			break;
 		case 's':
-			if (tk_parse_size(optarg, 1, 1024 * 1024, &conf.size,
-			    &errstr) == -1)
-				badarg("--size: %s: %s", optarg, errstr);
+			conf.size = tk_cli_size(opt, optarg, 1, 1024 * 1024);
 			break;
 		case 'S':
 			conf.syscalls = 1;
 			break;
 		case 't':
-			conf.threads = (int)num_arg("--threads", optarg, 1,
-			    256);
+			conf.threads = (int)tk_cli_num(opt, optarg, 1,
+			    MAXTHREADS);
 			break;
 		case 'T':
-			conf.systime = dur_arg("--syscall-time", optarg,
-			    100 * TK_MSEC, 600 * TK_SEC);
+			conf.systime = tk_cli_duration(opt, optarg,
+			    100 * TK_MSEC, 600 * TK_SEC, NULL);
 			break;
 		case 'V':
 			printf("tenkbench %s\n", TENK_VERSION);
 			exit(0);
 		case 'w':
-			conf.warmup = dur_arg("--warmup", optarg, 0,
-			    3600 * TK_SEC);
+			conf.warmup = tk_cli_duration(opt, optarg, 0,
+			    3600 * TK_SEC, NULL);
 			break;
-		case ':':
-			badarg("%s: needs a value", argv[optind - 1]);
-			/* NOTREACHED */
-		default:
-			if (optopt != 0)
-				badarg("-%c: unknown option", optopt);
-			badarg("%s: unknown option", argv[optind - 1]);
 		}
 	}
 	if (optind != argc)
-		badarg("%s: unexpected argument", argv[optind]);
-	if (conf.nbackends == 0)
-		badarg("no backend to measure");
+		tk_cli_bad(argv[optind], NULL, "unexpected argument");
 	len = strlen(conf.out);
 	while (len > 1 && conf.out[len - 1] == '/')
 		len--;
 	if (len == 0 || len + 32 >= PATH_MAX)
-		badarg("--out: bad directory name");
+		tk_cli_bad("--out", conf.out, "bad directory name");
 	find_peers(have_d, have_l);
 
 	/* Children inherit the hard limit as their soft one. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		if (rl.rlim_cur < rl.rlim_max) {
-			rl.rlim_cur = rl.rlim_max;
-			(void)setrlimit(RLIMIT_NOFILE, &rl);
-		}
-		nofile = (uint64_t)rl.rlim_cur;
-	} else
-		nofile = 1024;
+	(void)tk_nofile_raise(&nofile);
 	nports = local_ports();
 	if ((clk_tck = sysconf(_SC_CLK_TCK)) <= 0)
 		clk_tck = 100;
@@ -1997,24 +1923,26 @@ main(int argc, char *argv[])
 	}
 	plan_cells();
 
-	t0_us = now_us();
+	t0_us = report_epoch_us();
 	if (!conf.quiet) {
 		double	plan = 0;
 
 		for (k = 0; k < ncells; k++)
 			plan += cells[k].plan;
-		fprintf(stderr, "tenkbench: %d cells, %d repeats of %s, "
-		    "about %s; logs in %s\n", ncells, conf.repeat,
+		fprintf(stderr, "tenkbench: %d cell%s, %d repeat%s of %s, "
+		    "about %s; logs in %s\n", ncells, ncells == 1 ? "" : "s",
+		    conf.repeat, conf.repeat == 1 ? "" : "s",
 		    tk_fmt_duration(conf.duration, d1, sizeof(d1)),
 		    fmt_secs(plan, d2, sizeof(d2)), logs);
 	}
 	for (k = 0; k < ncells; k++) {
 		prog.cell = k;
-		prog.cell_t0 = now_us();
+		prog.cell_t0 = report_epoch_us();
 		if (cells[k].status == CELL_SKIPPED)
 			continue;
 		cell_run(&cells[k], strace);
-		cells[k].took = (double)(now_us() - prog.cell_t0) / 1e6;
+		cells[k].took = (double)(report_epoch_us() - prog.cell_t0) /
+		    1e6;
 		if (!conf.quiet)
 			fprintf(stderr, "tenkbench: [%d/%d] %s idle %llu: %s "
 			    "in %.1f s%s%s\n", k + 1, ncells,

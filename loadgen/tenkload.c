@@ -11,7 +11,6 @@
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -24,7 +23,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdnoreturn.h>
 #include <stdlib.h>
@@ -32,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tenk/cli.h"
+#include "tenk/clock.h"
 #include "tenk/log.h"
 #include "tenk/loop.h"
 #include "tenk/parse.h"
@@ -43,6 +43,11 @@
 #define MAXCONNS	10000000ULL
 #define MAXSOURCES	65536
 #define MAXSIZE		(64ULL * 1024 * 1024)
+#define MAXTHREADS	1024
+#define MAXWINDOW	65536
+#define MAXRATE		100000000ULL	/* messages per second */
+#define MAXCONNECTRATE	10000000ULL	/* connects per second */
+#define MAXDURATION	(30ULL * 24 * 3600 * TK_SEC)
 
 enum {
 	OPT_CONNECT_RATE = 256,
@@ -88,11 +93,11 @@ static const struct option longopts[] = {
 
 static volatile sig_atomic_t	got_signal;
 
-static void
-usage(FILE *f)
+/* --help: the synopsis, then every option with its default; exit 0. */
+static noreturn void
+usage(void)
 {
-	fprintf(f,
-	    "usage: tenkload [-hqV] [-c connections] [-d duration] "
+	printf("usage: tenkload [-hqV] [-c connections] [-d duration] "
 	    "[-m mode] [-R rate]\n"
 	    "\t\t[-s size | min:max] [-t threads] [--backend name]\n"
 	    "\t\t[--connect-rate rate] [--connect-timeout duration]\n"
@@ -104,88 +109,78 @@ usage(FILE *f)
 	    "\t\t[--window messages] host:port ...\n"
 	    "       tenkload merge [-q] [--json file | -] "
 	    "[--max-errors count]\n"
-	    "\t\t[--percentiles list] file ...\n");
+	    "\t\t[--percentiles list] file ...\n"
+	    "\n"
+	    "  -c, --connections N      active connections (default 1)\n"
+	    "  -d, --duration DUR       measured time, after the ramp and "
+	    "the warm-up\n"
+	    "                           (default 10s)\n"
+	    "  -h, --help               this help\n"
+	    "  -m, --mode MODE          pingpong (default), rate, stream "
+	    "or idle\n"
+	    "  -q, --quiet              no progress lines\n"
+	    "  -R, --rate N/s           messages per second in all, for "
+	    "--mode rate,\n"
+	    "                           which it implies (no default)\n"
+	    "  -s, --size SIZE|MIN:MAX  message size in bytes, or a range "
+	    "(default 64)\n"
+	    "  -t, --threads N          threads in all (default: online "
+	    "CPUs)\n"
+	    "  -V, --version            print the version\n"
+	    "      --backend NAME       epoll, poll or select (default: "
+	    "the best one);\n"
+	    "                           \"list\" prints them\n"
+	    "      --connect-rate N/s   connects per second "
+	    "(default 2000)\n"
+	    "      --connect-timeout DUR  a connect's time limit "
+	    "(default 5s)\n"
+	    "      --idle N             idle connections, opened first "
+	    "(default 0)\n"
+	    "      --json FILE|-        the report as JSON, \"-\" for "
+	    "stdout (default: none)\n"
+	    "      --max-errors N       errors that still exit 0 "
+	    "(default 0)\n"
+	    "      --no-verify          count the echoed bytes, do not "
+	    "compare them\n"
+	    "      --percentiles LIST   latency percentiles "
+	    "(default 50,90,99,99.9,99.99)\n"
+	    "      --procs N            processes (default: as many as "
+	    "RLIMIT_NOFILE needs)\n"
+	    "      --reply-timeout DUR  a reply's time limit "
+	    "(default 10s, 0 = none)\n"
+	    "      --source LIST        source addresses and IPv4 ranges "
+	    "A-B, comma-separated\n"
+	    "                           (default: chosen by the kernel)\n"
+	    "      --warmup DUR         unmeasured time after the ramp "
+	    "(default 0)\n"
+	    "      --window N           messages in flight, for --mode "
+	    "stream (default 8)\n"
+	    "merge takes -q, --json, --max-errors and --percentiles as "
+	    "above.\n");
+	exit(0);
 }
 
-/* One line naming the option and why, then exit 2. */
-static noreturn void __attribute__((format(printf, 2, 3)))
-bad(const char *opt, const char *fmt, ...)
-{
-	va_list	ap;
-
-	fprintf(stderr, "tenkload: %s: ", opt);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
-static uint64_t
-num(const char *opt, const char *s, uint64_t min, uint64_t max)
-{
-	const char	*errstr;
-	long long	 n;
-
-	n = strtonum(s, (long long)min, (long long)max, &errstr);
-	if (errstr != NULL)
-		bad(opt, "%s: \"%s\" (%llu to %llu)", errstr, s,
-		    (unsigned long long)min, (unsigned long long)max);
-	return (uint64_t)n;
-}
-
-static uint64_t
-dur(const char *opt, const char *s, uint64_t min, uint64_t max)
-{
-	const char	*errstr;
-	uint64_t	 ns;
-
-	if (tk_parse_duration(s, min, max, &ns, &errstr) == -1)
-		bad(opt, "%s: \"%s\"", errstr, s);
-	return ns;
-}
-
-static uint64_t
-rate(const char *opt, const char *s, uint64_t min, uint64_t max)
-{
-	const char	*errstr;
-	uint64_t	 n;
-
-	if (tk_parse_rate(s, min, max, &n, &errstr) == -1)
-		bad(opt, "%s: \"%s\"", errstr, s);
-	return n;
-}
-
-static uint64_t
-size(const char *opt, const char *s)
-{
-	const char	*errstr;
-	uint64_t	 n;
-
-	if (tk_parse_size(s, 1, MAXSIZE, &n, &errstr) == -1)
-		bad(opt, "%s: \"%s\" (1 to 64m)", errstr, s);
-	return n;
-}
-
+/* SIZE or MIN:MAX, given to opt. */
 static void
-parse_sizes(struct lg_conf *conf, const char *s)
+parse_sizes(struct lg_conf *conf, const char *opt, const char *s)
 {
 	char	 buf[64], *colon;
 
 	if (strlcpy(buf, s, sizeof(buf)) >= sizeof(buf))
-		bad("--size", "too long: \"%s\"", s);
+		tk_cli_bad(opt, s, "too long");
 	if ((colon = strchr(buf, ':')) != NULL) {
 		*colon = '\0';
-		conf->size_min = size("--size", buf);
-		conf->size_max = size("--size", colon + 1);
+		conf->size_min = tk_cli_size(opt, buf, 1, MAXSIZE);
+		conf->size_max = tk_cli_size(opt, colon + 1, 1, MAXSIZE);
 		if (conf->size_min > conf->size_max)
-			bad("--size", "minimum above maximum: \"%s\"", s);
+			tk_cli_bad(opt, s, "minimum above maximum");
 	} else
-		conf->size_min = conf->size_max = size("--size", buf);
+		conf->size_min = conf->size_max = tk_cli_size(opt, buf, 1,
+		    MAXSIZE);
 }
 
 static void
-parse_percentiles(struct lg_conf *conf, const char *s)
+parse_percentiles(struct lg_conf *conf, const char *opt, const char *s)
 {
 	char	*copy, *p, *tok, *ep;
 	double	 v;
@@ -197,10 +192,11 @@ parse_percentiles(struct lg_conf *conf, const char *s)
 		v = strtod(tok, &ep);
 		if (*tok == '\0' || *ep != '\0' || errno != 0 ||
 		    !(v > 0 && v <= 100))
-			bad("--percentiles", "not a percentile in (0, 100]: "
-			    "\"%s\"", tok);
+			tk_cli_bad(opt, s, "%s is not a percentile in "
+			    "(0, 100]", *tok == '\0' ? "\"\"" : tok);
 		if (conf->npct == LG_MAXPCT)
-			bad("--percentiles", "more than %d", LG_MAXPCT);
+			tk_cli_bad(opt, s, "more than %d percentiles",
+			    LG_MAXPCT);
 		conf->pct[conf->npct++] = v;
 	}
 	free(copy);
@@ -210,7 +206,8 @@ static void
 add_source(struct lg_conf *conf, const struct tk_addr *a)
 {
 	if (conf->nsources == MAXSOURCES)
-		bad("--source", "more than %d addresses", MAXSOURCES);
+		tk_cli_bad("--source", NULL, "more than %d addresses",
+		    MAXSOURCES);
 	conf->sources = xreallocarray(conf->sources, conf->nsources + 1,
 	    sizeof(*conf->sources));
 	conf->sources[conf->nsources++] = *a;
@@ -218,7 +215,7 @@ add_source(struct lg_conf *conf, const struct tk_addr *a)
 
 /* ADDR[,ADDR|ADDR-ADDR...]; ranges are IPv4 only. */
 static void
-parse_sources(struct lg_conf *conf, const char *s)
+parse_sources(struct lg_conf *conf, const char *opt, const char *s)
 {
 	struct tk_addr		 a, b;
 	struct sockaddr_in	*sa;
@@ -232,22 +229,23 @@ parse_sources(struct lg_conf *conf, const char *s)
 		if (dash != NULL)
 			*dash = '\0';
 		if (tk_addr_parse(tok, 0, &a, &errstr) == -1)
-			bad("--source", "%s: \"%s\"", errstr, tok);
+			tk_cli_bad(opt, tok, "%s", errstr);
 		if (tk_addr_port(&a) != 0)
-			bad("--source", "no port allowed: \"%s\"", tok);
+			tk_cli_bad(opt, tok, "no port allowed");
 		if (dash == NULL) {
 			add_source(conf, &a);
 			continue;
 		}
 		if (tk_addr_parse(dash + 1, 0, &b, &errstr) == -1)
-			bad("--source", "%s: \"%s\"", errstr, dash + 1);
+			tk_cli_bad(opt, dash + 1, "%s", errstr);
+		*dash = '-';
 		if (a.ss.ss_family != AF_INET || b.ss.ss_family != AF_INET)
-			bad("--source", "ranges are IPv4 only: \"%s-%s\"",
-			    tok, dash + 1);
+			tk_cli_bad(opt, tok, "ranges are IPv4 only");
 		lo = ntohl(((struct sockaddr_in *)&a.ss)->sin_addr.s_addr);
 		hi = ntohl(((struct sockaddr_in *)&b.ss)->sin_addr.s_addr);
 		if (lo > hi || hi - lo >= MAXSOURCES)
-			bad("--source", "bad range: \"%s-%s\"", tok, dash + 1);
+			tk_cli_bad(opt, tok, "bad range (lowest first, at "
+			    "most %d addresses)", MAXSOURCES);
 		for (x = lo;; x++) {
 			sa = (struct sockaddr_in *)&a.ss;
 			sa->sin_addr.s_addr = htonl(x);
@@ -278,26 +276,11 @@ check_sources(const struct lg_conf *conf)
 			fatal("socket");
 		if (bind(fd, (const struct sockaddr *)&conf->sources[i].ss,
 		    conf->sources[i].len) == -1)
-			bad("--source", "%s: %s", tk_addr_fmt_host(
-			    &conf->sources[i], a, sizeof(a)), strerror(errno));
+			tk_cli_bad("--source", tk_addr_fmt_host(
+			    &conf->sources[i], a, sizeof(a)), "%s",
+			    strerror(errno));
 		close(fd);
 	}
-}
-
-static void
-check_backend(const char *name)
-{
-	const char *const	*be;
-
-	if (strcmp(name, "list") == 0) {
-		for (be = tk_backend_names(); *be != NULL; be++)
-			printf("%s\n", *be);
-		exit(0);
-	}
-	for (be = tk_backend_names(); *be != NULL; be++)
-		if (strcmp(*be, name) == 0)
-			return;
-	bad("--backend", "unknown or not compiled in: \"%s\"", name);
 }
 
 static void
@@ -311,22 +294,6 @@ save_args(struct lg_conf *conf, int argc, char *argv[])
 			strlcat(conf->args, " ", sizeof(conf->args));
 		strlcat(conf->args, argv[i], sizeof(conf->args));
 	}
-}
-
-/* Raise the soft open-file limit to the hard one; return the result. */
-static uint64_t
-raise_nofile(void)
-{
-	struct rlimit	rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
-		return 1024;
-	if (rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		(void)setrlimit(RLIMIT_NOFILE, &rl);
-		(void)getrlimit(RLIMIT_NOFILE, &rl);
-	}
-	return (uint64_t)rl.rlim_cur;
 }
 
 static void
@@ -399,10 +366,11 @@ run_procs(const struct lg_conf *conf, int p, struct report *r)
 	struct lg_prog		*slots, sum, prev;
 	struct lg_conf		 cc;
 	struct report		 cr;
-	struct timespec		 ts0, ts, nap = { 0, 100 * 1000 * 1000 };
+	struct timespec		 nap = { 0, 100 * 1000 * 1000 };
 	pid_t			*pids;
 	char			 path[] = "/tmp/tenkload.XXXXXX";
 	double			 last = 0, now;
+	uint64_t		 t0;
 	int			*fds, k, left = p, status, sent = 0;
 	pid_t			 pid;
 
@@ -437,7 +405,7 @@ run_procs(const struct lg_conf *conf, int p, struct report *r)
 		}
 	}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts0);
+	t0 = tk_clock_mono();
 	memset(&prev, 0, sizeof(prev));
 	while (left > 0) {
 		nanosleep(&nap, NULL);
@@ -454,9 +422,7 @@ run_procs(const struct lg_conf *conf, int p, struct report *r)
 					left--;
 				}
 		}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (double)(ts.tv_sec - ts0.tv_sec) +
-		    (double)(ts.tv_nsec - ts0.tv_nsec) / 1e9;
+		now = (double)(tk_clock_mono() - t0) / 1e9;
 		if (now - last < 1 || conf->quiet || left == 0)
 			continue;
 		memset(&sum, 0, sizeof(sum));
@@ -475,8 +441,9 @@ run_procs(const struct lg_conf *conf, int p, struct report *r)
 		if (pids[k] != -1 || lseek(fds[k], 0, SEEK_SET) == -1 ||
 		    report_json_fd(fds[k], &cr) == -1) {
 			fprintf(stderr, "tenkload: process %d of %d failed; "
-			    "its %llu connections count as failed\n", k + 1, p,
-			    (unsigned long long)(cc.conns + cc.idle));
+			    "its %llu connection%s count as failed\n", k + 1,
+			    p, (unsigned long long)(cc.conns + cc.idle),
+			    cc.conns + cc.idle == 1 ? "" : "s");
 			report_header(&cr, &cc);
 			cr.failed = cc.conns + cc.idle;
 			cr.errs[ERR_OTHER] = cr.failed;
@@ -545,12 +512,12 @@ finish(const struct lg_conf *conf, struct report *r)
 		out = stderr;
 	report_print(out, r);
 	if (errs > conf->max_errors)
-		fprintf(out, "result: FAIL: %llu errors, more than "
+		fprintf(out, "result: FAIL: %llu error%s, more than "
 		    "--max-errors %llu\n", (unsigned long long)errs,
-		    (unsigned long long)conf->max_errors);
+		    errs == 1 ? "" : "s", (unsigned long long)conf->max_errors);
 	else
-		fprintf(out, "result: ok: %llu errors, --max-errors %llu\n",
-		    (unsigned long long)errs,
+		fprintf(out, "result: ok: %llu error%s, --max-errors %llu\n",
+		    (unsigned long long)errs, errs == 1 ? "" : "s",
 		    (unsigned long long)conf->max_errors);
 	fflush(out);
 	if (conf->json != NULL && json_save(conf->json, r) == -1)
@@ -574,13 +541,11 @@ merge_main(int argc, char *argv[])
 	int		 ch, i;
 
 	memset(&conf, 0, sizeof(conf));
-	opterr = 0;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, ":hq", mopts, NULL)) != -1) {
+	while ((ch = tk_cli_getopt(argc, argv, ":hq", mopts)) != -1) {
 		switch (ch) {
 		case 'h':
-			usage(stdout);
-			exit(0);
+			usage();
 		case 'q':
 			conf.quiet = 1;
 			break;
@@ -588,22 +553,18 @@ merge_main(int argc, char *argv[])
 			conf.json = optarg;
 			break;
 		case OPT_MAX_ERRORS:
-			conf.max_errors = num("--max-errors", optarg, 0,
+			conf.max_errors = tk_cli_num(tk_cli_opt(), optarg, 0,
 			    UINT32_MAX);
 			break;
 		case OPT_PERCENTILES:
-			parse_percentiles(&conf, optarg);
+			parse_percentiles(&conf, tk_cli_opt(), optarg);
 			break;
-		case ':':
-			bad(argv[optind - 1], "needs a value");
-		default:
-			bad(argv[optind - 1], "unknown option");
 		}
 	}
 	argc -= optind;
 	argv += optind;
 	if (argc == 0)
-		bad("merge", "no report files given");
+		tk_cli_bad("merge", NULL, "no report files given");
 	if (report_init(&r) == -1)
 		fatal("report");
 	for (i = 0; i < conf.npct; i++)
@@ -629,7 +590,7 @@ main(int argc, char *argv[], char *envp[])
 	struct lg_conf	 conf;
 	struct report	 r;
 	struct lg_prog	 prog;
-	const char	*errstr, *mode = NULL;
+	const char	*errstr, *opt, *mode = NULL;
 	uint64_t	 nofile, need, cap;
 	long		 ncpu;
 	int		 ch, i, procs, rate_set = 0, window_set = 0;
@@ -659,97 +620,93 @@ main(int argc, char *argv[], char *envp[])
 	conf.threads = ncpu > 0 ? (int)ncpu : 1;
 	save_args(&conf, argc, argv);
 
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":c:d:hm:qR:s:t:V", longopts,
-	    NULL)) != -1) {
+	while ((ch = tk_cli_getopt(argc, argv, ":c:d:hm:qR:s:t:V",
+	    longopts)) != -1) {
+		opt = tk_cli_opt();
 		switch (ch) {
 		case 'c':
-			conf.conns = num("--connections", optarg, 0,
-			    MAXCONNS);
+			conf.conns = tk_cli_num(opt, optarg, 0, MAXCONNS);
 			break;
 		case 'd':
-			conf.duration = dur("--duration", optarg, TK_MSEC,
-			    30ULL * 24 * 3600 * TK_SEC);
+			conf.duration = tk_cli_duration(opt, optarg, TK_MSEC,
+			    MAXDURATION, NULL);
 			break;
 		case 'h':
-			usage(stdout);
-			exit(0);
+			usage();
 		case 'm':
 			mode = optarg;
 			if ((i = traffic_parse(optarg)) == -1)
-				bad("--mode", "not pingpong, rate, stream "
-				    "or idle: \"%s\"", optarg);
+				tk_cli_bad(opt, optarg, "not a mode (pingpong, "
+				    "rate, stream, idle)");
 			conf.mode = (enum lg_mode)i;
 			break;
 		case 'q':
 			conf.quiet = 1;
 			break;
 		case 'R':
-			conf.rate = rate("--rate", optarg, 1, 100000000);
+			conf.rate = tk_cli_rate(opt, optarg, 1, MAXRATE);
 			rate_set = 1;
 			break;
 		case 's':
-			parse_sizes(&conf, optarg);
+			parse_sizes(&conf, opt, optarg);
 			break;
 		case 't':
-			conf.threads = (int)num("--threads", optarg, 1, 1024);
+			conf.threads = (int)tk_cli_num(opt, optarg, 1,
+			    MAXTHREADS);
 			break;
 		case 'V':
 			printf("tenkload %s\n", TENK_VERSION);
 			exit(0);
 		case OPT_BACKEND:
-			check_backend(optarg);
-			conf.backend = optarg;
+			if ((conf.backend = tk_cli_backend(opt, optarg)) ==
+			    NULL)
+				tk_cli_backend_list();
 			break;
 		case OPT_CONNECT_RATE:
-			conf.connect_rate = rate("--connect-rate", optarg, 1,
-			    10000000);
+			conf.connect_rate = tk_cli_rate(opt, optarg, 1,
+			    MAXCONNECTRATE);
 			break;
 		case OPT_CONNECT_TIMEOUT:
-			conf.connect_timeout = dur("--connect-timeout",
-			    optarg, TK_MSEC, 3600 * TK_SEC);
+			conf.connect_timeout = tk_cli_duration(opt, optarg,
+			    TK_MSEC, 3600 * TK_SEC, NULL);
 			break;
 		case OPT_REPLY_TIMEOUT:
-			conf.reply_timeout = dur("--reply-timeout", optarg,
-			    0, 3600 * TK_SEC);
+			conf.reply_timeout = tk_cli_duration(opt, optarg, 0,
+			    3600 * TK_SEC, NULL);
 			break;
 		case OPT_WARMUP:
-			conf.warmup = dur("--warmup", optarg, 0,
-			    24 * 3600 * TK_SEC);
+			conf.warmup = tk_cli_duration(opt, optarg, 0,
+			    24 * 3600 * TK_SEC, NULL);
 			break;
 		case OPT_WINDOW:
-			conf.window = num("--window", optarg, 1, 65536);
+			conf.window = tk_cli_num(opt, optarg, 1, MAXWINDOW);
 			window_set = 1;
 			break;
 		case OPT_IDLE:
-			conf.idle = num("--idle", optarg, 0, MAXCONNS);
+			conf.idle = tk_cli_num(opt, optarg, 0, MAXCONNS);
 			break;
 		case OPT_NO_VERIFY:
 			conf.verify = 0;
 			break;
 		case OPT_SOURCE:
-			parse_sources(&conf, optarg);
+			parse_sources(&conf, opt, optarg);
 			break;
 		case OPT_PROCS:
-			conf.procs = (int)num("--procs", optarg, 1,
+			conf.procs = (int)tk_cli_num(opt, optarg, 1,
 			    LG_MAXPROCS);
 			break;
 		case OPT_JSON:
 			if (*optarg == '\0')
-				bad("--json", "empty file name");
+				tk_cli_bad(opt, NULL, "empty file name");
 			conf.json = optarg;
 			break;
 		case OPT_PERCENTILES:
-			parse_percentiles(&conf, optarg);
+			parse_percentiles(&conf, opt, optarg);
 			break;
 		case OPT_MAX_ERRORS:
-			conf.max_errors = num("--max-errors", optarg, 0,
+			conf.max_errors = tk_cli_num(opt, optarg, 0,
 			    UINT32_MAX);
 			break;
-		case ':':
-			bad(argv[optind - 1], "needs a value");
-		default:
-			bad(argv[optind - 1], "unknown option");
 		}
 	}
 	argc -= optind;
@@ -758,38 +715,39 @@ main(int argc, char *argv[], char *envp[])
 	if (rate_set && mode == NULL)
 		conf.mode = MODE_RATE;
 	if (rate_set && conf.mode != MODE_RATE)
-		bad("--rate", "only with --mode rate");
+		tk_cli_bad("--rate", NULL, "only with --mode rate");
 	if (conf.mode == MODE_RATE && !rate_set)
-		bad("--mode", "rate needs -R/--rate");
+		tk_cli_bad("--mode", "rate", "needs -R/--rate");
 	if (window_set && conf.mode != MODE_STREAM)
-		bad("--window", "only with --mode stream");
+		tk_cli_bad("--window", NULL, "only with --mode stream");
 	if (conf.mode == MODE_RATE && conf.conns == 0)
-		bad("--connections", "rate mode needs at least one");
+		tk_cli_bad("--connections", "0", "rate mode needs at least "
+		    "one");
 	if (conf.conns + conf.idle == 0)
-		bad("--connections", "no connections to open");
+		tk_cli_bad("--connections", NULL, "no connections to open");
 	if (conf.conns + conf.idle > MAXCONNS)
-		bad("--idle", "more than %llu connections in all",
+		tk_cli_bad("--idle", NULL, "more than %llu connections in all",
 		    (unsigned long long)MAXCONNS);
 	if (argc == 0)
-		bad("host:port", "no target given");
+		tk_cli_bad("host:port", NULL, "no target given");
 	conf.targets = xcalloc((size_t)argc, sizeof(*conf.targets));
 	for (i = 0; i < argc; i++)
 		if (tk_addr_parse(argv[i], -1, &conf.targets[i], &errstr) ==
 		    -1)
-			bad(argv[i], "%s", errstr);
+			tk_cli_bad(argv[i], NULL, "%s", errstr);
 	conf.ntargets = (size_t)argc;
 	for (i = 0; i < (int)conf.nsources; i++)
 		if (conf.sources[i].ss.ss_family !=
 		    conf.targets[0].ss.ss_family)
-			bad("--source", "address family differs from the "
-			    "target's");
+			tk_cli_bad("--source", NULL, "address family differs "
+			    "from the target's");
 	check_sources(&conf);
 
 	/*
 	 * One process holds what fits under RLIMIT_NOFILE (raised to the
 	 * hard limit); beyond that, enough processes to hold the rest.
 	 */
-	nofile = raise_nofile();
+	(void)tk_nofile_raise(&nofile);
 	need = engine_fds_needed(&conf);
 	cap = nofile > need - conf.conns - conf.idle ?
 	    nofile - (need - conf.conns - conf.idle) : 0;
@@ -800,12 +758,14 @@ main(int argc, char *argv[], char *envp[])
 	procs = conf.procs;
 	if (procs == 0) {
 		if (cap == 0)
-			bad("--connections", "RLIMIT_NOFILE %llu leaves no "
-			    "room for connections", (unsigned long long)nofile);
+			tk_cli_bad("--connections", NULL, "RLIMIT_NOFILE %llu "
+			    "leaves no room for connections",
+			    (unsigned long long)nofile);
 		procs = (int)((conf.conns + conf.idle + cap - 1) / cap);
 		if (procs > LG_MAXPROCS)
-			bad("--connections", "%llu connections need %d "
-			    "processes at RLIMIT_NOFILE %llu; at most %d",
+			tk_cli_bad("--connections", NULL, "%llu connections "
+			    "need %d processes at RLIMIT_NOFILE %llu; at most "
+			    "%d",
 			    (unsigned long long)(conf.conns + conf.idle),
 			    procs, (unsigned long long)nofile, LG_MAXPROCS);
 		if (procs > 1 && !conf.quiet)
@@ -819,9 +779,10 @@ main(int argc, char *argv[], char *envp[])
 			    " and FD_SETSIZE" : "", procs);
 	} else if ((conf.conns + conf.idle + (uint64_t)procs - 1) /
 	    (uint64_t)procs > cap)
-		fprintf(stderr, "tenkload: warning: %d processes cannot "
+		fprintf(stderr, "tenkload: warning: %d process%s cannot "
 		    "hold %llu connections under RLIMIT_NOFILE %llu\n",
-		    procs, (unsigned long long)(conf.conns + conf.idle),
+		    procs, procs == 1 ? "" : "es",
+		    (unsigned long long)(conf.conns + conf.idle),
 		    (unsigned long long)nofile);
 	if ((uint64_t)procs > conf.conns + conf.idle)
 		procs = (int)(conf.conns + conf.idle);

@@ -3,6 +3,7 @@
  * The backend registry: every backend compiled in, best first.  One
  * binary holds them all, so tenkbench compares them without rebuilding.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "tenk/loop.h"
@@ -17,14 +18,21 @@ static const struct tk_backend *const backends[] = {
 	NULL
 };
 
-static const char *const names[] = {
-#ifdef __linux__
-	"epoll",
-#endif
-	"poll",
-	"select",
-	NULL
-};
+#define NBACKENDS	(sizeof(backends) / sizeof(backends[0]))
+
+/* The backends' names, filled from the table on first use. */
+static const char	*names[NBACKENDS];
+static pthread_once_t	 names_once = PTHREAD_ONCE_INIT;
+
+static void
+names_fill(void)
+{
+	size_t	i;
+
+	for (i = 0; backends[i] != NULL; i++)
+		names[i] = backends[i]->name;
+	names[i] = NULL;
+}
 
 const struct tk_backend *const *
 backend_all(void)
@@ -43,8 +51,14 @@ backend_find(const char *name)
 	return NULL;
 }
 
+/*
+ * The names of the table above, in its order, NULL-terminated; the
+ * table's name fields are not constant expressions, so the array is
+ * filled once at run time.  Any thread.
+ */
 const char *const *
 tk_backend_names(void)
 {
+	pthread_once(&names_once, names_fill);
 	return names;
 }

@@ -33,24 +33,15 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "tenk/clock.h"
 #include "tenk/loop.h"
 #include "tenk/timer.h"
 #include "backend.h"
 
 #define EVENTS_MIN	256
 #define EVENTS_MAX	8192
-
-static uint64_t
-clock_ns(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * TK_SEC + (uint64_t)ts.tv_nsec;
-}
 
 struct tk_loop *
 tk_loop_new(const char *name, int maxfds)
@@ -68,7 +59,7 @@ tk_loop_new(const char *name, int maxfds)
 	l->wfd = l->wfd_w = -1;
 	l->sio.fd = -1;
 	STAILQ_INIT(&l->mq);
-	l->now = clock_ns();
+	l->now = tk_clock_mono();
 	l->nevents = EVENTS_MIN;
 	if ((l->events = calloc(l->nevents, sizeof(*l->events))) == NULL)
 		goto fail;
@@ -139,7 +130,7 @@ tk_loop_now(struct tk_loop *l)
 uint64_t
 tk_loop_update_now(struct tk_loop *l)
 {
-	return l->now = clock_ns();
+	return l->now = tk_clock_mono();
 }
 
 const char *
@@ -342,12 +333,12 @@ loop_once(struct tk_loop *l, int nowait)
 		 * while: measure from the real time, or every timer behind a
 		 * long pass would be late by the length of that pass.
 		 */
-		l->now = clock_ns();
+		l->now = tk_clock_mono();
 		timeout = timer_next_timeout(l);
 	}
 
 	n = l->ops->wait(l, l->events, l->nevents, timeout);
-	l->now = clock_ns();
+	l->now = tk_clock_mono();
 	for (i = 0; i < n; i++) {
 		io = l->events[i].udata;
 		io->ready |= l->events[i].ev;

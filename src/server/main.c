@@ -7,7 +7,6 @@
  * SIGUSR1 asks for statistics (stats.c).  Serving is in worker.c,
  * conn.c and the protocol files.
  */
-#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <errno.h>
@@ -21,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tenk/cli.h"
 #include "tenk/log.h"
 #include "tenk/parse.h"
 #include "tenk/signal.h"
@@ -51,34 +51,34 @@ enum {
 };
 
 static const struct option longopts[] = {
-	{ "access-log",		required_argument,	NULL, OPT_ACCESS_LOG },
-	{ "backend",		required_argument,	NULL, 'b' },
-	{ "backlog",		required_argument,	NULL, OPT_BACKLOG },
-	{ "balance",		required_argument,	NULL, OPT_BALANCE },
-	{ "buffer-limit",	required_argument,	NULL, OPT_BUFLIMIT },
-	{ "check",		no_argument,		NULL, OPT_CHECK },
-	{ "connect-timeout",	required_argument,	NULL, OPT_CONNECT_TIMEOUT },
-	{ "drain-timeout",	required_argument,	NULL, OPT_DRAIN },
-	{ "fail-max",		required_argument,	NULL, OPT_FAIL_MAX },
-	{ "fail-timeout",	required_argument,	NULL, OPT_FAIL_TIMEOUT },
-	{ "fin-timeout",	required_argument,	NULL, OPT_FIN_TIMEOUT },
-	{ "group",		required_argument,	NULL, OPT_GROUP },
-	{ "help",		no_argument,		NULL, 'h' },
-	{ "idle-timeout",	required_argument,	NULL, OPT_IDLE },
-	{ "listen",		required_argument,	NULL, 'l' },
-	{ "log-level",		required_argument,	NULL, OPT_LOGLEVEL },
-	{ "max-conns",		required_argument,	NULL, OPT_MAXCONNS },
-	{ "max-conns-per-ip",	required_argument,	NULL, OPT_MAXPERIP },
-	{ "pidfile",		required_argument,	NULL, OPT_PIDFILE },
-	{ "retries",		required_argument,	NULL, OPT_RETRIES },
-	{ "send-proxy",		required_argument,	NULL, OPT_SEND_PROXY },
-	{ "syslog",		no_argument,		NULL, OPT_SYSLOG },
-	{ "threads",		required_argument,	NULL, 't' },
-	{ "upstream",		required_argument,	NULL, 'u' },
-	{ "user",		required_argument,	NULL, OPT_USER },
-	{ "version",		no_argument,		NULL, 'V' },
-	{ "workers",		required_argument,	NULL, OPT_WORKERS },
-	{ NULL,			0,			NULL, 0 }
+	{ "access-log",		required_argument, NULL, OPT_ACCESS_LOG },
+	{ "backend",		required_argument, NULL, 'b' },
+	{ "backlog",		required_argument, NULL, OPT_BACKLOG },
+	{ "balance",		required_argument, NULL, OPT_BALANCE },
+	{ "buffer-limit",	required_argument, NULL, OPT_BUFLIMIT },
+	{ "check",		no_argument,	   NULL, OPT_CHECK },
+	{ "connect-timeout",	required_argument, NULL, OPT_CONNECT_TIMEOUT },
+	{ "drain-timeout",	required_argument, NULL, OPT_DRAIN },
+	{ "fail-max",		required_argument, NULL, OPT_FAIL_MAX },
+	{ "fail-timeout",	required_argument, NULL, OPT_FAIL_TIMEOUT },
+	{ "fin-timeout",	required_argument, NULL, OPT_FIN_TIMEOUT },
+	{ "group",		required_argument, NULL, OPT_GROUP },
+	{ "help",		no_argument,	   NULL, 'h' },
+	{ "idle-timeout",	required_argument, NULL, OPT_IDLE },
+	{ "listen",		required_argument, NULL, 'l' },
+	{ "log-level",		required_argument, NULL, OPT_LOGLEVEL },
+	{ "max-conns",		required_argument, NULL, OPT_MAXCONNS },
+	{ "max-conns-per-ip",	required_argument, NULL, OPT_MAXPERIP },
+	{ "pidfile",		required_argument, NULL, OPT_PIDFILE },
+	{ "retries",		required_argument, NULL, OPT_RETRIES },
+	{ "send-proxy",		required_argument, NULL, OPT_SEND_PROXY },
+	{ "syslog",		no_argument,	   NULL, OPT_SYSLOG },
+	{ "threads",		required_argument, NULL, 't' },
+	{ "upstream",		required_argument, NULL, 'u' },
+	{ "user",		required_argument, NULL, OPT_USER },
+	{ "version",		no_argument,	   NULL, 'V' },
+	{ "workers",		required_argument, NULL, OPT_WORKERS },
+	{ NULL,			0,		   NULL, 0 }
 };
 
 struct server	 srv;
@@ -86,9 +86,8 @@ struct server	 srv;
 static struct pidfh	*pidfh;
 
 static noreturn void	usage(int);
-static const char *opt_name(int, char *, size_t);
 static void	parse_args(int, char *[]);
-static void	add_listen(const char *);
+static void	add_listen(const char *, const char *);
 static void	set_limits(void);
 static void	open_listeners(int *);
 static void	drop_privileges(void);
@@ -166,67 +165,32 @@ usage(int full)
 	exit(0);
 }
 
-/* "--name" of the option whose getopt value is ch, into buf. */
-static const char *
-opt_name(int ch, char *buf, size_t len)
-{
-	const struct option	*o;
-
-	for (o = longopts; o->name != NULL; o++)
-		if (o->val == ch) {
-			snprintf(buf, len, "--%s", o->name);
-			return buf;
-		}
-	snprintf(buf, len, "-%c", ch);
-	return buf;
-}
-
-/* One line naming the option and what is wrong, exit 2. */
+/*
+ * The proxy options (proxy.c) report through these; they are the kit's
+ * (src/util/cli.c) under tenkd's older names.
+ */
 noreturn void
 badarg(const char *opt, const char *arg, const char *why)
 {
-	if (opt == NULL)
-		fprintf(stderr, "tenkd: %s\n", why);
-	else if (arg != NULL)
-		fprintf(stderr, "tenkd: %s %s: %s\n", opt, arg, why);
-	else
-		fprintf(stderr, "tenkd: %s: %s\n", opt, why);
-	exit(2);
+	tk_cli_bad(opt, arg, "%s", why);
 }
 
 long long
 num_arg(const char *opt, const char *arg, long long min, long long max)
 {
-	const char	*err;
-	char		 why[64];
-	long long	 n;
-
-	n = strtonum(arg, min, max, &err);
-	if (err != NULL) {
-		snprintf(why, sizeof(why), "%s (%lld to %lld)", err, min, max);
-		badarg(opt, arg, why);
-	}
-	return n;
+	return tk_cli_num(opt, arg, min, max);
 }
 
 uint64_t
 dur_arg(const char *opt, const char *arg, uint64_t min, uint64_t max,
     const char *range)
 {
-	const char	*err;
-	char		 why[96];
-	uint64_t	 ns;
-
-	if (tk_parse_duration(arg, min, max, &ns, &err) == -1) {
-		snprintf(why, sizeof(why), "%s (%s; units ms, s, m, h)", err,
-		    range);
-		badarg(opt, arg, why);
-	}
-	return ns;
+	return tk_cli_duration(opt, arg, min, max, range);
 }
 
+/* opt ARG (as typed, for messages): one more address to listen on. */
 static void
-add_listen(const char *arg)
+add_listen(const char *opt, const char *arg)
 {
 	struct tk_addr	 a;
 	const char	*err, *s = arg;
@@ -234,19 +198,20 @@ add_listen(const char *arg)
 	int		 i;
 
 	if (srv.cfg.nlisten == MAXLISTEN)
-		badarg("--listen", arg, "too many addresses (at most 16)");
+		tk_cli_bad(opt, arg, "too many addresses (at most %d)",
+		    MAXLISTEN);
 	/* "*:port" is every IPv4 address. */
 	if (strncmp(arg, "*:", 2) == 0) {
 		snprintf(buf, sizeof(buf), "0.0.0.0:%s", arg + 2);
 		s = buf;
 	}
 	if (arg[strspn(arg, "0123456789")] == '\0')
-		badarg("--listen", arg, "missing host (as in 127.0.0.1:7777)");
+		tk_cli_bad(opt, arg, "missing host (as in 127.0.0.1:7777)");
 	if (tk_addr_parse(s, DEFAULT_PORT, &a, &err) == -1)
-		badarg("--listen", arg, err);
+		tk_cli_bad(opt, arg, "%s", err);
 	for (i = 0; i < srv.cfg.nlisten; i++)
 		if (tk_addr_port(&a) != 0 && tk_addr_eq(&a, &srv.cfg.listen[i]))
-			badarg("--listen", arg, "given twice");
+			tk_cli_bad(opt, arg, "given twice");
 	srv.cfg.listen[srv.cfg.nlisten++] = a;
 }
 
@@ -258,13 +223,10 @@ add_listen(const char *arg)
 static void
 parse_args(int argc, char *argv[])
 {
-	const char *const	*be;
 	struct config		*cfg = &srv.cfg;
 	struct passwd		*pw;
 	struct group		*gr;
-	const char		*opt, *err;
-	char			 optname[64], why[64];
-	uint64_t		 v;
+	const char		*opt;
 	int			 ch, lvl, help = 0, version = 0, list = 0;
 
 	cfg->threads = 0;
@@ -274,107 +236,73 @@ parse_args(int argc, char *argv[])
 	cfg->buffer_limit = 0;		/* by mode, after parsing */
 	cfg->log_level = LOG_LVL_INFO;
 
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":b:hl:t:u:V", longopts,
-	    NULL)) != -1) {
-		if (ch == '?' || ch == ':') {
-			/* The option as typed, without any "=value". */
-			if (optopt != 0 && optopt < 256 &&
-			    strncmp(argv[optind - 1], "--", 2) != 0)
-				snprintf(optname, sizeof(optname), "-%c",
-				    optopt);
-			else if (optopt != 0)
-				opt_name(optopt, optname, sizeof(optname));
-			else {
-				strlcpy(optname, argv[optind - 1],
-				    sizeof(optname));
-				optname[strcspn(optname, "=")] = '\0';
-			}
-			if (ch == ':')
-				badarg(optname, NULL, "needs an argument");
-			if (optopt != 0 && strchr(argv[optind - 1], '=') !=
-			    NULL)
-				badarg(optname, NULL, "takes no argument");
-			badarg(optname, NULL, "unknown option");
-		}
-		opt = opt_name(ch, optname, sizeof(optname));
+	while ((ch = tk_cli_getopt(argc, argv, ":b:hl:t:u:V", longopts)) !=
+	    -1) {
+		opt = tk_cli_opt();
 
 		switch (ch) {
 		case 'b':
-			if (strcmp(optarg, "list") == 0) {
+			if ((cfg->backend = tk_cli_backend(opt, optarg)) ==
+			    NULL)
 				list = 1;
-				break;
-			}
-			for (be = tk_backend_names(); *be != NULL; be++)
-				if (strcmp(*be, optarg) == 0)
-					break;
-			if (*be == NULL)
-				badarg(opt, optarg, "no such backend here "
-				    "(--backend list)");
-			cfg->backend = *be;
 			break;
 		case 'h':
 			help = 1;
 			break;
 		case 'l':
-			add_listen(optarg);
+			add_listen(opt, optarg);
 			break;
 		case 't':
-			cfg->threads = num_arg(opt, optarg, 1, MAXTHREADS);
+			cfg->threads = tk_cli_num(opt, optarg, 1, MAXTHREADS);
 			break;
 		case 'V':
 			version = 1;
 			break;
 		case OPT_ACCESS_LOG:
 			if (*optarg == '\0')
-				badarg(opt, NULL, "empty path");
+				tk_cli_bad(opt, NULL, "empty path");
 			cfg->access_log = xstrdup(optarg);
 			break;
 		case OPT_BACKLOG:
-			cfg->backlog = num_arg(opt, optarg, 1, 1000000);
+			cfg->backlog = tk_cli_num(opt, optarg, 1, 1000000);
 			break;
 		case OPT_BUFLIMIT:
-			if (tk_parse_size(optarg, 512, 256ULL << 20, &v,
-			    &err) == -1) {
-				snprintf(why, sizeof(why), "%s (512 to 256m; "
-				    "units k, m)", err);
-				badarg(opt, optarg, why);
-			}
-			cfg->buffer_limit = v;
+			cfg->buffer_limit = tk_cli_size(opt, optarg, 512,
+			    256ULL << 20);
 			break;
 		case OPT_CHECK:
 			cfg->check = 1;
 			break;
 		case OPT_DRAIN:
-			cfg->drain_timeout = dur_arg(opt, optarg, 0,
-			    3600 * TK_SEC, "0 to 1h");
+			cfg->drain_timeout = tk_cli_duration(opt, optarg, 0,
+			    3600 * TK_SEC, NULL);
 			break;
 		case OPT_GROUP:
 			if ((gr = getgrnam(optarg)) == NULL)
-				badarg(opt, optarg, "no such group");
+				tk_cli_bad(opt, optarg, "no such group");
 			cfg->group = xstrdup(optarg);
 			cfg->gid = gr->gr_gid;
 			break;
 		case OPT_IDLE:
-			cfg->idle_timeout = dur_arg(opt, optarg, 0,
+			cfg->idle_timeout = tk_cli_duration(opt, optarg, 0,
 			    24 * 3600 * TK_SEC, "0, or 10ms to 24h");
 			if (cfg->idle_timeout != 0 &&
 			    cfg->idle_timeout < 10 * TK_MSEC)
-				badarg(opt, optarg, "too small (0, or 10ms "
-				    "to 24h)");
+				tk_cli_bad(opt, optarg, "too small (0, or 10ms "
+				    "to 24h; units ms, s, m, h)");
 			break;
 		case OPT_LOGLEVEL:
 			if ((lvl = log_level_parse(optarg)) == -1)
-				badarg(opt, optarg, "not a level (error, "
+				tk_cli_bad(opt, optarg, "not a level (error, "
 				    "warn, info, debug)");
 			cfg->log_level = lvl;
 			break;
 		case OPT_MAXCONNS:
-			cfg->max_conns = num_arg(opt, optarg, 0, MAX_CONNS);
+			cfg->max_conns = tk_cli_num(opt, optarg, 0, MAX_CONNS);
 			break;
 		case OPT_PIDFILE:
 			if (*optarg == '\0')
-				badarg(opt, NULL, "empty path");
+				tk_cli_bad(opt, NULL, "empty path");
 			cfg->pidfile = xstrdup(optarg);
 			break;
 		case OPT_SYSLOG:
@@ -382,7 +310,7 @@ parse_args(int argc, char *argv[])
 			break;
 		case OPT_USER:
 			if ((pw = getpwnam(optarg)) == NULL)
-				badarg(opt, optarg, "no such user");
+				tk_cli_bad(opt, optarg, "no such user");
 			cfg->user = xstrdup(optarg);
 			cfg->uid = pw->pw_uid;
 			if (cfg->group == NULL)
@@ -399,18 +327,15 @@ parse_args(int argc, char *argv[])
 		printf("tenkd %s\n", TENK_VERSION);
 		exit(0);
 	}
-	if (list) {
-		for (be = tk_backend_names(); *be != NULL; be++)
-			printf("%s\n", *be);
-		exit(0);
-	}
+	if (list)
+		tk_cli_backend_list();
 	argc -= optind;
 	argv += optind;
 	if (argc == 0)
-		badarg(NULL, NULL, "no mode given (tenkd echo [options]; "
+		tk_cli_bad(NULL, NULL, "no mode given (tenkd echo [options]; "
 		    "tenkd --help)");
 	if (argc > 1)
-		badarg(argv[1], NULL, "unexpected argument");
+		tk_cli_bad(argv[1], NULL, "unexpected argument");
 	if (strcmp(argv[0], "proxy") == 0) {
 		cfg->mode = "proxy";
 		srv.proto = &proto_proxy;
@@ -418,7 +343,7 @@ parse_args(int argc, char *argv[])
 		cfg->mode = "echo";
 		srv.proto = &proto_echo;
 	} else
-		badarg(argv[0], NULL, "unknown mode (echo, proxy)");
+		tk_cli_bad(argv[0], NULL, "unknown mode (echo, proxy)");
 	proxy_config();
 	if (cfg->buffer_limit == 0)
 		cfg->buffer_limit = DEFAULT_BUFLIMIT;
@@ -428,7 +353,7 @@ parse_args(int argc, char *argv[])
 			cfg->gid = gr->gr_gid;
 	}
 	if (cfg->nlisten == 0)
-		add_listen(DEFAULT_LISTEN);
+		add_listen("--listen", DEFAULT_LISTEN);
 	if (cfg->threads == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -446,21 +371,11 @@ static void
 set_limits(void)
 {
 	struct config	*cfg = &srv.cfg;
-	struct rlimit	 rl;
 	uint64_t	 reserve, fit;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
-		fatal("getrlimit");
-	if (rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		if (rl.rlim_cur == RLIM_INFINITY)
-			rl.rlim_cur = 1 << 20;
-		if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
-			log_warn("setrlimit RLIMIT_NOFILE %llu",
-			    (unsigned long long)rl.rlim_cur);
-		(void)getrlimit(RLIMIT_NOFILE, &rl);
-	}
-	srv.nofile = rl.rlim_cur == RLIM_INFINITY ? 1 << 20 : rl.rlim_cur;
+	if (tk_nofile_raise(&srv.nofile) == -1)
+		log_warn("RLIMIT_NOFILE %llu not raised to the hard limit",
+		    (unsigned long long)srv.nofile);
 	reserve = 3 + 16 + (uint64_t)cfg->threads * (cfg->nlisten + 3) +
 	    (cfg->access_log != NULL) + (cfg->pidfile != NULL);
 	fit = srv.nofile > reserve ? srv.nofile - reserve : 1;
@@ -481,8 +396,9 @@ set_limits(void)
 
 /*
  * Bind every address once per thread (of every --workers process) with
- * SO_REUSEPORT; lfds is [address][worker][thread].  Port 0 is bound once, read back and reused for
- * the other threads, so all threads share one port per address, and
+ * SO_REUSEPORT; lfds is [address][worker][thread].  Port 0 is bound
+ * once, read back and reused for the other threads, so all threads share
+ * one port per address, and
  * "listening on ADDR:PORT" is printed once per address (tests read it).
  */
 static void
@@ -562,8 +478,9 @@ drop_privileges(void)
 static void
 on_signal(struct tk_loop *l, int signo, void *arg)
 {
-	char	dur[32];
-	int	i;
+	uint64_t	n;
+	char		dur[32];
+	int		i;
 
 	(void)arg;
 	switch (signo) {
@@ -585,9 +502,10 @@ on_signal(struct tk_loop *l, int signo, void *arg)
 			break;
 		}
 		srv.draining = 1;
+		n = atomic_load(&srv.nconns);
 		log_info("SIG%s: no longer accepting, draining %llu "
-		    "connections for up to %s", sigabbrev_np(signo),
-		    (unsigned long long)atomic_load(&srv.nconns),
+		    "connection%s for up to %s", sigabbrev_np(signo),
+		    (unsigned long long)n, n == 1 ? "" : "s",
 		    tk_fmt_duration(srv.cfg.drain_timeout, dur, sizeof(dur)));
 		setproctitle("%s: draining", srv.cfg.mode);
 		for (i = 0; i < srv.nworkers; i++)
@@ -604,10 +522,12 @@ on_signal(struct tk_loop *l, int signo, void *arg)
 static void
 drain_deadline(struct tk_loop *l, struct tk_timer *t)
 {
+	uint64_t	n = atomic_load(&srv.nconns);
+
 	(void)l;
 	(void)t;
-	log_info("drain timeout: closing %llu connections",
-	    (unsigned long long)atomic_load(&srv.nconns));
+	log_info("drain timeout: closing %llu connection%s",
+	    (unsigned long long)n, n == 1 ? "" : "s");
 	force_all();
 }
 
@@ -660,8 +580,9 @@ main(int argc, char *argv[], char *envp[])
 		if ((l = tk_loop_new(cfg->backend, 0)) == NULL)
 			fatal("backend %s", cfg->backend != NULL ?
 			    cfg->backend : "default");
-		log_info("configuration OK: %s, %d threads, backend %s, "
-		    "%d address%s", cfg->mode, cfg->threads, tk_loop_backend(l),
+		log_info("configuration OK: %s, %d thread%s, backend %s, "
+		    "%d address%s", cfg->mode, cfg->threads,
+		    cfg->threads == 1 ? "" : "s", tk_loop_backend(l),
 		    cfg->nlisten, cfg->nlisten > 1 ? "es" : "");
 		tk_loop_free(l);
 		return 0;
@@ -734,11 +655,12 @@ main(int argc, char *argv[], char *envp[])
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 
 	tk_addr_fmt(&cfg->listen[0], name, sizeof(name));
-	setproctitle("%s: %d threads, %s, %s%s", cfg->mode, srv.nworkers,
-	    tk_loop_backend(srv.workers[0].l), name,
-	    cfg->nlisten > 1 ? " ..." : "");
-	log_info("%s: %d threads, backend %s, idle timeout %s, buffer "
+	setproctitle("%s: %d thread%s, %s, %s%s", cfg->mode, srv.nworkers,
+	    srv.nworkers == 1 ? "" : "s", tk_loop_backend(srv.workers[0].l),
+	    name, cfg->nlisten > 1 ? " ..." : "");
+	log_info("%s: %d thread%s, backend %s, idle timeout %s, buffer "
 	    "limit %zu, drain timeout %s", cfg->mode, srv.nworkers,
+	    srv.nworkers == 1 ? "" : "s",
 	    tk_loop_backend(srv.workers[0].l), cfg->idle_timeout == 0 ?
 	    "off" : tk_fmt_duration(cfg->idle_timeout, idle, sizeof(idle)),
 	    cfg->buffer_limit, tk_fmt_duration(cfg->drain_timeout, drain,

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tenk/clock.h"
 #include "tenk/log.h"
 #include "tenk/timer.h"
 #include "tenkd.h"
@@ -47,15 +48,6 @@ static struct child	 kids[MAXWORKERS];
 static sigset_t		 oldmask;
 static pid_t		 master_pid;
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * TK_SEC + ts.tv_nsec;
-}
-
 /*
  * Fork worker i.  Returns 1 in the child (ready to go on as a worker),
  * 0 in the master.  A failed fork is retried after the back-off.
@@ -70,7 +62,7 @@ spawn(int i)
 	if ((pid = fork()) == -1) {
 		log_warn("worker %d: fork", i);
 		k->pid = -1;
-		k->restart_at = now_ns() + BACKOFF_MAX;
+		k->restart_at = tk_clock_mono() + BACKOFF_MAX;
 		return 0;
 	}
 	if (pid == 0) {
@@ -81,7 +73,7 @@ spawn(int i)
 		return 1;
 	}
 	k->pid = pid;
-	k->started = now_ns();
+	k->started = tk_clock_mono();
 	log_info("worker %d: pid %d", i, (int)pid);
 	return 0;
 }
@@ -101,7 +93,7 @@ static void
 reap(int stopping)
 {
 	struct child	*k;
-	uint64_t	 now = now_ns();
+	uint64_t	 now = tk_clock_mono();
 	pid_t		 pid;
 	int		 st, i;
 
@@ -171,7 +163,7 @@ master_run(void)
 	log_info("master: %d workers", srv.cfg.workers);
 
 	for (;;) {
-		now = now_ns();
+		now = tk_clock_mono();
 		next = now + TK_SEC;
 		alive = 0;
 		for (i = 0; i < srv.cfg.workers; i++) {

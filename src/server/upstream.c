@@ -24,8 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "tenk/clock.h"
 #include "tenk/log.h"
 #include "tenk/sock.h"
 #include "tenk/timer.h"
@@ -294,12 +294,10 @@ void
 upstream_stats(void)
 {
 	struct upstream	*u;
-	struct timespec	 ts;
 	uint64_t	 d, now;
 	int		 i;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * TK_SEC + ts.tv_nsec;
+	now = tk_clock_mono();
 	for (i = 0; i < nups; i++) {
 		u = &ups[i];
 		d = atomic_load(&u->down_until);

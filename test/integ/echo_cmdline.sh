@@ -6,6 +6,8 @@
 # every option that --help shows is documented in docs/tenkd.8.
 # backends: none
 # timeout: 60
+# ulimit -n, -H and -S: dash, bash and busybox sh all have them.
+# shellcheck disable=SC3045
 . "$(dirname "$0")/lib.sh"
 
 # bad WORD ARGS...: tenkd ARGS is a usage error naming WORD.
@@ -20,21 +22,25 @@ bad 'mode'		--threads 2
 bad 'unknown mode'	echoo
 bad 'proxy'		proxy
 bad 'unexpected'	echo extra
-bad '--foo'		echo --foo
-bad '-x'		echo -x
+bad '--foo: unknown option'	echo --foo
+bad '-x: unknown option'	echo -x
+bad '--fail: ambiguous option'	echo --fail 1
 bad '--listen'		echo --listen
 bad '--listen'		echo --listen 127.0.0.1:99999
 bad '--listen'		echo --listen 127.0.0.1:http
 bad '--listen'		echo --listen '[::1'
 bad '--listen'		echo --listen 7777
 bad '--listen'		echo --listen no.such.host.invalid:1
-bad '--listen'		echo -l 127.0.0.1:7000 -l 127.0.0.1:7000
-bad '--threads'		echo --threads 0
-bad '--threads'		echo -t 100000
-bad '--threads'		echo --threads=two
-bad '-t'			echo -t
-bad '--backend'		echo --backend kqueue2
-bad '--backend'		echo -b ''
+bad '-l 127.0.0.1:7000: given twice' \
+			echo -l 127.0.0.1:7000 -l 127.0.0.1:7000
+bad '--threads 0: too small (1 to 256)' echo --threads 0
+bad '-t 100000: too large (1 to 256)' echo -t 100000
+bad '--threads two: invalid'	echo --threads=two
+bad '--threads: needs a value'	echo --threads
+bad '-t: needs a value'	echo -t
+bad '--backend kqueue2: unknown backend (compiled in: epoll' \
+			echo --backend kqueue2
+bad '-b "": unknown backend'	echo -b ''
 bad '--max-conns'	echo --max-conns -1
 bad '--max-conns'	echo --max-conns 1e6
 bad '--backlog'		echo --backlog 0
@@ -51,7 +57,8 @@ bad '--user'		echo --user no-such-user-tk
 bad '--group'		echo --group no-such-group-tk
 bad '--access-log'	echo --access-log ''
 bad '--pidfile'		echo --pidfile ''
-bad '--check'		echo --check=yes
+bad '--check: takes no value' echo --check=yes
+bad '--syslog: takes no value' echo --syslog=1
 
 # --check: good configurations exit 0, bind nothing.
 "$TENKD" echo --check -l 127.0.0.1:0 -t 3 --idle-timeout 5m \

@@ -5,6 +5,8 @@
 # --check accepts a good proxy configuration.
 # backends: none
 # timeout: 60
+# $u is two words on purpose.
+# shellcheck disable=SC2086
 . "$(dirname "$0")/lib.sh"
 
 # bad WORD ARGS...: tenkd ARGS is a usage error naming WORD.
@@ -18,15 +20,16 @@ u="-u 127.0.0.1:7000"
 bad 'upstream'		proxy
 bad 'upstream'		proxy --balance rr
 bad '-u'		proxy -u
-bad '-u'		proxy -u 127.0.0.1
+bad '-u 127.0.0.1: missing port' proxy -u 127.0.0.1
 bad '-u'		proxy -u 127.0.0.1:0
 bad '-u'		proxy -u 127.0.0.1:99999
 bad '--upstream'	proxy --upstream no.such.host.invalid:1
 bad '-u'		proxy -u 127.0.0.1:7000,weight=0
 bad '-u'		proxy -u 127.0.0.1:7000,weight=101
 bad '-u'		proxy -u 127.0.0.1:7000,backup
-bad '--balance'		proxy $u --balance random
-bad '--connect-timeout'	proxy $u --connect-timeout 0
+bad '--balance random: not a method' proxy $u --balance random
+bad '--connect-timeout 0: too small (10ms to 1h;' \
+			proxy $u --connect-timeout 0
 bad '--connect-timeout'	proxy $u --connect-timeout 5x
 bad '--fin-timeout'	proxy $u --fin-timeout 2d
 bad '--retries'		proxy $u --retries -1
@@ -35,7 +38,7 @@ bad '--fail-max'	proxy $u --fail-max 0
 bad '--fail-timeout'	proxy $u --fail-timeout 2h
 bad '--max-conns-per-ip' proxy $u --max-conns-per-ip x
 bad '--send-proxy'	proxy $u --send-proxy v3
-bad '--workers'		proxy $u --workers 0
+bad '--workers 0: too small (1 to 64)' proxy $u --workers 0
 bad '--workers'		echo --workers 65
 bad 'only with tenkd proxy' echo -u 127.0.0.1:7000
 bad 'only with tenkd proxy' echo --send-proxy v1

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The command-line kit shared by tenkd, tenkload, tenkbench and
+ * loopbench: one message format for a bad option, whether getopt or a
+ * value found it, the range checks, the backend name and the open-file
+ * limit.  What each option means stays in its program.
+ */
+#include <sys/resource.h>
+
+#include <assert.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tenk/cli.h"
+#include "tenk/loop.h"
+#include "tenk/parse.h"
+
+/* RLIM_INFINITY as a count: the kernel's default fs.nr_open. */
+#define NOFILE_INF	(1ULL << 20)
+/* What to assume when getrlimit(2) fails: the usual soft limit. */
+#define NOFILE_GUESS	1024
+
+static char	optname[64];
+
+noreturn void
+tk_cli_bad(const char *opt, const char *arg, const char *fmt, ...)
+{
+	va_list	ap;
+
+	fprintf(stderr, "%s: ", getprogname());
+	if (opt != NULL && arg != NULL)
+		fprintf(stderr, "%s %s: ", opt, *arg == '\0' ? "\"\"" : arg);
+	else if (opt != NULL || arg != NULL)
+		fprintf(stderr, "%s: ", opt != NULL ? opt : arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+/*
+ * Name the long option typed as "--NAME[=VALUE]" in optname: NAME in
+ * full when it is a long option's name or the prefix of exactly one with
+ * value val (any value for val 0).  Returns how many options matched.
+ */
+static int
+long_name(const struct option *longopts, const char *typed, int val)
+{
+	const struct option	*o, *match = NULL;
+	size_t			 len;
+	int			 n = 0;
+
+	typed += 2;
+	len = strcspn(typed, "=");
+	for (o = longopts; o->name != NULL; o++) {
+		if (strncmp(o->name, typed, len) != 0)
+			continue;
+		if (o->name[len] == '\0') {
+			match = o;
+			n = 1;
+			break;
+		}
+		if (val == 0 || o->val == val) {
+			match = o;
+			n++;
+		}
+	}
+	if (n == 1)
+		snprintf(optname, sizeof(optname), "--%s", match->name);
+	else
+		snprintf(optname, sizeof(optname), "--%.*s", (int)len, typed);
+	return n;
+}
+
+/*
+ * getopt_long with opterr off, so that its messages (which name "-p" for
+ * "--plot=1") never show; its errors become ours.  What the user typed
+ * is recovered from argv: a long option always moves optind past its own
+ * element, while a short one in the middle of a cluster ("-qx") leaves
+ * optind where it was, so argv[optind - 1] names the option only when
+ * optind moved and it starts with "--".
+ */
+int
+tk_cli_getopt(int argc, char *argv[], const char *optstring,
+    const struct option *longopts)
+{
+	const char	*typed;
+	int		 ch, li = -1, before = optind;
+
+	assert(optstring[0] == ':');
+	opterr = 0;
+	if ((ch = getopt_long(argc, argv, optstring, longopts, &li)) == -1)
+		return -1;
+	if (ch != '?' && ch != ':') {
+		if (li >= 0)
+			snprintf(optname, sizeof(optname), "--%s",
+			    longopts[li].name);
+		else
+			snprintf(optname, sizeof(optname), "-%c", ch);
+		return ch;
+	}
+
+	typed = optind > before && optind <= argc &&
+	    strncmp(argv[optind - 1], "--", 2) == 0 ? argv[optind - 1] : NULL;
+	if (typed == NULL) {
+		snprintf(optname, sizeof(optname), "-%c", optopt);
+		tk_cli_bad(optname, NULL, ch == ':' ? "needs a value" :
+		    "unknown option");
+	}
+	if (long_name(longopts, typed, optopt) > 1 && optopt == 0)
+		tk_cli_bad(optname, NULL, "ambiguous option");
+	if (ch == ':')
+		tk_cli_bad(optname, NULL, "needs a value");
+	if (optopt != 0)
+		tk_cli_bad(optname, NULL, "takes no value");
+	tk_cli_bad(optname, NULL, "unknown option");
+}
+
+const char *
+tk_cli_opt(void)
+{
+	return optname;
+}
+
+long long
+tk_cli_num(const char *opt, const char *arg, long long min, long long max)
+{
+	const char	*err;
+	long long	 n;
+
+	n = strtonum(arg, min, max, &err);
+	if (err != NULL)
+		tk_cli_bad(opt, arg, "%s (%lld to %lld)", err, min, max);
+	return n;
+}
+
+/* ns in the largest unit that holds it whole: "0", "10ms", "1h". */
+static const char *
+fmt_dur(uint64_t ns, char *buf, size_t len)
+{
+	static const struct {
+		const char	*name;
+		uint64_t	 mul;
+	} units[] = {
+		{ "h",	3600000000000ULL },
+		{ "m",	60000000000ULL },
+		{ "s",	1000000000ULL },
+		{ "ms",	1000000ULL },
+		{ "us",	1000ULL },
+		{ "ns",	1ULL },
+	};
+	size_t	i;
+
+	if (ns == 0) {
+		snprintf(buf, len, "0");
+		return buf;
+	}
+	for (i = 0; ns % units[i].mul != 0; i++)
+		;
+	snprintf(buf, len, "%llu%s", (unsigned long long)(ns / units[i].mul),
+	    units[i].name);
+	return buf;
+}
+
+/* Bytes in the largest power of 1024 that holds them whole: "64k". */
+static const char *
+fmt_size(uint64_t n, char *buf, size_t len)
+{
+	static const char	units[] = "kmg";
+	int			i;
+
+	for (i = 0; i < 3 && n != 0 && n % 1024 == 0; i++)
+		n /= 1024;
+	if (i == 0)
+		snprintf(buf, len, "%llu", (unsigned long long)n);
+	else
+		snprintf(buf, len, "%llu%c", (unsigned long long)n,
+		    units[i - 1]);
+	return buf;
+}
+
+uint64_t
+tk_cli_duration(const char *opt, const char *arg, uint64_t min,
+    uint64_t max, const char *range)
+{
+	const char	*err;
+	char		 lo[32], hi[32], buf[80];
+	uint64_t	 ns;
+
+	if (tk_parse_duration(arg, min, max, &ns, &err) == -1) {
+		if (range == NULL) {
+			snprintf(buf, sizeof(buf), "%s to %s",
+			    fmt_dur(min, lo, sizeof(lo)),
+			    fmt_dur(max, hi, sizeof(hi)));
+			range = buf;
+		}
+		tk_cli_bad(opt, arg, "%s (%s; units ms, s, m, h)", err, range);
+	}
+	return ns;
+}
+
+uint64_t
+tk_cli_size(const char *opt, const char *arg, uint64_t min, uint64_t max)
+{
+	const char	*err;
+	char		 lo[32], hi[32];
+	uint64_t	 n;
+
+	if (tk_parse_size(arg, min, max, &n, &err) == -1)
+		tk_cli_bad(opt, arg, "%s (%s to %s; units k, m, g)", err,
+		    fmt_size(min, lo, sizeof(lo)),
+		    fmt_size(max, hi, sizeof(hi)));
+	return n;
+}
+
+uint64_t
+tk_cli_rate(const char *opt, const char *arg, uint64_t min, uint64_t max)
+{
+	const char	*err;
+	uint64_t	 n;
+
+	if (tk_parse_rate(arg, min, max, &n, &err) == -1)
+		tk_cli_bad(opt, arg, "%s (%llu to %llu per second)", err,
+		    (unsigned long long)min, (unsigned long long)max);
+	return n;
+}
+
+const char *
+tk_cli_backend(const char *opt, const char *arg)
+{
+	const char *const	*be;
+	char			 have[128];
+
+	if (strcmp(arg, "list") == 0)
+		return NULL;
+	have[0] = '\0';
+	for (be = tk_backend_names(); *be != NULL; be++) {
+		if (strcmp(*be, arg) == 0)
+			return *be;
+		if (have[0] != '\0')
+			strlcat(have, ", ", sizeof(have));
+		strlcat(have, *be, sizeof(have));
+	}
+	tk_cli_bad(opt, arg, "unknown backend (compiled in: %s)", have);
+}
+
+noreturn void
+tk_cli_backend_list(void)
+{
+	const char *const	*be;
+
+	for (be = tk_backend_names(); *be != NULL; be++)
+		printf("%s\n", *be);
+	exit(0);
+}
+
+int
+tk_nofile_raise(uint64_t *nofile)
+{
+	struct rlimit	rl, want;
+	int		rv = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1) {
+		*nofile = NOFILE_GUESS;
+		return -1;
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
+		want = rl;
+		/* Linux refuses more than fs.nr_open, and so infinity. */
+		if (want.rlim_max == RLIM_INFINITY)
+			want.rlim_cur = NOFILE_INF;
+		else
+			want.rlim_cur = want.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &want) == -1)
+			rv = -1;
+		else
+			rl = want;
+	}
+	*nofile = rl.rlim_cur == RLIM_INFINITY ? NOFILE_INF : rl.rlim_cur;
+	return rv;
+}
