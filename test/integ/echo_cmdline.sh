@@ -6,6 +6,8 @@
 # every option that --help shows is documented in docs/tenkd.8.
 # backends: none
 # timeout: 60
+# ulimit -H, -S and -n are not POSIX; dash, bash and busybox sh have them.
+# shellcheck disable=SC3045
 . "$(dirname "$0")/lib.sh"
 
 # bad WORD ARGS...: tenkd ARGS is a usage error naming WORD.
