@@ -54,29 +54,32 @@ ALL_CFLAGS = $(TK_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 ALL_LIBS = $(BSD_LIBS) -lpthread -lm $(LDLIBS)
 
+# What each program links.  libtenk is an archive, so a program takes
+# only the members it calls; the other lists name objects, so keep them to
+# the files a program needs.  tenkbench calls report.c, whose report_init
+# names the traffic mode (traffic.c), which queues through engine.c.
 LIB_SRCS	:= $(wildcard src/loop/*.c src/net/*.c src/util/*.c)
 TENKD_SRCS	:= $(wildcard src/server/*.c)
-LOAD_SRCS	:= $(filter-out loadgen/tenkbench.c loadgen/loopbench.c, \
-		    $(wildcard loadgen/*.c))
-BENCH_SRCS	:= $(wildcard loadgen/tenkbench.c)
-LOOPB_SRCS	:= $(wildcard loadgen/loopbench.c)
-UNIT_SRCS	:= test/run.c $(wildcard test/unit/*.c)
+TENKLOAD_SRCS	:= loadgen/tenkload.c loadgen/engine.c loadgen/report.c \
+		   loadgen/traffic.c
+TENKBENCH_SRCS	:= loadgen/tenkbench.c loadgen/report.c loadgen/traffic.c \
+		   loadgen/engine.c
+LOOPBENCH_SRCS	:= loadgen/loopbench.c
+RUNNER_SRCS	:= test/run.c $(wildcard test/unit/*.c)
 TOOL_SRCS	:= $(wildcard test/tools/*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 
 LIB	:= $(B)/libtenk.a
-PROGS	:= $(if $(TENKD_SRCS),$(B)/tenkd) $(if $(LOAD_SRCS),$(B)/tenkload) \
-	   $(if $(BENCH_SRCS),$(B)/tenkbench)
-TOOLS	:= $(patsubst test/tools/%.c,$(B)/test/%,$(TOOL_SRCS))
+PROGS	:= $(B)/tenkd $(B)/tenkload $(B)/tenkbench
+tool	= $(patsubst test/tools/%.c,$(B)/test/%,$(1))
+TOOLS	:= $(call tool,$(TOOL_SRCS))
 RUNNER	:= $(B)/test/run
-LOOPBENCH := $(if $(LOOPB_SRCS),$(B)/loopbench)
+LOOPBENCH := $(B)/loopbench
 
 .PHONY: all test check demo bench loopbench install uninstall clean \
-	man-lint valgrind deps
+	man-lint valgrind deps FORCE
 .DEFAULT_GOAL := all
-# Keep the test tools' objects: they are intermediate to a pattern rule.
-.SECONDARY:
 
 all: $(PROGS) $(TOOLS) $(RUNNER) $(LOOPBENCH)
 
@@ -92,36 +95,41 @@ $(B)/obj/%.o: %.c $(B)/config.mk
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(LIB): $(call obj,$(LIB_SRCS))
-	@$(if $(Q),echo "  AR      $@")
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
+# A binary depends on the objects it links and on $(B)/link/<name>, a
+# file holding their list: it is rewritten only when the list changes, so
+# that removing a source file relinks too (its object is no prerequisite
+# any more, and nothing else would be newer than the binary).
+link_name = $(subst /,-,$(patsubst $(B)/%,%,$(1)))
 
-$(B)/tenkd: $(call obj,$(TENKD_SRCS)) $(LIB)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LIBS)
-
-$(B)/tenkload: $(call obj,$(LOAD_SRCS)) $(LIB)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LIBS)
-
-$(B)/tenkbench: $(call obj,$(BENCH_SRCS)) \
-	    $(call obj,$(filter-out loadgen/tenkload.c,$(LOAD_SRCS))) $(LIB)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LIBS)
-
-$(B)/loopbench: $(call obj,$(LOOPB_SRCS)) $(LIB)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LIBS)
-
-$(B)/test/%: $(B)/obj/test/tools/%.o $(LIB)
+$(B)/link/%: FORCE
 	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LIBS)
+	$(Q)printf '%s\n' $(LINK_$*) >$@.tmp && \
+	    if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 
-$(RUNNER): $(call obj,$(UNIT_SRCS)) $(LIB)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LIBS)
+# $(call archive,LIBRARY,SOURCES) and $(call program,BINARY,SOURCES):
+# the rules for a library or a binary built from SOURCES.
+define archive
+LINK_$(call link_name,$(1)) := $(call obj,$(2))
+$(1): $(call obj,$(2)) $(B)/link/$(call link_name,$(1))
+	@$$(if $$(Q),echo "  AR      $$@")
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$(filter %.o,$$^)
+endef
+
+define program
+LINK_$(call link_name,$(1)) := $(call obj,$(2)) $(LIB)
+$(1): $(call obj,$(2)) $(LIB) $(B)/link/$(call link_name,$(1))
+	@mkdir -p $$(@D)
+	@$$(if $$(Q),echo "  LD      $$@")
+	$$(Q)$$(CC) $$(ALL_LDFLAGS) -o $$@ $$(filter %.o %.a,$$^) $$(ALL_LIBS)
+endef
+
+$(eval $(call archive,$(LIB),$(LIB_SRCS)))
+$(eval $(call program,$(B)/tenkd,$(TENKD_SRCS)))
+$(eval $(call program,$(B)/tenkload,$(TENKLOAD_SRCS)))
+$(eval $(call program,$(B)/tenkbench,$(TENKBENCH_SRCS)))
+$(eval $(call program,$(LOOPBENCH),$(LOOPBENCH_SRCS)))
+$(eval $(call program,$(RUNNER),$(RUNNER_SRCS)))
+$(foreach t,$(TOOL_SRCS),$(eval $(call program,$(call tool,$(t)),$(t))))
 
 # Tests: unit and integration in one runner; TESTS= narrows by name.
 TEST_JOBS ?= 2
