@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tenk: GNU make.  make [all|test|check|demo|bench|loopbench|install|
-# uninstall|clean|man-lint|valgrind|deps] [SAN=asan|tsan]
+# uninstall|clean|lint|man-lint|valgrind|deps] [SAN=asan|tsan]
 # [SANITIZE=address,undefined|thread] [WERROR=1] [V=1]
 
 PREFIX	?= /usr/local
@@ -78,7 +78,7 @@ RUNNER	:= $(B)/test/run
 LOOPBENCH := $(B)/loopbench
 
 .PHONY: all test check demo bench loopbench install uninstall clean \
-	man-lint valgrind deps FORCE
+	man-lint lint valgrind deps FORCE
 .DEFAULT_GOAL := all
 
 all: $(PROGS) $(TOOLS) $(RUNNER) $(LOOPBENCH)
@@ -103,7 +103,7 @@ link_name = $(subst /,-,$(patsubst $(B)/%,%,$(1)))
 
 $(B)/link/%: FORCE
 	@mkdir -p $(@D)
-	$(Q)printf '%s\n' $(LINK_$*) >$@.tmp && \
+	@printf '%s\n' $(LINK_$*) >$@.tmp && \
 	    if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 
 # $(call archive,LIBRARY,SOURCES) and $(call program,BINARY,SOURCES):
@@ -162,6 +162,31 @@ man-lint:
 			groff -mandoc -ww -z $$m || exit 1; \
 		fi; \
 	done
+
+# make lint: each finding one line, "file:line: what"; every check runs,
+# and any finding fails.  shellcheck and mandoc come from deps.sh lint.
+LINT_OBJS = $(sort $(call obj,$(LIB_SRCS) $(TENKD_SRCS) $(TENKLOAD_SRCS) \
+	    $(TENKBENCH_SRCS) $(LOOPBENCH_SRCS) $(RUNNER_SRCS) $(TOOL_SRCS)))
+LINT_C	  = $(shell find include src loadgen test -name '*.[ch]' | sort)
+LINT_SH	  = $(shell find mk test -name '*.sh' | sort) .ci/run
+# Not SC2317 (unreachable command) nor SC2119 (a function reads arguments
+# none of these calls pass): the tests hand functions to wait_for and to
+# loops by name, and lib.sh's take optional arguments.
+SHELLCHECK = shellcheck -x -P SCRIPTDIR -e SC2317,SC2119 -f gcc
+# "file:line:col: what" and "mandoc: file:line:col: what" to "file:line: what".
+LINT_SED  = sed -e 's/^mandoc: //' -e 's/^\([^:]*:[0-9]*\):[0-9]*:/\1:/'
+
+lint: all
+	$(Q)sh mk/deps.sh lint
+	$(Q)st=0; \
+	sh mk/lint-unused.sh $(LINT_OBJS) || st=1; \
+	sh mk/lint-width.sh $(LINT_C) || st=1; \
+	out=$$($(SHELLCHECK) $(LINT_SH) 2>&1) || \
+	    { printf '%s\n' "$$out" | $(LINT_SED); st=1; }; \
+	out=$$(mandoc -Tlint -Wwarning $(MANS) 2>&1) || \
+	    { printf '%s\n' "$$out" | $(LINT_SED); st=1; }; \
+	sh mk/lint-help.sh $(B) || st=1; \
+	exit $$st
 
 install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
