@@ -18,18 +18,15 @@ for o in "$@"; do
 	}'
 done >"$syms"
 
-# The definitions no other object refers to, as "symbol object".
+# The definitions nothing refers to, as "symbol object".  An object never
+# has U for a symbol it defines, so any U is from another object.
 unused=$(awk '
-	$1 == "T" && $2 != "main" { def[$2 " " $3] = 1 }
-	$1 == "U" { ref[$2] = ref[$2] " " $3 " " }
+	$1 == "T" && $2 != "main" { def[$2 " " $3] = $2 }
+	$1 == "U" { ref[$2] = 1 }
 	END {
-		for (d in def) {
-			split(d, f, " ")
-			r = ref[f[1]]
-			gsub(" " f[2] " ", "", r)
-			if (r !~ /[^ ]/)
+		for (d in def)
+			if (!(def[d] in ref))
 				print d
-		}
 	}' "$syms")
 [ -n "$unused" ] || exit 0
 
