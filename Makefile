@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tenk: GNU make.  make [all|test|check|demo|bench|loopbench|install|
-# uninstall|clean|man-lint|valgrind|deps] [SAN=asan|tsan]
+# uninstall|clean|lint|man-lint|valgrind|deps] [SAN=asan|tsan]
 # [SANITIZE=address,undefined|thread] [WERROR=1] [V=1]
 
 PREFIX	?= /usr/local
@@ -54,29 +54,35 @@ ALL_CFLAGS = $(TK_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 ALL_LIBS = $(BSD_LIBS) -lpthread -lm $(LDLIBS)
 
+# What each program links.  libtenk is an archive, so a program takes
+# only the members it calls; the other lists name objects, so keep them to
+# the files a program needs.  tenkbench calls report.c, whose report_init
+# names the traffic mode (traffic.c), which queues through engine.c.
 LIB_SRCS	:= $(wildcard src/loop/*.c src/net/*.c src/util/*.c)
 TENKD_SRCS	:= $(wildcard src/server/*.c)
-LOAD_SRCS	:= $(filter-out loadgen/tenkbench.c loadgen/loopbench.c, \
-		    $(wildcard loadgen/*.c))
-BENCH_SRCS	:= $(wildcard loadgen/tenkbench.c)
-LOOPB_SRCS	:= $(wildcard loadgen/loopbench.c)
-UNIT_SRCS	:= test/run.c $(wildcard test/unit/*.c)
+TENKLOAD_SRCS	:= loadgen/tenkload.c loadgen/engine.c loadgen/report.c \
+		   loadgen/traffic.c
+TENKBENCH_SRCS	:= loadgen/tenkbench.c loadgen/report.c loadgen/traffic.c \
+		   loadgen/engine.c
+LOOPBENCH_SRCS	:= loadgen/loopbench.c
+FRAME_SRCS	:= loadgen/framing.c loadgen/frame_bytes.c loadgen/frame_http.c \
+		   loadgen/frame_prefix.c loadgen/frame_redis.c \
+		   loadgen/frame_until.c loadgen/escape.c
+RUNNER_SRCS	:= test/run.c $(wildcard test/unit/*.c) $(FRAME_SRCS)
 TOOL_SRCS	:= $(wildcard test/tools/*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 
 LIB	:= $(B)/libtenk.a
-PROGS	:= $(if $(TENKD_SRCS),$(B)/tenkd) $(if $(LOAD_SRCS),$(B)/tenkload) \
-	   $(if $(BENCH_SRCS),$(B)/tenkbench)
-TOOLS	:= $(patsubst test/tools/%.c,$(B)/test/%,$(TOOL_SRCS))
+PROGS	:= $(B)/tenkd $(B)/tenkload $(B)/tenkbench
+tool	= $(patsubst test/tools/%.c,$(B)/test/%,$(1))
+TOOLS	:= $(call tool,$(TOOL_SRCS))
 RUNNER	:= $(B)/test/run
-LOOPBENCH := $(if $(LOOPB_SRCS),$(B)/loopbench)
+LOOPBENCH := $(B)/loopbench
 
 .PHONY: all test check demo bench loopbench install uninstall clean \
-	man-lint valgrind deps
+	man-lint lint valgrind deps FORCE
 .DEFAULT_GOAL := all
-# Keep the test tools' objects: they are intermediate to a pattern rule.
-.SECONDARY:
 
 all: $(PROGS) $(TOOLS) $(RUNNER) $(LOOPBENCH)
 
@@ -92,37 +98,41 @@ $(B)/obj/%.o: %.c $(B)/config.mk
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(LIB): $(call obj,$(LIB_SRCS))
-	@$(if $(Q),echo "  AR      $@")
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
+# A binary depends on the objects it links and on $(B)/link/<name>, a
+# file holding their list: it is rewritten only when the list changes, so
+# that removing a source file relinks too (its object is no prerequisite
+# any more, and nothing else would be newer than the binary).
+link_name = $(subst /,-,$(patsubst $(B)/%,%,$(1)))
 
-$(B)/tenkd: $(call obj,$(TENKD_SRCS)) $(LIB)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LIBS)
-
-$(B)/tenkload: $(call obj,$(LOAD_SRCS)) $(LIB)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LIBS)
-
-$(B)/tenkbench: $(call obj,$(BENCH_SRCS)) \
-	    $(call obj,$(filter-out loadgen/tenkload.c,$(LOAD_SRCS))) $(LIB)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LIBS)
-
-$(B)/loopbench: $(call obj,$(LOOPB_SRCS)) $(LIB)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LIBS)
-
-$(B)/test/%: $(B)/obj/test/tools/%.o $(LIB)
+$(B)/link/%: FORCE
 	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LIBS)
+	@printf '%s\n' $(LINK_$*) >$@.tmp && \
+	    if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 
-FRAME_SRCS	:= $(wildcard loadgen/escape.c loadgen/fram*.c)
-$(RUNNER): $(call obj,$(UNIT_SRCS)) $(call obj,$(FRAME_SRCS)) $(LIB)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LIBS)
+# $(call archive,LIBRARY,SOURCES) and $(call program,BINARY,SOURCES):
+# the rules for a library or a binary built from SOURCES.
+define archive
+LINK_$(call link_name,$(1)) := $(call obj,$(2))
+$(1): $(call obj,$(2)) $(B)/link/$(call link_name,$(1))
+	@$$(if $$(Q),echo "  AR      $$@")
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$(filter %.o,$$^)
+endef
+
+define program
+LINK_$(call link_name,$(1)) := $(call obj,$(2)) $(LIB)
+$(1): $(call obj,$(2)) $(LIB) $(B)/link/$(call link_name,$(1))
+	@mkdir -p $$(@D)
+	@$$(if $$(Q),echo "  LD      $$@")
+	$$(Q)$$(CC) $$(ALL_LDFLAGS) -o $$@ $$(filter %.o %.a,$$^) $$(ALL_LIBS)
+endef
+
+$(eval $(call archive,$(LIB),$(LIB_SRCS)))
+$(eval $(call program,$(B)/tenkd,$(TENKD_SRCS)))
+$(eval $(call program,$(B)/tenkload,$(TENKLOAD_SRCS)))
+$(eval $(call program,$(B)/tenkbench,$(TENKBENCH_SRCS)))
+$(eval $(call program,$(LOOPBENCH),$(LOOPBENCH_SRCS)))
+$(eval $(call program,$(RUNNER),$(RUNNER_SRCS)))
+$(foreach t,$(TOOL_SRCS),$(eval $(call program,$(call tool,$(t)),$(t))))
 
 # Tests: unit and integration in one runner; TESTS= narrows by name.
 TEST_JOBS ?= 2
@@ -155,6 +165,31 @@ man-lint:
 			groff -mandoc -ww -z $$m || exit 1; \
 		fi; \
 	done
+
+# make lint: each finding one line, "file:line: what"; every check runs,
+# and any finding fails.  shellcheck and mandoc come from deps.sh lint.
+LINT_OBJS = $(sort $(call obj,$(LIB_SRCS) $(TENKD_SRCS) $(TENKLOAD_SRCS) \
+	    $(TENKBENCH_SRCS) $(LOOPBENCH_SRCS) $(RUNNER_SRCS) $(TOOL_SRCS)))
+LINT_C	  = $(shell find include src loadgen test -name '*.[ch]' | sort)
+LINT_SH	  = $(shell find mk test -name '*.sh' | sort) .ci/run
+# Not SC2317 (unreachable command) nor SC2119 (a function reads arguments
+# none of these calls pass): the tests hand functions to wait_for and to
+# loops by name, and lib.sh's take optional arguments.
+SHELLCHECK = shellcheck -x -P SCRIPTDIR -e SC2317,SC2119 -f gcc
+# "file:line:col: what" and "mandoc: file:line:col: what" to "file:line: what".
+LINT_SED  = sed -e 's/^mandoc: //' -e 's/^\([^:]*:[0-9]*\):[0-9]*:/\1:/'
+
+lint: all
+	$(Q)sh mk/deps.sh lint
+	$(Q)st=0; \
+	sh mk/lint-unused.sh $(LINT_OBJS) || st=1; \
+	sh mk/lint-width.sh $(LINT_C) || st=1; \
+	out=$$($(SHELLCHECK) $(LINT_SH) 2>&1) || \
+	    { printf '%s\n' "$$out" | $(LINT_SED); st=1; }; \
+	out=$$(mandoc -Tlint -Wwarning $(MANS) 2>&1) || \
+	    { printf '%s\n' "$$out" | $(LINT_SED); st=1; }; \
+	sh mk/lint-help.sh $(B) || st=1; \
+	exit $$st
 
 install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \

@@ -8,6 +8,8 @@
 #
 #	TK_BIN=build sh test/demo.sh [connections [seconds]]
 
+# ulimit -H, -S and -n are not POSIX; dash, bash and busybox sh have them.
+# shellcheck disable=SC3045
 TK_BIN=${TK_BIN:-$(cd "$(dirname "$0")/.." && pwd)/build}
 TK_SRC=${TK_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
 export TK_BIN TK_SRC

@@ -21,6 +21,6 @@ seed=$(( $$ % 1000 + 1 ))
 s=$(tenkd_stats) || exit 1
 in=$(stat_val "$s" in)
 out=$(stat_val "$s" out)
-[ "$in" -gt 0 ] && [ "$in" = "$out" ] || fail "bytes in $in, out $out"
+{ [ "$in" -gt 0 ] && [ "$in" = "$out" ]; } || fail "bytes in $in, out $out"
 alive "$TENKD_PID" || fail "tenkd died"
 pass

@@ -6,7 +6,7 @@
 # every option that --help shows is documented in docs/tenkd.8.
 # backends: none
 # timeout: 60
-# ulimit -n, -H and -S: dash, bash and busybox sh all have them.
+# ulimit -H, -S and -n are not POSIX; dash, bash and busybox sh have them.
 # shellcheck disable=SC3045
 . "$(dirname "$0")/lib.sh"
 

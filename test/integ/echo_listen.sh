@@ -17,6 +17,8 @@ n=$(grep -c 'listening on' "$TENKD_LOG")
 want=2
 [ -n "$v6" ] && want=3
 [ "$n" -eq "$want" ] || fail "$n listening lines, wanted $want"
+# One address a line, without blanks: words are lines.
+# shellcheck disable=SC2013
 for a in $(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$TENKD_LOG"); do
 	[ "${a##*:}" != 0 ] || fail "port 0 reported: $a"
 	"$TKCLI" echo -c 30 -b 1-100k "$a" || fail "echo on $a"

@@ -30,7 +30,7 @@ max=$(( rss0 + nc * 5 * 16 + 4096 ))
     fail "VmRSS $rss0 -> $rss1 KiB, bound $max KiB"
 s=$(tenkd_stats) || exit 1
 b=$(stat_val "$s" bufs)
-[ "$b" -gt 0 ] && [ "$b" -le $(( nc * 5 )) ] ||
+{ [ "$b" -gt 0 ] && [ "$b" -le $(( nc * 5 )) ]; } ||
     fail "pool buffers in use $b, wanted 1 to $(( nc * 5 )): $s"
 echo "VmRSS $rss0 -> $rss1 KiB with $nc stuck clients, $b buffers"
 pass

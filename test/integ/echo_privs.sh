@@ -25,11 +25,11 @@ grp=$(id -gn nobody)
 gid=$(id -g nobody)
 tenkd_start echo --threads 2 --user nobody --group "$grp"
 st=/proc/$TENKD_PID/status
-grep -q "^Uid:[[:space:]]*$uid[[:space:]]*$uid[[:space:]]*$uid" "$st" ||
+grep -q "^Uid:[[:space:]]*${uid}[[:space:]]*${uid}[[:space:]]*${uid}" "$st" ||
     fail "uid: $(grep Uid "$st")"
-grep -q "^Gid:[[:space:]]*$gid[[:space:]]*$gid[[:space:]]*$gid" "$st" ||
+grep -q "^Gid:[[:space:]]*${gid}[[:space:]]*${gid}[[:space:]]*${gid}" "$st" ||
     fail "gid: $(grep Gid "$st")"
-grep -q "^Groups:[[:space:]]*$gid[[:space:]]*$" "$st" ||
+grep -q "^Groups:[[:space:]]*${gid}[[:space:]]*$" "$st" ||
     fail "groups: $(grep Groups "$st")"
 "$TKCLI" echo -c 5 -b 1-10k "$ADDR" || fail "echo as nobody"
 pass

@@ -12,6 +12,9 @@
 # the script's whole process group when it ends.  No fixed ports: tenkd
 # binds port 0 and we read back "listening on ADDR:PORT".
 
+# The variables set here are read by the scripts that source this file;
+# ulimit -n is not POSIX, but dash, bash and busybox sh have it.
+# shellcheck shell=sh disable=SC2034,SC3045
 set -u
 TK_BIN=${TK_BIN:-$(cd "$(dirname "$0")/../../build" && pwd)}
 TK_SRC=${TK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}

@@ -5,6 +5,8 @@
 # established, and the merged report says how many processes held them.
 # backends: none
 # timeout: 60
+# ulimit -H, -S and -n are not POSIX; dash, bash and busybox sh have them.
+# shellcheck disable=SC3045
 . "$(dirname "$0")/lib.sh"
 
 [ "$(nofile)" -ge 3200 ] || skip "ulimit -n $(nofile): faultsrv needs 3200"

@@ -82,6 +82,7 @@ done
 
 # Each option of --help is in the manual page.
 man=$TK_SRC/docs/tenkload.1
+# Option names have no blanks: words are lines.
 # shellcheck disable=SC2013
 for o in $(grep -o -e '--[a-z-]*' "$T/help" | sort -u); do
 	grep -q -e "Fl ${o#-}" "$man" || fail "$o is not in docs/tenkload.1"

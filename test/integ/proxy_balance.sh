@@ -17,7 +17,7 @@ tenkd_start proxy --threads 2 -u "$a,weight=3" -u "$b"
 tenkd_stats >/dev/null || exit 1
 sa=$(ups_stat "$a" sessions)
 sb=$(ups_stat "$b" sessions)
-[ "$sa" -eq 30 ] && [ "$sb" -eq 10 ] || fail "rr 3:1: $sa and $sb"
+{ [ "$sa" -eq 30 ] && [ "$sb" -eq 10 ]; } || fail "rr 3:1: $sa and $sb"
 
 # leastconn: six sessions held open are spread three and three.
 tenkd_start proxy --threads 1 -u "$a" -u "$b" --balance leastconn
@@ -26,7 +26,8 @@ h=$!
 track "$h"
 wait_line 20 "$T/h" '^ready 6' || fail "hold: $(cat "$T/h")"
 tenkd_stats >/dev/null || exit 1
-[ "$(ups_stat "$a" active)" -eq 3 ] && [ "$(ups_stat "$b" active)" -eq 3 ] ||
+{ [ "$(ups_stat "$a" active)" -eq 3 ] &&
+    [ "$(ups_stat "$b" active)" -eq 3 ]; } ||
     fail "leastconn: $(ups_stat "$a" active) and $(ups_stat "$b" active)"
 kill -TERM "$h"
 wait_exit 20 "$h"

@@ -5,8 +5,6 @@
 # --check accepts a good proxy configuration.
 # backends: none
 # timeout: 60
-# $u is two words on purpose.
-# shellcheck disable=SC2086
 . "$(dirname "$0")/lib.sh"
 
 # bad WORD ARGS...: tenkd ARGS is a usage error naming WORD.
@@ -16,7 +14,7 @@ bad() {
 	usage_error "$_bw" "$TENKD" "$@"
 }
 
-u="-u 127.0.0.1:7000"
+u=127.0.0.1:7000
 bad 'upstream'		proxy
 bad 'upstream'		proxy --balance rr
 bad '-u'		proxy -u
@@ -27,22 +25,22 @@ bad '--upstream'	proxy --upstream no.such.host.invalid:1
 bad '-u'		proxy -u 127.0.0.1:7000,weight=0
 bad '-u'		proxy -u 127.0.0.1:7000,weight=101
 bad '-u'		proxy -u 127.0.0.1:7000,backup
-bad '--balance random: not a method' proxy $u --balance random
+bad '--balance random: not a method' proxy -u "$u" --balance random
 bad '--connect-timeout 0: too small (10ms to 1h;' \
-			proxy $u --connect-timeout 0
-bad '--connect-timeout'	proxy $u --connect-timeout 5x
-bad '--fin-timeout'	proxy $u --fin-timeout 2d
-bad '--retries'		proxy $u --retries -1
-bad '--retries'		proxy $u --retries 1000
-bad '--fail-max'	proxy $u --fail-max 0
-bad '--fail-timeout'	proxy $u --fail-timeout 2h
-bad '--max-conns-per-ip' proxy $u --max-conns-per-ip x
-bad '--send-proxy'	proxy $u --send-proxy v3
-bad '--workers 0: too small (1 to 64)' proxy $u --workers 0
+			proxy -u "$u" --connect-timeout 0
+bad '--connect-timeout'	proxy -u "$u" --connect-timeout 5x
+bad '--fin-timeout'	proxy -u "$u" --fin-timeout 2d
+bad '--retries'		proxy -u "$u" --retries -1
+bad '--retries'		proxy -u "$u" --retries 1000
+bad '--fail-max'	proxy -u "$u" --fail-max 0
+bad '--fail-timeout'	proxy -u "$u" --fail-timeout 2h
+bad '--max-conns-per-ip' proxy -u "$u" --max-conns-per-ip x
+bad '--send-proxy'	proxy -u "$u" --send-proxy v3
+bad '--workers 0: too small (1 to 64)' proxy -u "$u" --workers 0
 bad '--workers'		echo --workers 65
 bad 'only with tenkd proxy' echo -u 127.0.0.1:7000
 bad 'only with tenkd proxy' echo --send-proxy v1
-bad 'unknown mode'	proxyy $u
+bad 'unknown mode'	proxyy -u "$u"
 
 "$TENKD" proxy --check -l 127.0.0.1:0 -u 127.0.0.1:7000,weight=3 \
     -u '[::1]:7001' --balance leastconn --connect-timeout 1s \
