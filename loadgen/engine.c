@@ -765,14 +765,18 @@ collect(struct engine *e, struct report *r)
  * Run the configured load to the end in this process and fill r, whose
  * histograms the caller has allocated (report_init) and whose header it
  * has written.  prog receives the progress counters once a second.
- * Returns 0, or -1 when the run could not start (logged).  Dies only on
- * set-up failures.  Call from the thread that should own signals.
+ * Once the threads run, nothing ends the run but its phases, a signal
+ * or every connection gone, each of which leaves a report to print; a
+ * set-up failure (a loop, a histogram, a thread) dies through fatal(),
+ * as a command-line program does at start-up, and a tenkload child
+ * that dies so is counted by its parent.  Call from the thread that
+ * should own signals.
  */
-int
+void
 engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
 {
 	struct engine	*e;
-	int		 i, ret = 0;
+	int		 i;
 
 	pthread_once(&pattern_once, pattern_init);
 	e = xcalloc(1, sizeof(*e));
@@ -829,5 +833,4 @@ engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
 	free(e->threads);
 	tk_loop_free(e->l);
 	free(e);
-	return ret;
 }

@@ -258,7 +258,7 @@ enum phase {
 };
 
 /* engine.c */
-int		 engine_run(const struct lg_conf *, struct report *,
+void		 engine_run(const struct lg_conf *, struct report *,
 		    struct lg_prog *);
 uint64_t	 engine_fds_needed(const struct lg_conf *);
 const struct lg_conf *engine_conf(const struct lg_thread *);
@@ -283,14 +283,11 @@ uint64_t	 report_errors(const struct report *);
 void		 report_print(FILE *, const struct report *);
 int		 report_json_write(FILE *, const struct report *);
 void		 report_json_str(FILE *, const char *);
-int		 report_json_read(const char *, size_t, struct report *,
-		    const char **);
 int		 report_json_load(const char *, struct report *);
 int		 report_json_fd(int, struct report *);
 void		 report_progress(FILE *, uint64_t, const struct lg_prog *,
 		    const struct lg_prog *, double);
 void		 report_prog_sum(struct lg_prog *, const struct lg_prog *);
-const char	*report_err_name(enum lg_err);
 uint64_t	 report_epoch_us(void);
 
 /*
