@@ -83,6 +83,22 @@ static const char *const who_names[] = {
 
 #define PX_BUDGET	(2 * SCRATCH_SIZE)	/* bytes read per turn */
 #define PX_IOV		16
+/*
+ * --buffer-limit's default in proxy mode, per direction: the 16k of
+ * haproxy's tune.bufsize and nginx's proxy_buffer_size.  Echo mode's,
+ * one queue per connection, is main.c's DEFAULT_BUFLIMIT.
+ */
+#define PX_BUFLIMIT	(16 * 1024)
+
+/*
+ * The longest PROXY protocol header (haproxy's proxy-protocol.txt): a
+ * version 1 line takes at most 107 bytes and snprintf's NUL (2.1); a
+ * version 2 header is 16 bytes and an address block of up to 216, two
+ * AF_UNIX paths (2.2).  We send TCP4 or TCP6, but size for the spec.
+ */
+#define PP2_HDRLEN	16
+#define PP2_ADDRMAX	216
+#define PP_MAXLEN	(PP2_HDRLEN + PP2_ADDRMAX)
 #define IPC_BUCKETS	4096
 
 struct psess {
@@ -205,7 +221,7 @@ proxy_option(int ch, const char *opt, const char *arg)
 		    "0 to 24h");
 		break;
 	case OPT_MAXPERIP:
-		pxcf.max_per_ip = num_arg(opt, arg, 0, 10000000);
+		pxcf.max_per_ip = num_arg(opt, arg, 0, CONNCAP_MAX);
 		break;
 	case OPT_RETRIES:
 		pxcf.retries = (int)num_arg(opt, arg, 0, 100);
@@ -219,7 +235,7 @@ proxy_option(int ch, const char *opt, const char *arg)
 			badarg(opt, arg, "not a version (v1, v2)");
 		break;
 	case OPT_WORKERS:
-		srv.cfg.workers = (int)num_arg(opt, arg, 1, 64);
+		srv.cfg.workers = (int)num_arg(opt, arg, 1, MAXWORKERS);
 		break;
 	}
 }
@@ -240,7 +256,7 @@ proxy_config(void)
 		badarg("proxy", NULL, "needs at least one upstream "
 		    "(-u HOST:PORT)");
 	if (srv.cfg.buffer_limit == 0)
-		srv.cfg.buffer_limit = 16 * 1024;
+		srv.cfg.buffer_limit = PX_BUFLIMIT;
 	upstream_init();
 }
 
@@ -387,7 +403,7 @@ connect_next(struct worker *w, struct psess *s, int err)
 static int
 connect_done(struct worker *w, struct psess *s)
 {
-	char	hdr[232];
+	char	hdr[PP_MAXLEN];
 	int	err, n;
 
 	if ((err = tk_sock_error(s->up.fd)) == -1)
