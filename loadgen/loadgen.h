@@ -43,6 +43,11 @@ enum lg_err {
 
 #define LG_MAXPCT	16		/* --percentiles entries */
 #define LG_MAXPROCS	64
+/*
+ * Ephemeral ports for connect(2) when /proc cannot tell: Linux's
+ * default net.ipv4.ip_local_port_range, 32768 to 60999.
+ */
+#define LG_DEFAULT_PORTS	(60999 - 32768 + 1)
 
 /* What to run: filled by tenkload.c (or tenkbench), read-only after. */
 struct lg_conf {
