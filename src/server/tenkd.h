@@ -298,6 +298,10 @@ extern const struct proto proto_proxy;
 void		 proxy_option(int, const char *, const char *);
 void		 proxy_config(void);
 
+/* perip.c */
+int		 perip_take(const struct sockaddr_in6 *, long long);
+void		 perip_put(const struct sockaddr_in6 *);
+
 /* upstream.c */
 struct upstream;
 int		 upstream_add(const char *, const char **);
