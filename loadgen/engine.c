@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The load engine: worker threads, each with its own loop and its share
- * of the connections; the connection ramp at a bounded rate; connects
- * from round-robin source addresses; the byte stream of each connection,
+ * The load engine: threads, each with its own loop and its share of the
+ * connections; the connection ramp at a bounded rate; connects from
+ * round-robin source addresses; the byte stream of each connection,
  * written from a shared pattern and checked byte for byte as it comes
  * back; and the main thread's phases (ramp, warm-up, measurement) and
  * progress line.  When a message is due and what its latency is belongs
@@ -45,12 +45,12 @@
 
 struct engine {
 	const struct lg_conf	*conf;
-	struct worker		*w;
-	int			 nw;
+	struct lg_thread	*threads;
+	int			 nthreads;
 	struct tk_loop		*l;
 	_Atomic int		 phase;
 	int			 ramps_done;
-	uint64_t		 total;		/* connections, all workers */
+	uint64_t		 total;		/* connections, all threads */
 	uint64_t		 mono0;		/* ns, start */
 	uint64_t		 epoch0;	/* us, start */
 	uint64_t		 t_ramp_end;
@@ -93,15 +93,15 @@ pattern_init(void)
 }
 
 const struct lg_conf *
-engine_conf(const struct worker *w)
+engine_conf(const struct lg_thread *th)
 {
-	return w->e->conf;
+	return th->e->conf;
 }
 
 int
-engine_measuring(const struct worker *w)
+engine_measuring(const struct lg_thread *th)
 {
-	return atomic_load_explicit(&w->e->phase, memory_order_relaxed) ==
+	return atomic_load_explicit(&th->e->phase, memory_order_relaxed) ==
 	    PHASE_MEASURE;
 }
 
@@ -136,69 +136,69 @@ err_kind(int e)
 	return ERR_OTHER;
 }
 
-/* Tell the main loop once every connect of w has succeeded or failed. */
+/* Tell the main loop once every connect of th has succeeded or failed. */
 static void
-ramp_check(struct worker *w)
+ramp_check(struct lg_thread *th)
 {
-	if (w->resolved == w->nconns)
-		tk_loop_post(w->e->l, &w->m_ramp);
+	if (th->resolved == th->nconns)
+		tk_loop_post(th->e->l, &th->m_ramp);
 }
 
 /*
  * Close c and count why.  kind < 0 is an orderly close at the end of
- * the run.  The connection's memory stays in the worker's array, so
+ * the run.  The connection's memory stays in the thread's array, so
  * nothing that still points at it can dangle.
  */
 static void
-conn_close(struct tk_loop *l, struct lconn *c, int kind)
+lg_conn_close(struct tk_loop *l, struct lg_conn *c, int kind)
 {
-	struct worker	*w = c->w;
-	int		 was = c->state;
+	struct lg_thread	*th = c->th;
+	int			 was = c->state;
 
-	if (was == CONN_DEAD || was == CONN_NEW)
+	if (was == LG_CONN_DEAD || was == LG_CONN_NEW)
 		return;
 	tk_timer_cancel(l, &c->tm);
 	tk_io_stop(l, &c->io);
 	close(c->io.fd);
-	c->state = CONN_DEAD;
-	if (was != CONN_CONNECTING && !c->idle && c->wmsgs == 0)
-		w->st.unserved++;
+	c->state = LG_CONN_DEAD;
+	if (was != LG_CONN_CONNECTING && !c->idle && c->wmsgs == 0)
+		th->st.unserved++;
 	if (kind < 0) {
-		if (was != CONN_CONNECTING)
-			w->st.open_end++;
+		if (was != LG_CONN_CONNECTING)
+			th->st.open_end++;
 		return;
 	}
-	w->st.errs[kind]++;
-	ctr_add(&w->prog.errors, 1);
-	if (was == CONN_CONNECTING) {
-		w->st.failed++;
-		w->resolved++;
-		ramp_check(w);
+	th->st.errs[kind]++;
+	ctr_add(&th->prog.errors, 1);
+	if (was == LG_CONN_CONNECTING) {
+		th->st.failed++;
+		th->resolved++;
+		ramp_check(th);
 	} else {
-		w->st.lost++;
-		ctr_add(&w->prog.open, (uint64_t)-1);
+		th->st.lost++;
+		ctr_add(&th->prog.open, (uint64_t)-1);
 	}
 }
 
 /* A connect that failed before there was a watcher. */
 static void
-conn_fail_early(struct lconn *c, int e)
+lg_conn_fail_early(struct lg_conn *c, int e)
 {
-	struct worker	*w = c->w;
-	enum lg_err	 kind = err_kind(e);
+	struct lg_thread	*th = c->th;
+	enum lg_err		 kind = err_kind(e);
 
 	if (kind == ERR_OTHER)
 		log_debug("%s: connect: %s", __func__, strerror(e));
-	c->state = CONN_DEAD;
-	w->st.errs[kind]++;
-	w->st.failed++;
-	w->resolved++;
-	ctr_add(&w->prog.errors, 1);
-	ramp_check(w);
+	c->state = LG_CONN_DEAD;
+	th->st.errs[kind]++;
+	th->st.failed++;
+	th->resolved++;
+	ctr_add(&th->prog.errors, 1);
+	ramp_check(th);
 }
 
 static uint64_t
-msg_size(struct lconn *c, const struct lg_conf *conf)
+msg_size(struct lg_conn *c, const struct lg_conf *conf)
 {
 	uint64_t	x;
 
@@ -218,13 +218,13 @@ msg_size(struct lconn *c, const struct lg_conf *conf)
  * checked that the ring has room.  Owner thread only.
  */
 void
-engine_push(struct tk_loop *l, struct lconn *c, uint64_t due)
+engine_push(struct tk_loop *l, struct lg_conn *c, uint64_t due)
 {
 	struct msgrec	*m;
 
 	assert(c->inflight < c->cap);
 	m = &c->ring[(c->head + c->inflight) % c->cap];
-	c->queued += msg_size(c, c->w->e->conf);
+	c->queued += msg_size(c, c->th->e->conf);
 	m->end = c->queued;
 	m->sent = tk_loop_update_now(l);
 	m->due = due != 0 ? due : m->sent;
@@ -237,15 +237,15 @@ engine_push(struct tk_loop *l, struct lconn *c, uint64_t due)
  * the loop to report the socket writable before trying again.
  */
 void
-engine_flush(struct tk_loop *l, struct lconn *c)
+engine_flush(struct tk_loop *l, struct lg_conn *c)
 {
-	struct worker	*w = c->w;
-	uint64_t	 left;
-	unsigned int	 want;
-	size_t		 n;
-	ssize_t		 r;
+	struct lg_thread	*th = c->th;
+	uint64_t		 left;
+	unsigned int		 want;
+	size_t			 n;
+	ssize_t			 r;
 
-	if (c->state != CONN_RUN && c->state != CONN_QUIET)
+	if (c->state != LG_CONN_RUN && c->state != LG_CONN_QUIET)
 		return;
 	while (c->sent < c->queued && !c->wblocked) {
 		left = c->queued - c->sent;
@@ -260,19 +260,19 @@ engine_flush(struct tk_loop *l, struct lconn *c)
 				tk_io_block(&c->io, TK_EV_WRITE);
 				break;
 			}
-			conn_close(l, c, err_kind(errno));
+			lg_conn_close(l, c, err_kind(errno));
 			return;
 		}
 		c->sent += (uint64_t)r;
-		ctr_add(&w->prog.bytes_out, (uint64_t)r);
-		if (engine_measuring(w))
-			w->st.bytes_out += (uint64_t)r;
+		ctr_add(&th->prog.bytes_out, (uint64_t)r);
+		if (engine_measuring(th))
+			th->st.bytes_out += (uint64_t)r;
 	}
 	want = TK_EV_READ;
 	if (c->sent < c->queued)
 		want |= TK_EV_WRITE;
 	if (want != c->io.want && tk_io_want(l, &c->io, want) == -1)
-		conn_close(l, c, err_kind(errno));
+		lg_conn_close(l, c, err_kind(errno));
 }
 
 /*
@@ -280,23 +280,23 @@ engine_flush(struct tk_loop *l, struct lconn *c)
  * they complete.  Returns -1 when c was closed for a mismatch.
  */
 static int
-conn_check(struct tk_loop *l, struct lconn *c, const char *buf, size_t n)
+lg_conn_check(struct tk_loop *l, struct lg_conn *c, const char *buf, size_t n)
 {
-	struct worker	*w = c->w;
-	struct msgrec	 m;
+	struct lg_thread	*th = c->th;
+	struct msgrec		 m;
 
-	if (c->rcvd + n > c->sent || (w->e->conf->verify &&
+	if (c->rcvd + n > c->sent || (th->e->conf->verify &&
 	    memcmp(buf, pattern + (c->pat + c->rcvd) % PATLEN, n) != 0)) {
 		log_debug("%s: conn %llu: mismatch near byte %llu", __func__,
 		    (unsigned long long)c->id, (unsigned long long)c->rcvd);
-		conn_close(l, c, ERR_MISMATCH);
+		lg_conn_close(l, c, ERR_MISMATCH);
 		return -1;
 	}
 	c->rcvd += n;
-	w->st.verified += n;
-	ctr_add(&w->prog.bytes_in, n);
-	if (engine_measuring(w))
-		w->st.bytes_in += n;
+	th->st.verified += n;
+	ctr_add(&th->prog.bytes_in, n);
+	if (engine_measuring(th))
+		th->st.bytes_in += n;
 	while (c->inflight > 0 && c->rcvd >= c->ring[c->head].end) {
 		m = c->ring[c->head];
 		c->head = (c->head + 1) % c->cap;
@@ -308,16 +308,16 @@ conn_check(struct tk_loop *l, struct lconn *c, const char *buf, size_t n)
 
 /* Read until drained or the budget ends; -1 when c was closed. */
 static int
-conn_read(struct tk_loop *l, struct lconn *c)
+lg_conn_read(struct tk_loop *l, struct lg_conn *c)
 {
-	char	*buf = c->w->scratch;
+	char	*buf = c->th->scratch;
 	ssize_t	 r;
 	int	 rounds;
 
 	for (rounds = 0; rounds < READ_BUDGET; rounds++) {
 		r = recv(c->io.fd, buf, CHUNK, 0);
 		if (r > 0) {
-			if (conn_check(l, c, buf, (size_t)r) == -1)
+			if (lg_conn_check(l, c, buf, (size_t)r) == -1)
 				return -1;
 			if (r < CHUNK && (c->io.ready & TK_EV_HUP) == 0) {
 				tk_io_block(&c->io, TK_EV_READ);
@@ -326,7 +326,7 @@ conn_read(struct tk_loop *l, struct lconn *c)
 			continue;
 		}
 		if (r == 0) {
-			conn_close(l, c, ERR_CLOSED);
+			lg_conn_close(l, c, ERR_CLOSED);
 			return -1;
 		}
 		if (errno == EINTR)
@@ -335,37 +335,38 @@ conn_read(struct tk_loop *l, struct lconn *c)
 			tk_io_block(&c->io, TK_EV_READ);
 			return 0;
 		}
-		conn_close(l, c, err_kind(errno));
+		lg_conn_close(l, c, err_kind(errno));
 		return -1;
 	}
 	return 0;
 }
 
 static int
-conn_connected(struct tk_loop *l, struct lconn *c)
+lg_conn_connected(struct tk_loop *l, struct lg_conn *c)
 {
-	struct worker	*w = c->w;
-	uint64_t	 now = tk_loop_now(l);
-	int		 e;
+	struct lg_thread	*th = c->th;
+	uint64_t		 now = tk_loop_now(l);
+	int			 e;
 
 	if ((e = tk_sock_error(c->io.fd)) == -1)
 		e = errno;
 	if (e != 0) {
 		if (err_kind(e) == ERR_OTHER)
 			log_debug("%s: connect: %s", __func__, strerror(e));
-		conn_close(l, c, err_kind(e));
+		lg_conn_close(l, c, err_kind(e));
 		return -1;
 	}
 	tk_timer_cancel(l, &c->tm);
-	c->state = CONN_RUN;
-	tk_hist_record(w->st.conn_lat, now > c->t_start ? now - c->t_start : 0);
-	w->st.established++;
-	ctr_add(&w->prog.established, 1);
-	ctr_add(&w->prog.open, 1);
-	w->resolved++;
-	ramp_check(w);
+	c->state = LG_CONN_RUN;
+	tk_hist_record(th->st.conn_lat,
+	    now > c->t_start ? now - c->t_start : 0);
+	th->st.established++;
+	ctr_add(&th->prog.established, 1);
+	ctr_add(&th->prog.open, 1);
+	th->resolved++;
+	ramp_check(th);
 	if (tk_io_want(l, &c->io, TK_EV_READ) == -1) {
-		conn_close(l, c, err_kind(errno));
+		lg_conn_close(l, c, err_kind(errno));
 		return -1;
 	}
 	traffic_start(l, c);
@@ -373,18 +374,18 @@ conn_connected(struct tk_loop *l, struct lconn *c)
 }
 
 static void
-conn_io(struct tk_loop *l, struct tk_io *io)
+lg_conn_io(struct tk_loop *l, struct tk_io *io)
 {
-	struct lconn	*c = io->arg;
+	struct lg_conn	*c = io->arg;
 
-	if (c->state == CONN_CONNECTING && conn_connected(l, c) == -1)
+	if (c->state == LG_CONN_CONNECTING && lg_conn_connected(l, c) == -1)
 		return;
-	if (c->state == CONN_DEAD)
+	if (c->state == LG_CONN_DEAD)
 		return;
 	if ((io->ready & TK_EV_WRITE) != 0)
 		c->wblocked = 0;
 	if ((io->ready & (TK_EV_READ | TK_EV_HUP | TK_EV_ERR)) != 0 &&
-	    conn_read(l, c) == -1)
+	    lg_conn_read(l, c) == -1)
 		return;
 	traffic_fill(l, c);
 	engine_flush(l, c);
@@ -392,12 +393,12 @@ conn_io(struct tk_loop *l, struct tk_io *io)
 
 /* The connection's timer: connect timeout, then the rate schedule. */
 static void
-conn_timer(struct tk_loop *l, struct tk_timer *t)
+lg_conn_timer(struct tk_loop *l, struct tk_timer *t)
 {
-	struct lconn	*c = t->arg;
+	struct lg_conn	*c = t->arg;
 
-	if (c->state == CONN_CONNECTING) {
-		conn_close(l, c, ERR_TIMEOUT);
+	if (c->state == LG_CONN_CONNECTING) {
+		lg_conn_close(l, c, ERR_TIMEOUT);
 		return;
 	}
 	traffic_fill(l, c);
@@ -405,36 +406,36 @@ conn_timer(struct tk_loop *l, struct tk_timer *t)
 }
 
 static void
-conn_start(struct tk_loop *l, struct worker *w, struct lconn *c)
+lg_conn_start(struct tk_loop *l, struct lg_thread *th, struct lg_conn *c)
 {
-	const struct lg_conf	*conf = w->e->conf;
+	const struct lg_conf	*conf = th->e->conf;
 	const struct tk_addr	*dst, *src = NULL;
 	uint64_t		 now = tk_loop_now(l);
 	int			 fd, e;
 
-	if (w->st.attempted++ == 0)
-		w->st.t_first = now;
-	w->st.t_last = now;
+	if (th->st.attempted++ == 0)
+		th->st.t_first = now;
+	th->st.t_last = now;
 	c->t_start = now;
 	dst = &conf->targets[c->id % conf->ntargets];
 	if (conf->nsources > 0)
 		src = &conf->sources[c->id % conf->nsources];
 	if ((fd = tk_sock_connect(dst, src)) == -1) {
-		conn_fail_early(c, errno);
+		lg_conn_fail_early(c, errno);
 		return;
 	}
 	(void)tk_sock_nodelay(fd);
-	tk_io_init(&c->io, fd, conn_io, c);
+	tk_io_init(&c->io, fd, lg_conn_io, c);
 	if (tk_io_start(l, &c->io, TK_EV_WRITE) == -1) {
 		/* select refuses fds at FD_SETSIZE: a limit, like EMFILE. */
 		e = errno == ERANGE ? EMFILE : errno;
 		close(fd);
-		conn_fail_early(c, e);
+		lg_conn_fail_early(c, e);
 		return;
 	}
-	c->state = CONN_CONNECTING;
+	c->state = LG_CONN_CONNECTING;
 	if (tk_timer_arm(l, &c->tm, conf->connect_timeout) == -1)
-		conn_close(l, c, ERR_OTHER);
+		lg_conn_close(l, c, ERR_OTHER);
 }
 
 /*
@@ -444,22 +445,22 @@ conn_start(struct tk_loop *l, struct worker *w, struct lconn *c)
 static void
 ramp_fire(struct tk_loop *l, struct tk_timer *t)
 {
-	struct worker	*w = t->arg;
-	uint64_t	 now = tk_loop_now(l), next;
-	size_t		 due, n = 0;
+	struct lg_thread	*th = t->arg;
+	uint64_t		 now = tk_loop_now(l), next;
+	size_t			 due, n = 0;
 
-	due = (size_t)((double)(now - w->ramp_t0) * w->ramp_rate) + 1;
-	if (due > w->nconns)
-		due = w->nconns;
-	while (w->started < due && n++ < RAMP_BATCH)
-		conn_start(l, w, &w->conns[w->started++]);
-	if (w->started == w->nconns)
+	due = (size_t)((double)(now - th->ramp_t0) * th->ramp_rate) + 1;
+	if (due > th->nconns)
+		due = th->nconns;
+	while (th->started < due && n++ < RAMP_BATCH)
+		lg_conn_start(l, th, &th->conns[th->started++]);
+	if (th->started == th->nconns)
 		return;
-	if (w->started < due)
+	if (th->started < due)
 		next = now;
 	else {
-		next = w->ramp_t0 +
-		    (uint64_t)((double)w->started / w->ramp_rate);
+		next = th->ramp_t0 +
+		    (uint64_t)((double)th->started / th->ramp_rate);
 		if (next < now + RAMP_SLACK)
 			next = now + RAMP_SLACK;
 	}
@@ -469,58 +470,58 @@ ramp_fire(struct tk_loop *l, struct tk_timer *t)
 
 /* Once a second: publish p99, and fail replies overdue. */
 static void
-worker_tick(struct tk_loop *l, struct tk_timer *t)
+thread_tick(struct tk_loop *l, struct tk_timer *t)
 {
-	struct worker		*w = t->arg;
-	const struct lg_conf	*conf = w->e->conf;
-	struct lconn		*c;
+	struct lg_thread	*th = t->arg;
+	const struct lg_conf	*conf = th->e->conf;
+	struct lg_conn		*c;
 	uint64_t		 now = tk_loop_now(l);
 	size_t			 i;
 
-	atomic_store_explicit(&w->prog.p99,
-	    tk_hist_percentile(w->st.all, 99), memory_order_relaxed);
+	atomic_store_explicit(&th->prog.p99,
+	    tk_hist_percentile(th->st.all, 99), memory_order_relaxed);
 	if (conf->reply_timeout != 0) {
-		for (i = 0; i < w->started; i++) {
-			c = &w->conns[i];
-			if ((c->state == CONN_RUN || c->state == CONN_QUIET) &&
-			    c->inflight > 0 &&
+		for (i = 0; i < th->started; i++) {
+			c = &th->conns[i];
+			if ((c->state == LG_CONN_RUN ||
+			    c->state == LG_CONN_QUIET) && c->inflight > 0 &&
 			    now - c->ring[c->head].sent > conf->reply_timeout)
-				conn_close(l, c, ERR_TIMEOUT);
+				lg_conn_close(l, c, ERR_TIMEOUT);
 		}
 	}
 	(void)tk_timer_arm(l, t, TK_SEC);
 }
 
 static void
-worker_stop(struct tk_loop *l, struct tk_msg *m)
+thread_stop(struct tk_loop *l, struct tk_msg *m)
 {
 	(void)m;
 	tk_loop_stop(l);
 }
 
 static void *
-worker_main(void *arg)
+thread_main(void *arg)
 {
-	struct worker	*w = arg;
-	struct tk_loop	*l = w->l;
-	size_t		 i;
+	struct lg_thread	*th = arg;
+	struct tk_loop		*l = th->l;
+	size_t			 i;
 
 	(void)tk_signal_block_all();
-	w->ramp_t0 = tk_loop_update_now(l);
-	if (w->nconns > 0 && tk_timer_arm(l, &w->ramp, 0) == -1)
+	th->ramp_t0 = tk_loop_update_now(l);
+	if (th->nconns > 0 && tk_timer_arm(l, &th->ramp, 0) == -1)
 		fatal("%s: timer", __func__);
-	if (w->nconns == 0)
-		tk_loop_post(w->e->l, &w->m_ramp);
-	if (tk_timer_arm(l, &w->tick, TK_SEC) == -1)
+	if (th->nconns == 0)
+		tk_loop_post(th->e->l, &th->m_ramp);
+	if (tk_timer_arm(l, &th->tick, TK_SEC) == -1)
 		fatal("%s: timer", __func__);
 	tk_loop_run(l, 0);
 
-	for (i = 0; i < w->started; i++)
-		conn_close(l, &w->conns[i], -1);
-	tk_timer_cancel(l, &w->ramp);
-	tk_timer_cancel(l, &w->tick);
-	atomic_store_explicit(&w->prog.p99,
-	    tk_hist_percentile(w->st.all, 99), memory_order_relaxed);
+	for (i = 0; i < th->started; i++)
+		lg_conn_close(l, &th->conns[i], -1);
+	tk_timer_cancel(l, &th->ramp);
+	tk_timer_cancel(l, &th->tick);
+	atomic_store_explicit(&th->prog.p99,
+	    tk_hist_percentile(th->st.all, 99), memory_order_relaxed);
 	return NULL;
 }
 
@@ -539,8 +540,8 @@ prog_collect(struct engine *e)
 	int		 i;
 
 	memset(&sum, 0, sizeof(sum));
-	for (i = 0; i < e->nw; i++)
-		report_prog_sum(&sum, &e->w[i].prog);
+	for (i = 0; i < e->nthreads; i++)
+		report_prog_sum(&sum, &e->threads[i].prog);
 	atomic_store(&e->prog->target, e->total);
 	atomic_store(&e->prog->established, ctr_get(&sum.established));
 	atomic_store(&e->prog->open, ctr_get(&sum.open));
@@ -567,8 +568,8 @@ phase_end(struct engine *e)
 	e->t_meas_end = now;
 	atomic_store(&e->phase, PHASE_DONE);
 	tk_timer_cancel(e->l, &e->phase_t);
-	for (i = 0; i < e->nw; i++)
-		tk_loop_post(e->w[i].l, &e->w[i].m_stop);
+	for (i = 0; i < e->nthreads; i++)
+		tk_loop_post(e->threads[i].l, &e->threads[i].m_stop);
 	tk_loop_stop(e->l);
 }
 
@@ -608,7 +609,7 @@ phase_next(struct tk_loop *l, struct tk_timer *t)
 	phase_end(e);
 }
 
-/* A worker has resolved all its connects. */
+/* A thread has resolved all its connects. */
 static void
 ramp_done(struct tk_loop *l, struct tk_msg *m)
 {
@@ -616,11 +617,12 @@ ramp_done(struct tk_loop *l, struct tk_msg *m)
 	uint64_t	 est = 0;
 	int		 i;
 
-	if (++e->ramps_done < e->nw || atomic_load(&e->phase) != PHASE_RAMP)
+	if (++e->ramps_done < e->nthreads ||
+	    atomic_load(&e->phase) != PHASE_RAMP)
 		return;
 	e->t_ramp_end = tk_loop_update_now(l);
-	for (i = 0; i < e->nw; i++)
-		est += ctr_get(&e->w[i].prog.established);
+	for (i = 0; i < e->nthreads; i++)
+		est += ctr_get(&e->threads[i].prog.established);
 	if (est == 0) {
 		phase_end(e);
 		return;
@@ -631,7 +633,7 @@ ramp_done(struct tk_loop *l, struct tk_msg *m)
 }
 
 static void
-on_signal(struct tk_loop *l, int signo, void *arg)
+main_signal(struct tk_loop *l, int signo, void *arg)
 {
 	struct engine	*e = arg;
 
@@ -641,22 +643,21 @@ on_signal(struct tk_loop *l, int signo, void *arg)
 }
 
 static void
-worker_setup(struct engine *e, struct worker *w, int id)
+thread_setup(struct engine *e, struct lg_thread *th, int id)
 {
 	const struct lg_conf	*conf = e->conf;
-	struct lconn		*c;
+	struct lg_conn		*c;
 	uint64_t		 k, active;
 	size_t			 i;
 
-	w->e = e;
-	w->id = id;
-	w->nconns = (size_t)(e->total / (uint64_t)e->nw +
-	    ((uint64_t)id < e->total % (uint64_t)e->nw ? 1 : 0));
-	w->conns = w->nconns > 0 ? xcalloc(w->nconns, sizeof(*c)) : NULL;
-	for (i = 0; i < w->nconns; i++) {
-		c = &w->conns[i];
-		k = (uint64_t)id + (uint64_t)i * (uint64_t)e->nw;
-		c->w = w;
+	th->e = e;
+	th->nconns = (size_t)(e->total / (uint64_t)e->nthreads +
+	    ((uint64_t)id < e->total % (uint64_t)e->nthreads ? 1 : 0));
+	th->conns = th->nconns > 0 ? xcalloc(th->nconns, sizeof(*c)) : NULL;
+	for (i = 0; i < th->nconns; i++) {
+		c = &th->conns[i];
+		k = (uint64_t)id + (uint64_t)i * (uint64_t)e->nthreads;
+		c->th = th;
 		c->id = conf->id_base + k;
 		c->pat = mix64(c->id) % PATLEN;
 		c->rng = mix64(c->id ^ 0x5eed) | 1;
@@ -668,77 +669,77 @@ worker_setup(struct engine *e, struct worker *w, int id)
 			c->ring = xcalloc(c->cap, sizeof(*c->ring));
 		}
 		c->io.fd = -1;
-		tk_timer_init(&c->tm, conn_timer, c);
+		tk_timer_init(&c->tm, lg_conn_timer, c);
 	}
-	w->ramp_rate = (double)conf->connect_rate / 1e9 *
-	    (double)w->nconns / (double)(e->total > 0 ? e->total : 1);
+	th->ramp_rate = (double)conf->connect_rate / 1e9 *
+	    (double)th->nconns / (double)(e->total > 0 ? e->total : 1);
 	active = conf->mode == MODE_IDLE ? 0 : conf->conns;
 	if (conf->mode == MODE_RATE && active > 0)
-		w->interval = active * TK_SEC / conf->rate;
-	tk_timer_init(&w->ramp, ramp_fire, w);
-	tk_timer_init(&w->tick, worker_tick, w);
-	w->m_ramp.fn = ramp_done;
-	w->m_ramp.arg = e;
-	w->m_stop.fn = worker_stop;
-	w->m_stop.arg = w;
-	w->scratch = xmalloc(CHUNK);
-	if ((w->st.lat = tk_hist_new()) == NULL ||
-	    (w->st.lat_unc = tk_hist_new()) == NULL ||
-	    (w->st.conn_lat = tk_hist_new()) == NULL ||
-	    (w->st.all = tk_hist_new()) == NULL)
+		th->interval = active * TK_SEC / conf->rate;
+	tk_timer_init(&th->ramp, ramp_fire, th);
+	tk_timer_init(&th->tick, thread_tick, th);
+	th->m_ramp.fn = ramp_done;
+	th->m_ramp.arg = e;
+	th->m_stop.fn = thread_stop;
+	th->m_stop.arg = th;
+	th->scratch = xmalloc(CHUNK);
+	if ((th->st.lat = tk_hist_new()) == NULL ||
+	    (th->st.lat_unc = tk_hist_new()) == NULL ||
+	    (th->st.conn_lat = tk_hist_new()) == NULL ||
+	    (th->st.all = tk_hist_new()) == NULL)
 		fatal("%s: histogram", __func__);
-	if ((w->l = tk_loop_new(conf->backend, (int)w->nconns + 16)) == NULL)
+	if ((th->l = tk_loop_new(conf->backend, (int)th->nconns + 16)) == NULL)
 		fatal("loop on backend %s", conf->backend != NULL ?
 		    conf->backend : "(default)");
 }
 
 static void
-worker_free(struct worker *w)
+thread_free(struct lg_thread *th)
 {
 	size_t	i;
 
-	for (i = 0; i < w->nconns; i++)
-		if (w->conns[i].ring != &w->conns[i].one)
-			free(w->conns[i].ring);
-	free(w->conns);
-	free(w->scratch);
-	tk_hist_free(w->st.lat);
-	tk_hist_free(w->st.lat_unc);
-	tk_hist_free(w->st.conn_lat);
-	tk_hist_free(w->st.all);
-	if (w->l != NULL)
-		tk_loop_free(w->l);
+	for (i = 0; i < th->nconns; i++)
+		if (th->conns[i].ring != &th->conns[i].one)
+			free(th->conns[i].ring);
+	free(th->conns);
+	free(th->scratch);
+	tk_hist_free(th->st.lat);
+	tk_hist_free(th->st.lat_unc);
+	tk_hist_free(th->st.conn_lat);
+	tk_hist_free(th->st.all);
+	if (th->l != NULL)
+		tk_loop_free(th->l);
 }
 
 static void
 collect(struct engine *e, struct report *r)
 {
-	struct worker	*w;
-	uint64_t	 first = 0, last = 0, win;
-	int		 i, k, any = 0;
+	struct lg_thread	*th;
+	uint64_t		 first = 0, last = 0, win;
+	int			 i, k, any = 0;
 
-	for (i = 0; i < e->nw; i++) {
-		w = &e->w[i];
-		r->attempted += w->st.attempted;
-		r->established += w->st.established;
-		r->failed += w->st.failed;
-		r->lost += w->st.lost;
-		r->open_end += w->st.open_end;
-		r->unserved += w->st.unserved;
-		r->msgs += w->st.msgs;
-		r->bytes_in += w->st.bytes_in;
-		r->bytes_out += w->st.bytes_out;
-		r->verified += w->st.verified;
+	for (i = 0; i < e->nthreads; i++) {
+		th = &e->threads[i];
+		r->attempted += th->st.attempted;
+		r->established += th->st.established;
+		r->failed += th->st.failed;
+		r->lost += th->st.lost;
+		r->open_end += th->st.open_end;
+		r->unserved += th->st.unserved;
+		r->msgs += th->st.msgs;
+		r->bytes_in += th->st.bytes_in;
+		r->bytes_out += th->st.bytes_out;
+		r->verified += th->st.verified;
 		for (k = 0; k < ERR_MAX; k++)
-			r->errs[k] += w->st.errs[k];
-		tk_hist_merge(r->lat.h, w->st.lat);
-		tk_hist_merge(r->lat_unc.h, w->st.lat_unc);
-		tk_hist_merge(r->conn_lat.h, w->st.conn_lat);
-		if (w->st.attempted > 0) {
-			if (!any || w->st.t_first < first)
-				first = w->st.t_first;
-			if (!any || w->st.t_last > last)
-				last = w->st.t_last;
+			r->errs[k] += th->st.errs[k];
+		tk_hist_merge(r->lat.h, th->st.lat);
+		tk_hist_merge(r->lat_unc.h, th->st.lat_unc);
+		tk_hist_merge(r->conn_lat.h, th->st.conn_lat);
+		if (th->st.attempted > 0) {
+			if (!any || th->st.t_first < first)
+				first = th->st.t_first;
+			if (!any || th->st.t_last > last)
+				last = th->st.t_last;
 			any = 1;
 		}
 	}
@@ -764,36 +765,40 @@ collect(struct engine *e, struct report *r)
  * Run the configured load to the end in this process and fill r, whose
  * histograms the caller has allocated (report_init) and whose header it
  * has written.  prog receives the progress counters once a second.
- * Returns 0, or -1 when the run could not start (logged).  Dies only on
- * set-up failures.  Call from the thread that should own signals.
+ * Once the threads run, nothing ends the run but its phases, a signal
+ * or every connection gone, each of which leaves a report to print; a
+ * set-up failure (a loop, a histogram, a thread) dies through fatal(),
+ * as a command-line program does at start-up, and a tenkload child
+ * that dies so is counted by its parent.  Call from the thread that
+ * should own signals.
  */
-int
+void
 engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
 {
 	struct engine	*e;
-	int		 i, ret = 0;
+	int		 i;
 
 	pthread_once(&pattern_once, pattern_init);
 	e = xcalloc(1, sizeof(*e));
 	e->conf = conf;
 	e->prog = prog;
 	e->total = conf->conns + conf->idle;
-	e->nw = conf->threads > 0 ? conf->threads : 1;
-	if (e->total > 0 && (uint64_t)e->nw > e->total)
-		e->nw = (int)e->total;
+	e->nthreads = conf->threads > 0 ? conf->threads : 1;
+	if (e->total > 0 && (uint64_t)e->nthreads > e->total)
+		e->nthreads = (int)e->total;
 	atomic_store(&e->phase, PHASE_RAMP);
 	if ((e->l = tk_loop_new(conf->backend, 16)) == NULL)
 		fatal("loop on backend %s", conf->backend != NULL ?
 		    conf->backend : "(default)");
 	if (conf->signals) {
 		signal(SIGPIPE, SIG_IGN);
-		if (tk_signal_watch(e->l, SIGINT, on_signal, e) == -1 ||
-		    tk_signal_watch(e->l, SIGTERM, on_signal, e) == -1)
+		if (tk_signal_watch(e->l, SIGINT, main_signal, e) == -1 ||
+		    tk_signal_watch(e->l, SIGTERM, main_signal, e) == -1)
 			fatal("signals");
 	}
-	e->w = xcalloc((size_t)e->nw, sizeof(*e->w));
-	for (i = 0; i < e->nw; i++)
-		worker_setup(e, &e->w[i], i);
+	e->threads = xcalloc((size_t)e->nthreads, sizeof(*e->threads));
+	for (i = 0; i < e->nthreads; i++)
+		thread_setup(e, &e->threads[i], i);
 	atomic_store(&prog->target, e->total);
 
 	e->mono0 = e->prev_t = tk_loop_update_now(e->l);
@@ -806,13 +811,13 @@ engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
 	 * Each loop was made here and is handed to its thread; from
 	 * pthread_create() on only that thread touches it.
 	 */
-	for (i = 0; i < e->nw; i++)
-		if (pthread_create(&e->w[i].tid, NULL, worker_main,
-		    &e->w[i]) != 0)
+	for (i = 0; i < e->nthreads; i++)
+		if (pthread_create(&e->threads[i].tid, NULL, thread_main,
+		    &e->threads[i]) != 0)
 			fatalx("pthread_create failed");
 	tk_loop_run(e->l, 0);
-	for (i = 0; i < e->nw; i++)
-		pthread_join(e->w[i].tid, NULL);
+	for (i = 0; i < e->nthreads; i++)
+		pthread_join(e->threads[i].tid, NULL);
 
 	prog_collect(e);
 	atomic_store(&prog->done, 1);
@@ -823,10 +828,9 @@ engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
 	}
 	tk_timer_cancel(e->l, &e->tick);
 	tk_timer_cancel(e->l, &e->phase_t);
-	for (i = 0; i < e->nw; i++)
-		worker_free(&e->w[i]);
-	free(e->w);
+	for (i = 0; i < e->nthreads; i++)
+		thread_free(&e->threads[i]);
+	free(e->threads);
 	tk_loop_free(e->l);
 	free(e);
-	return ret;
 }

@@ -43,6 +43,11 @@ enum lg_err {
 
 #define LG_MAXPCT	16		/* --percentiles entries */
 #define LG_MAXPROCS	64
+/*
+ * Ephemeral ports for connect(2) when /proc cannot tell: Linux's
+ * default net.ipv4.ip_local_port_range, 32768 to 60999.
+ */
+#define LG_DEFAULT_PORTS	(60999 - 32768 + 1)
 
 /* What to run: filled by tenkload.c (or tenkbench), read-only after. */
 struct lg_conf {
@@ -170,12 +175,12 @@ struct msgrec {
 	uint64_t	 due;		/* ns, the intended send (rate mode) */
 };
 
-enum conn_state {
-	CONN_NEW = 0,		/* not started yet */
-	CONN_CONNECTING,
-	CONN_RUN,		/* exchanging messages */
-	CONN_QUIET,		/* idle after its one round trip */
-	CONN_DEAD		/* failed or closed */
+enum lg_conn_state {
+	LG_CONN_NEW = 0,	/* not started yet */
+	LG_CONN_CONNECTING,
+	LG_CONN_RUN,		/* exchanging messages */
+	LG_CONN_QUIET,		/* idle after its one round trip */
+	LG_CONN_DEAD		/* failed or closed */
 };
 
 /*
@@ -185,31 +190,31 @@ enum conn_state {
  * Messages in flight sit in a ring of "cap" records (one for every mode
  * but stream).
  */
-struct lconn {
-	struct tk_io	 io;
-	struct tk_timer	 tm;		/* connect timeout, rate schedule */
-	struct worker	*w;
-	uint64_t	 id;
-	uint64_t	 pat;
-	uint64_t	 queued;
-	uint64_t	 sent;
-	uint64_t	 rcvd;
-	uint64_t	 t_start;	/* ns, connect started */
-	uint64_t	 next_due;	/* rate mode: next intended send */
-	uint64_t	 rng;		/* message sizes */
-	struct msgrec	*ring;
-	struct msgrec	 one;
-	uint32_t	 head;
-	uint32_t	 inflight;
-	uint32_t	 cap;
-	uint32_t	 wmsgs;		/* messages done in the window */
-	uint8_t		 state;
-	unsigned int	 idle:1;	/* one round trip, then silence */
-	unsigned int	 wblocked:1;	/* the last send met EAGAIN */
+struct lg_conn {
+	struct tk_io		 io;
+	struct tk_timer		 tm;		/* connect timeout, rate mode */
+	struct lg_thread	*th;
+	uint64_t		 id;
+	uint64_t		 pat;
+	uint64_t		 queued;
+	uint64_t		 sent;
+	uint64_t		 rcvd;
+	uint64_t		 t_start;	/* ns, connect started */
+	uint64_t		 next_due;	/* rate mode: next send due */
+	uint64_t		 rng;		/* message sizes */
+	struct msgrec		*ring;
+	struct msgrec		 one;
+	uint32_t		 head;
+	uint32_t		 inflight;
+	uint32_t		 cap;
+	uint32_t		 wmsgs;		/* messages in the window */
+	uint8_t			 state;
+	unsigned int		 idle:1;	/* one round trip, then quiet */
+	unsigned int		 wblocked:1;	/* the last send met EAGAIN */
 };
 
-/* Counters of one worker; the measured ones only count in the window. */
-struct wstats {
+/* Counters of one thread; the measured ones only count in the window. */
+struct lg_stats {
 	uint64_t	 msgs;		/* measured */
 	uint64_t	 bytes_in;	/* measured */
 	uint64_t	 bytes_out;	/* measured */
@@ -230,12 +235,11 @@ struct wstats {
 };
 
 /* One thread with its own loop and its share of the connections. */
-struct worker {
+struct lg_thread {
 	struct engine	*e;
-	int		 id;
 	pthread_t	 tid;
 	struct tk_loop	*l;
-	struct lconn	*conns;
+	struct lg_conn	*conns;
 	size_t		 nconns;
 	size_t		 started;
 	size_t		 resolved;	/* established or failed */
@@ -247,8 +251,7 @@ struct worker {
 	struct tk_msg	 m_ramp;	/* to the main loop: ramp done */
 	struct tk_msg	 m_stop;	/* from the main loop: stop */
 	char		*scratch;
-	int		 err;		/* set up failed: errno */
-	struct wstats	 st;
+	struct lg_stats	 st;
 	struct lg_prog	 prog;
 };
 
@@ -260,20 +263,20 @@ enum phase {
 };
 
 /* engine.c */
-int		 engine_run(const struct lg_conf *, struct report *,
+void		 engine_run(const struct lg_conf *, struct report *,
 		    struct lg_prog *);
 uint64_t	 engine_fds_needed(const struct lg_conf *);
-const struct lg_conf *engine_conf(const struct worker *);
-int		 engine_measuring(const struct worker *);
-void		 engine_push(struct tk_loop *, struct lconn *, uint64_t);
-void		 engine_flush(struct tk_loop *, struct lconn *);
+const struct lg_conf *engine_conf(const struct lg_thread *);
+int		 engine_measuring(const struct lg_thread *);
+void		 engine_push(struct tk_loop *, struct lg_conn *, uint64_t);
+void		 engine_flush(struct tk_loop *, struct lg_conn *);
 
 /* traffic.c */
 const char	*traffic_name(enum lg_mode);
 int		 traffic_parse(const char *);
-void		 traffic_start(struct tk_loop *, struct lconn *);
-void		 traffic_fill(struct tk_loop *, struct lconn *);
-void		 traffic_done(struct tk_loop *, struct lconn *,
+void		 traffic_start(struct tk_loop *, struct lg_conn *);
+void		 traffic_fill(struct tk_loop *, struct lg_conn *);
+void		 traffic_done(struct tk_loop *, struct lg_conn *,
 		    const struct msgrec *);
 
 /* report.c */
@@ -285,14 +288,11 @@ uint64_t	 report_errors(const struct report *);
 void		 report_print(FILE *, const struct report *);
 int		 report_json_write(FILE *, const struct report *);
 void		 report_json_str(FILE *, const char *);
-int		 report_json_read(const char *, size_t, struct report *,
-		    const char **);
 int		 report_json_load(const char *, struct report *);
 int		 report_json_fd(int, struct report *);
 void		 report_progress(FILE *, uint64_t, const struct lg_prog *,
 		    const struct lg_prog *, double);
 void		 report_prog_sum(struct lg_prog *, const struct lg_prog *);
-const char	*report_err_name(enum lg_err);
 uint64_t	 report_epoch_us(void);
 
 /*

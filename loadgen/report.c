@@ -41,12 +41,6 @@ static const char *const err_names[ERR_MAX] = {
 
 static const double default_pct[] = { 50, 90, 99, 99.9, 99.99 };
 
-const char *
-report_err_name(enum lg_err e)
-{
-	return e < ERR_MAX ? err_names[e] : "?";
-}
-
 uint64_t
 report_epoch_us(void)
 {
@@ -1022,7 +1016,7 @@ hist_read(const struct jv *o, struct lg_hist *lh, const char **errstr)
  * prepared.  Returns 0, or -1 with *errstr pointing at a static phrase
  * (overwritten by the next call: one thread only).
  */
-int
+static int
 report_json_read(const char *buf, size_t len, struct report *r,
     const char **errstr)
 {

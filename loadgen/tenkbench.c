@@ -1704,10 +1704,10 @@ local_ports(void)
 
 	if ((f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re")) ==
 	    NULL)
-		return 28232;
+		return LG_DEFAULT_PORTS;
 	n = fscanf(f, "%lu %lu", &lo, &hi);
 	fclose(f);
-	return n == 2 && hi >= lo ? hi - lo + 1 : 28232;
+	return n == 2 && hi >= lo ? hi - lo + 1 : LG_DEFAULT_PORTS;
 }
 
 /* Lay out the cells, idle count by idle count, and mark the skipped. */

@@ -345,8 +345,7 @@ child_main(const struct lg_conf *cc, struct lg_prog *slot, int fd)
 	if (report_init(&r) == -1)
 		_exit(3);
 	report_header(&r, cc);
-	if (engine_run(cc, &r, slot) == -1)
-		_exit(3);
+	engine_run(cc, &r, slot);
 	if ((f = fdopen(fd, "w")) == NULL || report_json_write(f, &r) == -1)
 		_exit(3);
 	fclose(f);

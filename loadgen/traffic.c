@@ -46,10 +46,10 @@ traffic_parse(const char *s)
 
 /* c has just connected. */
 void
-traffic_start(struct tk_loop *l, struct lconn *c)
+traffic_start(struct tk_loop *l, struct lg_conn *c)
 {
-	const struct lg_conf	*conf = engine_conf(c->w);
-	uint64_t		 iv = c->w->interval;
+	const struct lg_conf	*conf = engine_conf(c->th);
+	uint64_t		 iv = c->th->interval;
 
 	if (conf->mode == MODE_RATE && !c->idle)
 		c->next_due = tk_loop_now(l) + (iv > 0 ? c->rng % iv : 0);
@@ -59,11 +59,11 @@ traffic_start(struct tk_loop *l, struct lconn *c)
 
 /* Queue what the mode allows now; the caller flushes. */
 void
-traffic_fill(struct tk_loop *l, struct lconn *c)
+traffic_fill(struct tk_loop *l, struct lg_conn *c)
 {
-	const struct lg_conf	*conf = engine_conf(c->w);
+	const struct lg_conf	*conf = engine_conf(c->th);
 
-	if (c->state != CONN_RUN)
+	if (c->state != LG_CONN_RUN)
 		return;
 	if (c->idle) {
 		if (c->queued == 0)
@@ -84,7 +84,7 @@ traffic_fill(struct tk_loop *l, struct lconn *c)
 			break;		/* late: the next send waits */
 		if (tk_loop_now(l) >= c->next_due) {
 			engine_push(l, c, c->next_due);
-			c->next_due += c->w->interval;
+			c->next_due += c->th->interval;
 		} else if (!tk_timer_pending(&c->tm))
 			(void)tk_timer_arm_at(l, &c->tm, c->next_due);
 		break;
@@ -95,23 +95,23 @@ traffic_fill(struct tk_loop *l, struct lconn *c)
 
 /* Message m of c is fully echoed. */
 void
-traffic_done(struct tk_loop *l, struct lconn *c, const struct msgrec *m)
+traffic_done(struct tk_loop *l, struct lg_conn *c, const struct msgrec *m)
 {
-	struct worker	*w = c->w;
-	uint64_t	 now = tk_loop_now(l), from, lat, unc;
+	struct lg_thread	*th = c->th;
+	uint64_t		 now = tk_loop_now(l), from, lat, unc;
 
 	from = m->due < m->sent ? m->due : m->sent;
 	lat = now > from ? now - from : 0;
 	unc = now > m->sent ? now - m->sent : 0;
-	tk_hist_record(w->st.all, lat);
-	ctr_add(&w->prog.msgs, 1);
-	if (engine_measuring(w)) {
-		w->st.msgs++;
+	tk_hist_record(th->st.all, lat);
+	ctr_add(&th->prog.msgs, 1);
+	if (engine_measuring(th)) {
+		th->st.msgs++;
 		c->wmsgs++;
-		tk_hist_record(w->st.lat, lat);
-		if (engine_conf(w)->mode == MODE_RATE)
-			tk_hist_record(w->st.lat_unc, unc);
+		tk_hist_record(th->st.lat, lat);
+		if (engine_conf(th)->mode == MODE_RATE)
+			tk_hist_record(th->st.lat_unc, unc);
 	}
 	if (c->idle)
-		c->state = CONN_QUIET;
+		c->state = LG_CONN_QUIET;
 }

@@ -33,7 +33,6 @@
 #define DEFAULT_IDLE		(300 * TK_SEC)
 #define DEFAULT_DRAIN		(10 * TK_SEC)
 #define DEFAULT_BUFLIMIT	(64 * 1024)
-#define MAX_CONNS		10000000LL
 
 enum {
 	OPT_ACCESS_LOG = 256,
@@ -298,7 +297,7 @@ parse_args(int argc, char *argv[])
 			cfg->log_level = lvl;
 			break;
 		case OPT_MAXCONNS:
-			cfg->max_conns = tk_cli_num(opt, optarg, 0, MAX_CONNS);
+			cfg->max_conns = tk_cli_num(opt, optarg, 0, CONNCAP_MAX);
 			break;
 		case OPT_PIDFILE:
 			if (*optarg == '\0')

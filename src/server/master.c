@@ -35,7 +35,6 @@
 #define BACKOFF_MIN	(100 * TK_MSEC)
 #define BACKOFF_MAX	(10 * TK_SEC)
 #define YOUNG		(10 * TK_SEC)	/* died young: back off */
-#define MAXWORKERS	64
 
 struct child {
 	pid_t		 pid;		/* -1 while dead */
@@ -78,8 +77,9 @@ spawn(int i)
 	return 0;
 }
 
+/* Pass signo on to every live worker. */
 static void
-forward(int signo)
+relay_signal(int signo)
 {
 	int	i;
 
@@ -199,14 +199,14 @@ master_run(void)
 				log_info("master: SIG%s: stopping the workers",
 				    sigabbrev_np(signo));
 			stopping = 1;
-			forward(signo);
+			relay_signal(signo);
 			break;
 		case SIGHUP:
 			log_reopen();
-			forward(signo);
+			relay_signal(signo);
 			break;
 		case SIGUSR1:
-			forward(signo);
+			relay_signal(signo);
 			break;
 		}
 	}

@@ -5,15 +5,17 @@
  * both sides have finished.  This file owns the session: the connect
  * with its timeout and retries, the two directions with their
  * backpressure and half-close, the PROXY protocol header, the
- * --max-conns-per-ip table, the proxy's options and its access log
- * line.  Accepting, the idle wheel and closing are conn.c's.
+ * --max-conns-per-ip check (perip.c keeps the counts), the proxy's
+ * options and its access log line.  Accepting, the idle wheel and
+ * closing are conn.c's.
  *
  * A session is one allocation: the client's struct conn first (its
  * watcher is what conn.c and the run queue know), the client's address
  * and start time (for the access log, the per-IP cap and source
- * hashing), then the upstream's watcher and queue.  Both watchers run proxy_step(), which serves both
- * directions; a direction is "client to upstream" (C2U) or "upstream to
- * client" (U2C), with the queue toward the receiving side.
+ * hashing), then the upstream's watcher and queue.  Both watchers run
+ * proxy_step(), which serves both directions; a direction is "client to
+ * upstream" (C2U) or "upstream to client" (U2C), with the queue toward
+ * the receiving side.
  *
  *	state		client want		upstream want
  *	PX_CONNECT	-			W (connect completion)
@@ -48,7 +50,6 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,22 @@ static const char *const who_names[] = {
 
 #define PX_BUDGET	(2 * SCRATCH_SIZE)	/* bytes read per turn */
 #define PX_IOV		16
-#define IPC_BUCKETS	4096
+/*
+ * --buffer-limit's default in proxy mode, per direction: the 16k of
+ * haproxy's tune.bufsize and nginx's proxy_buffer_size.  Echo mode's,
+ * one queue per connection, is main.c's DEFAULT_BUFLIMIT.
+ */
+#define PX_BUFLIMIT	(16 * 1024)
+
+/*
+ * The longest PROXY protocol header (haproxy's proxy-protocol.txt): a
+ * version 1 line takes at most 107 bytes and snprintf's NUL (2.1); a
+ * version 2 header is 16 bytes and an address block of up to 216, two
+ * AF_UNIX paths (2.2).  We send TCP4 or TCP6, but size for the spec.
+ */
+#define PP2_HDRLEN	16
+#define PP2_ADDRMAX	216
+#define PP_MAXLEN	(PP2_HDRLEN + PP2_ADDRMAX)
 
 struct psess {
 	struct conn		 c;	/* the client; first */
@@ -104,17 +120,8 @@ struct psess {
 	uint8_t			 eof[2]; /* FIN read from the source */
 	uint8_t			 shut[2]; /* FIN passed on */
 	unsigned int		 unit:1; /* upstream's --max-conns unit */
-	unsigned int		 ipc:1;	/* counted per IP */
+	unsigned int		 perip:1; /* counted per IP */
 	unsigned int		 fin_armed:1;
-};
-
-
-/* A client address in the --max-conns-per-ip table. */
-struct ipc {
-	struct ipc		*next;
-	unsigned char		 addr[16];
-	sa_family_t		 family;
-	long long		 n;
 };
 
 struct pxconf	 pxcf = {
@@ -127,8 +134,6 @@ struct pxconf	 pxcf = {
 };
 
 static char		*given_opt;	/* first proxy option seen */
-static struct ipc	*ipc_tab[IPC_BUCKETS];
-static pthread_mutex_t	 ipc_mtx = PTHREAD_MUTEX_INITIALIZER;
 
 static void	proxy_start(struct worker *, struct conn *,
 		    const struct sockaddr *, socklen_t);
@@ -149,8 +154,6 @@ static void	end(struct worker *, struct psess *, int, const char *,
 static void	fail(struct worker *, struct psess *, int);
 static void	discard(struct worker *, struct psess *);
 static int	proxy_header(struct psess *, char *, size_t);
-static int	ipc_take(const struct sockaddr_in6 *);
-static void	ipc_put(const struct sockaddr_in6 *);
 static void	access_line(struct worker *, struct psess *, const char *);
 
 const struct proto proto_proxy = {
@@ -205,7 +208,7 @@ proxy_option(int ch, const char *opt, const char *arg)
 		    "0 to 24h");
 		break;
 	case OPT_MAXPERIP:
-		pxcf.max_per_ip = num_arg(opt, arg, 0, 10000000);
+		pxcf.max_per_ip = num_arg(opt, arg, 0, CONNCAP_MAX);
 		break;
 	case OPT_RETRIES:
 		pxcf.retries = (int)num_arg(opt, arg, 0, 100);
@@ -219,7 +222,7 @@ proxy_option(int ch, const char *opt, const char *arg)
 			badarg(opt, arg, "not a version (v1, v2)");
 		break;
 	case OPT_WORKERS:
-		srv.cfg.workers = (int)num_arg(opt, arg, 1, 64);
+		srv.cfg.workers = (int)num_arg(opt, arg, 1, MAXWORKERS);
 		break;
 	}
 }
@@ -240,7 +243,7 @@ proxy_config(void)
 		badarg("proxy", NULL, "needs at least one upstream "
 		    "(-u HOST:PORT)");
 	if (srv.cfg.buffer_limit == 0)
-		srv.cfg.buffer_limit = 16 * 1024;
+		srv.cfg.buffer_limit = PX_BUFLIMIT;
 	upstream_init();
 }
 
@@ -285,11 +288,11 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 		return;
 	}
 	if (pxcf.max_per_ip > 0) {
-		if (ipc_take(&s->a.peer) == -1) {
+		if (perip_take(&s->a.peer, pxcf.max_per_ip) == -1) {
 			end(w, s, WHO_TENKD, "ip-limit", CONN_ERROR);
 			return;
 		}
-		s->ipc = 1;
+		s->perip = 1;
 	}
 	/*
 	 * XXX Threads racing for the last units can leave an accepted
@@ -387,7 +390,7 @@ connect_next(struct worker *w, struct psess *s, int err)
 static int
 connect_done(struct worker *w, struct psess *s)
 {
-	char	hdr[232];
+	char	hdr[PP_MAXLEN];
 	int	err, n;
 
 	if ((err = tk_sock_error(s->up.fd)) == -1)
@@ -736,8 +739,8 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 		upstream_release(s->u, s->tx, s->rx);
 	if (s->unit)
 		worker_conn_gone(w);
-	if (s->ipc)
-		ipc_put(&s->a.peer);
+	if (s->perip)
+		perip_put(&s->a.peer);
 	if (srv.access_fd != -1)
 		access_line(w, s, phase);
 }
@@ -820,82 +823,6 @@ proxy_header(struct psess *s, char *buf, size_t len)
 	memcpy(p + 48, &s6->sin6_port, 2);
 	memcpy(p + 50, &d6->sin6_port, 2);
 	return 52;
-}
-
-/*
- * --max-conns-per-ip: a count per client address, shared by the
- * threads of the process under one mutex, taken once per accept and
- * close.  XXX With --workers the cap is per process.
- */
-static unsigned int
-ipc_key(const struct sockaddr_in6 *sa, unsigned char *addr)
-{
-	unsigned int	h = 2166136261u;
-	int		i;
-
-	memset(addr, 0, 16);
-	if (sa->sin6_family == AF_INET)
-		memcpy(addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-	else if (sa->sin6_family == AF_INET6)
-		memcpy(addr, &sa->sin6_addr, 16);
-	for (i = 0; i < 16; i++) {
-		h ^= addr[i];
-		h *= 16777619u;
-	}
-	return h % IPC_BUCKETS;
-}
-
-/* Count a connection from sa; -1 at the cap (or out of memory). */
-static int
-ipc_take(const struct sockaddr_in6 *sa)
-{
-	struct ipc	*e;
-	unsigned char	 addr[16];
-	unsigned int	 h = ipc_key(sa, addr);
-	int		 rv = 0;
-
-	pthread_mutex_lock(&ipc_mtx);
-	for (e = ipc_tab[h]; e != NULL; e = e->next)
-		if (e->family == sa->sin6_family &&
-		    memcmp(e->addr, addr, 16) == 0)
-			break;
-	if (e == NULL) {
-		if ((e = calloc(1, sizeof(*e))) == NULL)
-			rv = -1;
-		else {
-			memcpy(e->addr, addr, 16);
-			e->family = sa->sin6_family;
-			e->next = ipc_tab[h];
-			ipc_tab[h] = e;
-		}
-	}
-	if (e != NULL) {
-		if (e->n >= pxcf.max_per_ip)
-			rv = -1;
-		else
-			e->n++;
-	}
-	pthread_mutex_unlock(&ipc_mtx);
-	return rv;
-}
-
-static void
-ipc_put(const struct sockaddr_in6 *sa)
-{
-	struct ipc	*e, **ep;
-	unsigned char	 addr[16];
-	unsigned int	 h = ipc_key(sa, addr);
-
-	pthread_mutex_lock(&ipc_mtx);
-	for (ep = &ipc_tab[h]; (e = *ep) != NULL; ep = &e->next)
-		if (e->family == sa->sin6_family &&
-		    memcmp(e->addr, addr, 16) == 0)
-			break;
-	if (e != NULL && --e->n == 0) {
-		*ep = e->next;
-		free(e);
-	}
-	pthread_mutex_unlock(&ipc_mtx);
 }
 
 /*

@@ -14,6 +14,8 @@
 #include "tenk/log.h"
 #include "tenkd.h"
 
+static void	stats_add(struct stats *, const struct stats *);
+static void	stats_log(const char *, const struct stats *);
 static void	stats_reply(struct tk_loop *, struct tk_msg *);
 
 /* Copy w's counters with the figures kept elsewhere.  Worker thread. */
@@ -26,7 +28,7 @@ stats_snapshot(struct worker *w, struct stats *s)
 	s->bufs_free = w->pool.nfree;
 }
 
-void
+static void
 stats_add(struct stats *dst, const struct stats *src)
 {
 	int	i;
@@ -45,7 +47,7 @@ stats_add(struct stats *dst, const struct stats *src)
  * "stats thread 0: accepted 12 active 2 closed eof 9 reset 1 ... in 123
  * out 123 bufs 0 spare 4", logged at level info.
  */
-void
+static void
 stats_log(const char *who, const struct stats *s)
 {
 	char	closed[256];

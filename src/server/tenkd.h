@@ -5,8 +5,8 @@
  * thread (main.c) owns signals and talks to workers only through
  * tk_loop_post(); a worker (worker.c) owns one loop, one listener per
  * address, its connections (conn.c) and its counters (stats.c).  The
- * protocol (echo.c, later proxy.c) sees a connection only through its
- * step function.
+ * protocol (echo.c, proxy.c) sees a connection only through its step
+ * function.
  */
 #ifndef TENK_SERVER_TENKD_H
 #define TENK_SERVER_TENKD_H
@@ -28,7 +28,9 @@
 #include "tenk/timer.h"
 
 #define MAXLISTEN	16		/* --listen addresses */
-#define MAXTHREADS	256
+#define MAXTHREADS	256		/* --threads */
+#define MAXWORKERS	64		/* --workers */
+#define CONNCAP_MAX	10000000LL	/* --max-conns, --max-conns-per-ip */
 
 #define SCRATCH_SIZE	(64 * 1024)	/* per-thread read buffer */
 #define POOL_BUFSIZE	(16 * 1024 - 64) /* a pool buffer, header apart */
@@ -150,6 +152,15 @@ struct listener {
 /* The idle wheel: see conn.c. */
 #define WHEEL_SLOTS	1024
 
+/* Warnings a worker rate-limits, each kind on its own (worker_warn_ok). */
+enum warn_kind {
+	WARN_EMFILE = 0,	/* accept4: out of descriptors */
+	WARN_ACCEPT,		/* accept4, or watching its fd, failed */
+	WARN_FDLIMIT,		/* fd beyond what the backend can watch */
+	WARN_NOMEM,		/* no memory for a connection */
+	WARN_NKINDS
+};
+
 LIST_HEAD(connlist, conn);
 
 struct worker {
@@ -180,8 +191,8 @@ struct worker {
 	atomic_int		 resume_posted;
 
 	/* Rate-limited warnings: when the last one went out, how many since. */
-	uint64_t		 warn_last[4];
-	uint64_t		 warn_skipped[4];
+	uint64_t		 warn_last[WARN_NKINDS];
+	uint64_t		 warn_skipped[WARN_NKINDS];
 
 	/* Messages from main, and replies to it. */
 	struct tk_msg		 m_drain;
@@ -193,12 +204,6 @@ struct worker {
 	struct tk_msg		 m_stats_reply;	/* to main */
 	struct stats		 snap;		/* for m_stats_reply */
 };
-
-/* Rate-limited warning kinds. */
-#define WARN_EMFILE	0
-#define WARN_ACCEPT	1
-#define WARN_FDLIMIT	2
-#define WARN_NOMEM	3
 
 /* The process. */
 struct server {
@@ -236,7 +241,7 @@ void		 worker_init(struct worker *, int, const int *);
 void		 worker_start(struct worker *);
 void		 worker_free(struct worker *);
 void		 worker_conn_gone(struct worker *);
-int		 worker_warn_ok(struct worker *, int, uint64_t *);
+int		 worker_warn_ok(struct worker *, enum warn_kind, uint64_t *);
 
 /* conn.c */
 extern const char *const conn_reasons[CONN_NREASONS];
@@ -253,8 +258,6 @@ extern const struct proto proto_echo;
 
 /* stats.c */
 void		 stats_snapshot(struct worker *, struct stats *);
-void		 stats_add(struct stats *, const struct stats *);
-void		 stats_log(const char *, const struct stats *);
 void		 stats_request(void);
 
 /* proxy.c: options (values from OPT_PROXY up) and the protocol. */
@@ -280,7 +283,6 @@ enum balance {
 };
 
 struct pxconf {
-	int		 given;			/* a proxy option was seen */
 	enum balance	 balance;
 	uint64_t	 connect_timeout;	/* ns */
 	uint64_t	 fin_timeout;		/* ns */
@@ -295,6 +297,10 @@ extern struct pxconf	 pxcf;
 extern const struct proto proto_proxy;
 void		 proxy_option(int, const char *, const char *);
 void		 proxy_config(void);
+
+/* perip.c */
+int		 perip_take(const struct sockaddr_in6 *, long long);
+void		 perip_put(const struct sockaddr_in6 *);
 
 /* upstream.c */
 struct upstream;

@@ -155,7 +155,7 @@ worker_free(struct worker *w)
  * last one that went out.
  */
 int
-worker_warn_ok(struct worker *w, int kind, uint64_t *skipped)
+worker_warn_ok(struct worker *w, enum warn_kind kind, uint64_t *skipped)
 {
 	uint64_t	now = tk_loop_now(w->l);
 
