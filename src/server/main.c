@@ -297,7 +297,8 @@ parse_args(int argc, char *argv[])
 			cfg->log_level = lvl;
 			break;
 		case OPT_MAXCONNS:
-			cfg->max_conns = tk_cli_num(opt, optarg, 0, CONNCAP_MAX);
+			cfg->max_conns = tk_cli_num(opt, optarg, 0,
+			    CONNCAP_MAX);
 			break;
 		case OPT_PIDFILE:
 			if (*optarg == '\0')

@@ -190,7 +190,8 @@ proxy_option(int ch, const char *opt, const char *arg)
 		else if (strcmp(arg, "source") == 0)
 			pxcf.balance = BALANCE_SOURCE;
 		else
-			badarg(opt, arg, "not a method (rr, leastconn, source)");
+			badarg(opt, arg,
+			    "not a method (rr, leastconn, source)");
 		break;
 	case OPT_CONNECT_TIMEOUT:
 		pxcf.connect_timeout = dur_arg(opt, arg, 10 * TK_MSEC,

@@ -163,7 +163,8 @@ main(int argc, char *argv[])
 			case T_RECV:
 				e = (struct end *)(uintptr_t)(ud & ~7ULL);
 				if (res > 0) {
-					bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
+					bid = cqe->flags >>
+					    IORING_CQE_BUFFER_SHIFT;
 					s = sqe_get();
 					io_uring_prep_send(s, e->peer->fd,
 					    bufs + (size_t)bid * BUFSZ, res,
