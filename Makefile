@@ -106,8 +106,8 @@ link_name = $(subst /,-,$(patsubst $(B)/%,%,$(1)))
 
 $(B)/link/%: FORCE
 	@mkdir -p $(@D)
-	@printf '%s\n' $(LINK_$*) >$@.tmp && \
-	    if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+	@printf '%s\n' $(LINK_$*) >$@.$$$$ && \
+	    if cmp -s $@.$$$$ $@; then rm -f $@.$$$$; else mv -f $@.$$$$ $@; fi
 
 # $(call archive,LIBRARY,SOURCES) and $(call program,BINARY,SOURCES):
 # the rules for a library or a binary built from SOURCES.
