@@ -1,7 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# A constant injected delay of 10 ms is measured as 10 ms: p50 within 1%
-# of 10 ms plus the loopback round trip measured here first.  The round
+# A constant injected delay of 10 ms is measured as 10 ms: p50 never
+# below it, and within 5% of 10 ms plus the loopback round trip measured
+# here first.  The bound is wide because the server's own 10 ms timer
+# fires late on a loaded machine (seen: +1% to +4% with two test jobs and
+# other builds on 2 cores), and that lateness is real delay, which
+# tenkload must report.  The round
 # trip is taken at a low message rate, so that, as with the delayed
 # echoes, each reply has to wake an idle client (the uncorrected figure
 # leaves out the rate schedule's own timer lateness).
@@ -29,7 +33,7 @@ measure() {
 	[ "$n" -ge 500 ] || fail "only $n messages"
 	# Never below the delay: that would be a measurement error.
 	awk_true "$p50 >= 10000000" || fail "p50 $p50 ns is below 10 ms"
-	awk_true "$p50 <= 10100000 + $rtt"
+	awk_true "$p50 <= 10500000 + $rtt"
 }
 
 # A busy machine (other tests in parallel) delays wake-ups and can push
@@ -38,7 +42,7 @@ for try in 1 2 3; do
 	if measure; then
 		pass
 	fi
-	echo "try $try: p50 more than 1% above 10 ms + rtt"
+	echo "try $try: p50 more than 5% above 10 ms + rtt"
 	sleep 1
 done
-fail "p50 $p50 ns is more than 1% above 10 ms + rtt $rtt ns, three times"
+fail "p50 $p50 ns is more than 5% above 10 ms + rtt $rtt ns, three times"
