@@ -5,11 +5,11 @@
  * syscall counts of a "strace -c" summary.
  *
  * The CPU time of a process (utime + stime in /proc/PID/stat) is sampled
- * every SAMPLE_MS with a wall-clock stamp while a run lasts; the two
- * samples bracketing each end of tenkload's measured window (its JSON
- * carries the window in epoch microseconds) are interpolated, so the CPU
- * per message covers the same window as the message count, without
- * guessing how long tenkload's ramp took.
+ * every SAMPLE_MS (bench_cell.c) with a wall-clock stamp while a run
+ * lasts; the two samples bracketing each end of tenkload's measured
+ * window (its JSON carries the window in epoch microseconds) are
+ * interpolated, so the CPU per message covers the same window as the
+ * message count, without guessing how long tenkload's ramp took.
  */
 #include <sys/types.h>
 
