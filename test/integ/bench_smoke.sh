@@ -3,8 +3,8 @@
 # tenkbench, a short sweep: two backends, two idle counts, 1 s cells, one
 # repeat.  Checks the shape of the CSV and JSON, that every cell finished
 # with zero errors, that bad options exit 2 with one line naming them,
-# that --help and the manual agree, and that SIGINT leaves no child
-# behind.  The numbers themselves are not checked.
+# that --help and the manual agree, and that neither SIGINT nor a fatal
+# error leaves a child behind.  The numbers themselves are not checked.
 # backends: none
 # timeout: 120
 . "$(dirname "$0")/lib.sh"
@@ -12,6 +12,7 @@
 BENCH=$TK_BIN/tenkbench
 out=$T/bench
 out2=$T/bench2
+out3=$T/bench3
 
 # The helpers below are called through wait_for.
 # shellcheck disable=SC2317
@@ -19,12 +20,12 @@ _measuring() {
 	grep -q 'measuring' "$T/progress2"
 }
 
-# Does any process hold a file under $out2 as stdin, stdout or stderr?
+# Does any process hold a file under $held as stdin, stdout or stderr?
 # shellcheck disable=SC2317
 _holders() {
 	for fd in /proc/[0-9]*/fd/[012]; do
 		case $(readlink "$fd" 2>/dev/null) in
-		"$out2"/*) return 0 ;;
+		"$held"/*) return 0 ;;
 		esac
 	done
 	return 1
@@ -117,6 +118,22 @@ if command -v python3 >/dev/null 2>&1; then
 	    "$json" || fail "JSON does not parse"
 fi
 
+# A fatal error in the middle (tenkload refuses its command line): exit
+# 1 with the reason, and tenkd, already running, stopped on the way out.
+printf '#!/bin/sh\necho "tenkload: --bogus: unknown option" >&2\nexit 2\n' \
+    >"$T/refuse"
+chmod +x "$T/refuse"
+"$BENCH" --backends epoll --idle 0 --active 2 --duration 1s --repeat 1 \
+    --tenkload "$T/refuse" --out "$out3" >/dev/null 2>"$T/progress3"
+st=$?
+[ "$st" -eq 1 ] || fail "refused tenkload: exit $st, not 1"
+grep -q 'refused its command line: tenkload: --bogus' "$T/progress3" ||
+    fail "refused tenkload: $(cat "$T/progress3")"
+grep -q 'exiting' "$out3/logs/epoll-0.tenkd.log" ||
+    fail "tenkd not stopped: $(cat "$out3/logs/epoll-0.tenkd.log")"
+held=$out3
+wait_for 5 _no_holders || fail "a child of tenkbench survived its error"
+
 # SIGINT in the middle: a quick exit, and no child left holding a log.
 "$BENCH" --backends epoll --idle 100 --active 10 --duration 30s \
     --repeat 1 --out "$out2" >/dev/null 2>"$T/progress2" &
@@ -126,5 +143,6 @@ wait_for 20 _measuring || fail "no measuring: $(cat "$T/progress2")"
 kill -INT "$bpid"
 wait_exit 20 "$bpid"
 [ "$STATUS" -ne 0 ] || fail "exit 0 after SIGINT"
+held=$out2
 wait_for 5 _no_holders || fail "a child of tenkbench survived SIGINT"
 pass

@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The results of the sweep: a table on stdout, results.csv and runs.csv,
+ * results.json, and with --plot gnuplot's data files, script and charts,
+ * all under OUT.  Each cell shows the median of its runs with the
+ * minimum and the maximum.
+ */
+#include <sys/select.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tenk/log.h"
+#include "tenk/parse.h"
+#include "loadgen.h"
+#include "bench.h"
+
+enum field {
+	F_RATE = 0,
+	F_P50,
+	F_P99,
+	F_CPU,
+	F_CCPU
+};
+
+static double
+run_field(const struct run *r, enum field f)
+{
+	switch (f) {
+	case F_RATE:
+		return r->rate;
+	case F_P50:
+		return r->p50;
+	case F_P99:
+		return r->p99;
+	case F_CPU:
+		return r->cpu;
+	case F_CCPU:
+		return r->ccpu;
+	}
+	return 0;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double	x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median, min and max of field f over c's runs; 0 without runs. */
+static void
+stat3(const struct cell *c, enum field f, double *med, double *lo,
+    double *hi)
+{
+	double	v[MAXREPEAT];
+	int	i, n = c->nruns;
+
+	*med = *lo = *hi = 0;
+	if (n == 0)
+		return;
+	for (i = 0; i < n; i++)
+		v[i] = run_field(&c->runs[i], f);
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	*lo = v[0];
+	*hi = v[n - 1];
+	*med = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double
+sys_per_msg(const struct cell *c)
+{
+	return c->sys_msgs > 0 ? (double)c->sys_total / (double)c->sys_msgs :
+	    -1;
+}
+
+/* A cell's status as the table, CSV and JSON name it. */
+const char *
+out_status(enum cell_status s)
+{
+	switch (s) {
+	case CELL_PENDING:
+		return "pending";
+	case CELL_OK:
+		return "ok";
+	case CELL_ERRORS:
+		return "errors";
+	case CELL_FAILED:
+		return "failed";
+	case CELL_SKIPPED:
+		return "skipped";
+	}
+	return "?";
+}
+
+/* The table of the cells, one row each, with the notes below. */
+void
+out_table(FILE *f)
+{
+	const struct cell	*c;
+	double			 m, lo, hi, p50, p99, x, y, cm, clo, chi;
+	char			 rate[64], cpu[64], sys[16], d1[32], d2[32];
+	int			 i;
+
+	fprintf(f, "\ntenkd echo --threads %d; %llu active ping-pong "
+	    "connections of %llu B; %s measured after %s of warm-up; "
+	    "median of %d (min-max)\n", conf.threads,
+	    (unsigned long long)conf.active, (unsigned long long)conf.size,
+	    tk_fmt_duration(conf.duration, d1, sizeof(d1)),
+	    tk_fmt_duration(conf.warmup, d2, sizeof(d2)), conf.repeat);
+	fprintf(f, "%-8s %6s  %-26s %8s %8s  %-22s %8s\n", "backend", "idle",
+	    "msgs/s", "p50 us", "p99 us", "server CPU us/msg", "sys/msg");
+	for (i = 0; i < ncells; i++) {
+		c = &cells[i];
+		if (c->status == CELL_SKIPPED || c->nruns == 0) {
+			fprintf(f, "%-8s %6llu  %s: %s\n", c->backend,
+			    (unsigned long long)c->idle,
+			    out_status(c->status), c->note);
+			continue;
+		}
+		stat3(c, F_RATE, &m, &lo, &hi);
+		snprintf(rate, sizeof(rate), "%.0f (%.0f-%.0f)", m, lo, hi);
+		stat3(c, F_P50, &p50, &x, &y);
+		stat3(c, F_P99, &p99, &x, &y);
+		stat3(c, F_CPU, &cm, &clo, &chi);
+		snprintf(cpu, sizeof(cpu), "%.2f (%.2f-%.2f)", cm, clo, chi);
+		if (sys_per_msg(c) >= 0)
+			snprintf(sys, sizeof(sys), "%.2f", sys_per_msg(c));
+		else
+			strlcpy(sys, "-", sizeof(sys));
+		fprintf(f, "%-8s %6llu  %-26s %8.0f %8.0f  %-22s %8s\n",
+		    c->backend, (unsigned long long)c->idle, rate, p50, p99,
+		    cpu, sys);
+		if (c->status != CELL_OK || c->note[0] != '\0')
+			fprintf(f, "%17s%s: %s\n", "", out_status(c->status),
+			    c->note);
+	}
+	fflush(f);
+}
+
+static FILE *
+file_open(const char *name, char *path, size_t len)
+{
+	FILE	*f;
+
+	snprintf(path, len, "%s/%s", conf.out, name);
+	if ((f = fopen(path, "we")) == NULL)
+		fatal("%s", path);
+	return f;
+}
+
+static void
+file_close(FILE *f, const char *path)
+{
+	if (fflush(f) == EOF || ferror(f)) {
+		fclose(f);
+		fatalx("%s: write failed", path);
+	}
+	fclose(f);
+}
+
+/* A CSV field: quoted, with inner quotes doubled. */
+static void
+csv_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s != '\0'; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* results.csv, a row per cell, and runs.csv, a row per run. */
+void
+out_csv(void)
+{
+	const struct cell	*c;
+	const struct run	*r;
+	enum field		 fl;
+	FILE			*f;
+	char			 path[PATH_MAX];
+	double			 m, lo, hi;
+	int			 i, k;
+
+	f = file_open("results.csv", path, sizeof(path));
+	fprintf(f, "backend,idle,active,status,runs,errors,"
+	    "msgs_per_s,msgs_per_s_min,msgs_per_s_max,"
+	    "p50_us,p50_us_min,p50_us_max,p99_us,p99_us_min,p99_us_max,"
+	    "cpu_us_per_msg,cpu_us_per_msg_min,cpu_us_per_msg_max,"
+	    "client_cpu_us_per_msg,client_cpu_us_per_msg_min,"
+	    "client_cpu_us_per_msg_max,syscalls_per_msg,note\n");
+	for (i = 0; i < ncells; i++) {
+		c = &cells[i];
+		fprintf(f, "%s,%llu,%llu,%s,%d,%llu", c->backend,
+		    (unsigned long long)c->idle,
+		    (unsigned long long)conf.active, out_status(c->status),
+		    c->nruns, (unsigned long long)c->errors);
+		for (fl = F_RATE; fl <= F_CCPU; fl++) {
+			if (c->nruns == 0) {
+				fprintf(f, ",,,");
+				continue;
+			}
+			stat3(c, fl, &m, &lo, &hi);
+			fprintf(f, ",%.3f,%.3f,%.3f", m, lo, hi);
+		}
+		if (sys_per_msg(c) >= 0)
+			fprintf(f, ",%.3f,", sys_per_msg(c));
+		else
+			fprintf(f, ",,");
+		csv_str(f, c->note);
+		fputc('\n', f);
+	}
+	file_close(f, path);
+
+	f = file_open("runs.csv", path, sizeof(path));
+	fprintf(f, "backend,idle,repeat,msgs,msgs_per_s,p50_us,p99_us,"
+	    "cpu_us_per_msg,client_cpu_us_per_msg,errors\n");
+	for (i = 0; i < ncells; i++) {
+		c = &cells[i];
+		for (k = 0; k < c->nruns; k++) {
+			r = &c->runs[k];
+			fprintf(f, "%s,%llu,%d,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,"
+			    "%llu\n", c->backend, (unsigned long long)c->idle,
+			    k + 1, (unsigned long long)r->msgs, r->rate,
+			    r->p50, r->p99, r->cpu, r->ccpu,
+			    (unsigned long long)r->errors);
+		}
+	}
+	file_close(f, path);
+}
+
+static void
+json_stat(FILE *f, const struct cell *c, const char *key, enum field fl)
+{
+	double	m, lo, hi;
+
+	if (c->nruns == 0) {
+		fprintf(f, "      \"%s\": null,\n", key);
+		return;
+	}
+	stat3(c, fl, &m, &lo, &hi);
+	fprintf(f, "      \"%s\": { \"median\": %.3f, \"min\": %.3f, "
+	    "\"max\": %.3f },\n", key, m, lo, hi);
+}
+
+/* results.json: the machine, the configuration, the cells. */
+void
+out_json(void)
+{
+	const struct cell	*c;
+	const struct run	*r;
+	struct utsname		 u;
+	FILE			*f;
+	char			 path[PATH_MAX];
+	int			 i, k;
+
+	if (uname(&u) == -1)
+		strlcpy(u.release, "?", sizeof(u.release));
+	f = file_open("results.json", path, sizeof(path));
+	fprintf(f, "{\n  \"tenkbench\": \"%s\",\n  \"format\": 1,\n",
+	    TENK_VERSION);
+	fprintf(f, "  \"args\": ");
+	report_json_str(f, conf.args);
+	fprintf(f, ",\n  \"machine\": { \"kernel\": ");
+	report_json_str(f, u.release);
+	fprintf(f, ", \"cpus\": %ld, \"nofile\": %llu, \"fd_setsize\": %d, "
+	    "\"local_ports\": %llu },\n", sysconf(_SC_NPROCESSORS_ONLN),
+	    (unsigned long long)conf.nofile, FD_SETSIZE,
+	    (unsigned long long)conf.nports);
+	fprintf(f, "  \"config\": { \"server_threads\": %d, "
+	    "\"load_threads\": %d, \"active\": %llu, \"size\": %llu, "
+	    "\"duration_s\": %.3f, \"warmup_s\": %.3f, \"repeat\": %d, "
+	    "\"connect_rate\": %llu, \"syscalls\": %s, "
+	    "\"syscall_time_s\": %.3f },\n", conf.threads, conf.load_threads,
+	    (unsigned long long)conf.active, (unsigned long long)conf.size,
+	    (double)conf.duration / 1e9, (double)conf.warmup / 1e9,
+	    conf.repeat, (unsigned long long)conf.connect_rate,
+	    conf.syscalls ? "true" : "false", (double)conf.systime / 1e9);
+	fprintf(f, "  \"cells\": [\n");
+	for (i = 0; i < ncells; i++) {
+		c = &cells[i];
+		fprintf(f, "    {\n      \"backend\": \"%s\",\n"
+		    "      \"idle\": %llu,\n      \"active\": %llu,\n"
+		    "      \"status\": \"%s\",\n      \"errors\": %llu,\n"
+		    "      \"note\": ", c->backend, (unsigned long long)c->idle,
+		    (unsigned long long)conf.active, out_status(c->status),
+		    (unsigned long long)c->errors);
+		report_json_str(f, c->note);
+		fprintf(f, ",\n");
+		json_stat(f, c, "msgs_per_s", F_RATE);
+		json_stat(f, c, "p50_us", F_P50);
+		json_stat(f, c, "p99_us", F_P99);
+		json_stat(f, c, "cpu_us_per_msg", F_CPU);
+		json_stat(f, c, "client_cpu_us_per_msg", F_CCPU);
+		if (sys_per_msg(c) >= 0) {
+			fprintf(f, "      \"syscalls_per_msg\": %.3f,\n",
+			    sys_per_msg(c));
+			fprintf(f, "      \"syscalls\": { \"msgs\": %llu, "
+			    "\"total\": %llu", (unsigned long long)c->sys_msgs,
+			    (unsigned long long)c->sys_total);
+			for (k = 0; k < c->nsys; k++)
+				fprintf(f, ", \"%s\": %llu", c->sys[k].name,
+				    (unsigned long long)c->sys[k].calls);
+			fprintf(f, " },\n");
+		} else
+			fprintf(f, "      \"syscalls_per_msg\": null,\n");
+		fprintf(f, "      \"runs\": [");
+		for (k = 0; k < c->nruns; k++) {
+			r = &c->runs[k];
+			fprintf(f, "%s\n        { \"msgs\": %llu, "
+			    "\"msgs_per_s\": %.3f, \"p50_us\": %.3f, "
+			    "\"p99_us\": %.3f, \"cpu_us_per_msg\": %.3f, "
+			    "\"client_cpu_us_per_msg\": %.3f, "
+			    "\"errors\": %llu }", k > 0 ? "," : "",
+			    (unsigned long long)r->msgs, r->rate, r->p50,
+			    r->p99, r->cpu, r->ccpu,
+			    (unsigned long long)r->errors);
+		}
+		fprintf(f, "%s]\n    }%s\n", c->nruns > 0 ? "\n      " : "",
+		    i + 1 < ncells ? "," : "");
+	}
+	fprintf(f, "  ]\n}\n");
+	file_close(f, path);
+}
+
+/*
+ * Data files (one per backend) and a gnuplot script for two charts:
+ * msgs/s and server CPU per message against idle connections.
+ */
+void
+out_plot(const char *gnuplot)
+{
+	const struct cell	*c;
+	FILE			*f;
+	char			 path[PATH_MAX], name[64], gp[PATH_MAX];
+	char			 log[PATH_MAX], tail[200];
+	const char		*argv[4];
+	double			 m, lo, hi, cm, clo, chi;
+	pid_t			 pid;
+	int			 b, i, n, status;
+
+	for (b = 0; b < conf.nbackends; b++) {
+		snprintf(name, sizeof(name), "plot-%s.dat", conf.backends[b]);
+		f = file_open(name, path, sizeof(path));
+		fprintf(f, "# idle msgs_per_s min max cpu_us_per_msg "
+		    "min max\n");
+		for (i = 0; i < ncells; i++) {
+			c = &cells[i];
+			if (strcmp(c->backend, conf.backends[b]) != 0 ||
+			    c->nruns == 0)
+				continue;
+			stat3(c, F_RATE, &m, &lo, &hi);
+			stat3(c, F_CPU, &cm, &clo, &chi);
+			fprintf(f, "%llu %.3f %.3f %.3f %.3f %.3f %.3f\n",
+			    (unsigned long long)c->idle, m, lo, hi, cm, clo,
+			    chi);
+		}
+		file_close(f, path);
+	}
+	f = file_open("plot.gp", gp, sizeof(gp));
+	fprintf(f, "# gnuplot script written by tenkbench; "
+	    "run from this directory.\n");
+	fprintf(f, "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) "
+	    "{ set terminal pngcairo size 900,560 noenhanced } "
+	    "else { set terminal png size 900,560 noenhanced }\n");
+	fprintf(f, "set grid\nset key outside right top\nset xlabel \"idle "
+	    "connections\"\nset yrange [0:*]\n");
+	for (n = 0; n < 2; n++) {
+		fprintf(f, "set output \"%s\"\n", n == 0 ? "msgs.png" :
+		    "cpu.png");
+		fprintf(f, "set title \"tenkd echo --threads %d, %llu active "
+		    "ping-pong connections: %s\"\n", conf.threads,
+		    (unsigned long long)conf.active, n == 0 ?
+		    "throughput" : "server CPU per message");
+		fprintf(f, "set ylabel \"%s\"\n", n == 0 ? "messages/s" :
+		    "server CPU us/message");
+		fprintf(f, "plot ");
+		for (b = 0; b < conf.nbackends; b++)
+			fprintf(f, "%s\"plot-%s.dat\" using 1:%d:%d:%d "
+			    "with yerrorlines lw 2 title \"%s\"",
+			    b > 0 ? ", \\\n     " : "", conf.backends[b],
+			    n == 0 ? 2 : 5, n == 0 ? 3 : 6, n == 0 ? 4 : 7,
+			    conf.backends[b]);
+		fprintf(f, "\n");
+	}
+	file_close(f, gp);
+
+	/* gnuplot runs in OUT, so the script names files relative to it. */
+	snprintf(log, sizeof(log), "%s/logs/gnuplot.log", conf.out);
+	argv[0] = gnuplot;
+	argv[1] = "plot.gp";
+	argv[2] = NULL;
+	pid = child_spawn(argv, conf.out, log);
+	child_wait(pid, &status);
+	if (child_failed(status))
+		fprintf(stderr, "tenkbench: gnuplot failed: %s\n",
+		    child_log_tail(log, tail, sizeof(tail)));
+	else if (!conf.quiet)
+		fprintf(stderr, "tenkbench: plots in %s/msgs.png and "
+		    "%s/cpu.png\n", conf.out, conf.out);
+}
+
