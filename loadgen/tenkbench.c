@@ -1473,9 +1473,9 @@ write_json(void)
 	fprintf(f, "{\n  \"tenkbench\": \"%s\",\n  \"format\": 1,\n",
 	    TENK_VERSION);
 	fprintf(f, "  \"args\": ");
-	report_json_str(f, conf.args);
+	json_str(f, conf.args);
 	fprintf(f, ",\n  \"machine\": { \"kernel\": ");
-	report_json_str(f, u.release);
+	json_str(f, u.release);
 	fprintf(f, ", \"cpus\": %ld, \"nofile\": %llu, \"fd_setsize\": %d, "
 	    "\"local_ports\": %llu },\n", sysconf(_SC_NPROCESSORS_ONLN),
 	    (unsigned long long)nofile, FD_SETSIZE,
@@ -1498,7 +1498,7 @@ write_json(void)
 		    "      \"note\": ", c->backend, (unsigned long long)c->idle,
 		    (unsigned long long)conf.active, status_name(c->status),
 		    (unsigned long long)c->errors);
-		report_json_str(f, c->note);
+		json_str(f, c->note);
 		fprintf(f, ",\n");
 		json_stat(f, c, "msgs_per_s", F_RATE);
 		json_stat(f, c, "p50_us", F_P50);
