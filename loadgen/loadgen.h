@@ -79,7 +79,7 @@ struct lg_conf {
 	int		 npct;
 	const char	*json;
 	const char	*reply;		/* --reply as typed; NULL: echo */
-	const char	*message;	/* -m as typed, "@PATH"; NULL: pattern */
+	const char	*message;	/* -m as typed or "@PATH"; NULL */
 	uint64_t	 max_unserved;
 	const char	*hgrm;
 	char		 args[1024];	/* the command line, for the header */

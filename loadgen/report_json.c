@@ -41,12 +41,13 @@ struct field {
 	double		(*dr)(const struct report *);
 };
 
-#define U(s, k, m)	{ s, k, F_U64, offsetof(struct report, m), 0, NULL, NULL }
-#define I(s, k, m)	{ s, k, F_INT, offsetof(struct report, m), 0, NULL, NULL }
-#define S(s, k, m)	{ s, k, F_STR, offsetof(struct report, m), \
+#define OFF(m)		offsetof(struct report, m)
+#define U(s, k, m)	{ s, k, F_U64, OFF(m), 0, NULL, NULL }
+#define I(s, k, m)	{ s, k, F_INT, OFF(m), 0, NULL, NULL }
+#define S(s, k, m)	{ s, k, F_STR, OFF(m), \
 			    sizeof(((struct report *)NULL)->m), NULL, NULL }
-#define R(s, k, m)	{ s, k, F_REAL, offsetof(struct report, m), 0, NULL, NULL }
-#define E(k, e)		{ "errors", k, F_U64, offsetof(struct report, errs) + \
+#define R(s, k, m)	{ s, k, F_REAL, OFF(m), 0, NULL, NULL }
+#define E(k, e)		{ "errors", k, F_U64, OFF(errs) + \
 			    (e) * sizeof(uint64_t), 0, NULL, NULL }
 
 static double
@@ -213,8 +214,8 @@ json_hist(FILE *f, const char *key, const struct report *r,
 	json_u(f, "    ", "max", tk_hist_max(lh->h), 0);
 	json_d(f, "    ", "mean", lh->mean, 0);
 	for (i = 0; i < r->npct; i++)
-		json_u(f, "    ", report_pct_name(r->pct[i], name, sizeof(name)),
-		    tk_hist_percentile(lh->h, r->pct[i]), 0);
+		json_u(f, "    ", report_pct_name(r->pct[i], name,
+		    sizeof(name)), tk_hist_percentile(lh->h, r->pct[i]), 0);
 	fprintf(f, "    \"buckets\": [\n");
 	tk_hist_walk(lh->h, json_bucket, &wk);
 	fprintf(f, "%s    ]\n", wk.first ? "" : "\n");

@@ -22,7 +22,8 @@ print_hist(FILE *f, const char *what, const struct report *r,
 		return;
 	}
 	for (i = 0; i < r->npct; i++)
-		fprintf(f, " %s %.1f", report_pct_name(r->pct[i], name, sizeof(name)),
+		fprintf(f, " %s %.1f",
+		    report_pct_name(r->pct[i], name, sizeof(name)),
 		    (double)tk_hist_percentile(lh->h, r->pct[i]) / 1e3);
 	fprintf(f, " max %.1f mean %.1f (%llu)\n",
 	    (double)tk_hist_max(lh->h) / 1e3, lh->mean / 1e3,

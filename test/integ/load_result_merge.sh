@@ -29,8 +29,9 @@ usage_error 'message "PING\\r\\n" differs from ""' "$TENKLOAD" merge \
 # a and b ran one after the other: the rate is over both windows.
 "$TENKLOAD" merge --json "$T/ab.json" "$T/a.json" "$T/b.json" \
     >"$T/ab.out" 2>"$T/ab.err" || fail "merge a b: $(cat "$T/ab.err")"
-[ "$(wc -l <"$T/ab.err")" -eq 1 ] &&
-    grep -q 'measured windows do not overlap (1 gap)' "$T/ab.err" ||
+[ "$(wc -l <"$T/ab.err")" -eq 1 ] ||
+    fail "not one line on stderr: $(cat "$T/ab.err")"
+grep -q 'measured windows do not overlap (1 gap)' "$T/ab.err" ||
     fail "disjoint windows not said: $(cat "$T/ab.err")"
 ma=$(json_get "$T/a.json" time.measured_us)
 mb=$(json_get "$T/b.json" time.measured_us)

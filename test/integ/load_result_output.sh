@@ -39,6 +39,8 @@ s=$(tenkd_stats) || exit 1
 # A writable one works, and the probe leaves only the report.
 timeout 20 "$TENKLOAD" -q -c 2 -t 1 -d 1s --json "$T/dir/r.json" \
     --hgrm "$T/dir/r.hgrm" "$ADDR" >/dev/null 2>&1 || fail "writable: exit $?"
-[ "$(ls "$T/dir" | tr '\n' ' ')" = "r.hgrm r.json " ] ||
-    fail "files: $(ls "$T/dir")"
+[ -f "$T/dir/r.json" ] || fail "no r.json"
+[ -f "$T/dir/r.hgrm" ] || fail "no r.hgrm"
+[ "$(find "$T/dir" -type f | wc -l)" -eq 2 ] ||
+    fail "files: $(find "$T/dir" -type f)"
 pass
