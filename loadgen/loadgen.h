@@ -2,8 +2,9 @@
 /*
  * tenkload's private header: the run configuration, the report that a
  * run produces (and that JSON files carry and merge), the engine that
- * runs the connections, and the traffic modes.  tenkbench links every
- * file here except tenkload.c, so nothing below may depend on main().
+ * runs the connections, and the traffic modes.  tenkbench links the
+ * report's files (report*.c, json.c, mode.c) and not the engine, so
+ * nothing in those may call engine.c or traffic.c.
  */
 #ifndef TENK_LOADGEN_H
 #define TENK_LOADGEN_H

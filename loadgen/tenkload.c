@@ -6,8 +6,8 @@
  * an unlinked temporary file; the parent prints the summed progress
  * from shared memory once a second and merges the reports exactly.
  * "tenkload merge" merges reports written earlier.  The engine and the
- * report live in the other files of this directory, which tenkbench
- * links too.
+ * report live in the other files of this directory; tenkbench links
+ * the report's.
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
