@@ -268,9 +268,9 @@ out_json(void)
 	fprintf(f, "{\n  \"tenkbench\": \"%s\",\n  \"format\": 1,\n",
 	    TENK_VERSION);
 	fprintf(f, "  \"args\": ");
-	report_json_str(f, conf.args);
+	json_str(f, conf.args);
 	fprintf(f, ",\n  \"machine\": { \"kernel\": ");
-	report_json_str(f, u.release);
+	json_str(f, u.release);
 	fprintf(f, ", \"cpus\": %ld, \"nofile\": %llu, \"fd_setsize\": %d, "
 	    "\"local_ports\": %llu },\n", sysconf(_SC_NPROCESSORS_ONLN),
 	    (unsigned long long)conf.nofile, FD_SETSIZE,
@@ -293,7 +293,7 @@ out_json(void)
 		    "      \"note\": ", c->backend, (unsigned long long)c->idle,
 		    (unsigned long long)conf.active, out_status(c->status),
 		    (unsigned long long)c->errors);
-		report_json_str(f, c->note);
+		json_str(f, c->note);
 		fprintf(f, ",\n");
 		json_stat(f, c, "msgs_per_s", F_RATE);
 		json_stat(f, c, "p50_us", F_P50);

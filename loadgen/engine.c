@@ -61,6 +61,7 @@ struct engine {
 	struct lg_prog		*prog;
 	struct lg_prog		 prev;
 	uint64_t		 prev_t;
+	struct report		*r;		/* main_signal marks it */
 };
 
 /* The pattern every connection sends, PATLEN bytes then CHUNK again. */
@@ -468,7 +469,11 @@ ramp_fire(struct tk_loop *l, struct tk_timer *t)
 		fatal("%s: timer", __func__);
 }
 
-/* Once a second: publish p99, and fail replies overdue. */
+/*
+ * Once a second: publish the p99 of the second past and start the next
+ * second's histogram afresh (a stall shows at once and is forgotten as
+ * soon as it ends); fail replies overdue.
+ */
 static void
 thread_tick(struct tk_loop *l, struct tk_timer *t)
 {
@@ -480,6 +485,7 @@ thread_tick(struct tk_loop *l, struct tk_timer *t)
 
 	atomic_store_explicit(&th->prog.p99,
 	    tk_hist_percentile(th->st.all, 99), memory_order_relaxed);
+	tk_hist_reset(th->st.all);
 	if (conf->reply_timeout != 0) {
 		for (i = 0; i < th->started; i++) {
 			c = &th->conns[i];
@@ -632,6 +638,7 @@ ramp_done(struct tk_loop *l, struct tk_msg *m)
 		fatal("%s: timer", __func__);
 }
 
+/* SIGINT, SIGTERM: end the run early, and say so in its report. */
 static void
 main_signal(struct tk_loop *l, int signo, void *arg)
 {
@@ -639,6 +646,10 @@ main_signal(struct tk_loop *l, int signo, void *arg)
 
 	(void)l;
 	log_info("signal %d: stopping early", signo);
+	if (e->r->interrupted == 0) {
+		e->r->interrupted = signo;
+		e->r->interrupted_at_us = report_epoch_us();
+	}
 	phase_end(e);
 }
 
@@ -782,6 +793,7 @@ engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
 	e = xcalloc(1, sizeof(*e));
 	e->conf = conf;
 	e->prog = prog;
+	e->r = r;
 	e->total = conf->conns + conf->idle;
 	e->nthreads = conf->threads > 0 ? conf->threads : 1;
 	if (e->total > 0 && (uint64_t)e->nthreads > e->total)

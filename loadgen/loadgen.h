@@ -2,8 +2,9 @@
 /*
  * tenkload's private header: the run configuration, the report that a
  * run produces (and that JSON files carry and merge), the engine that
- * runs the connections, and the traffic modes.  tenkbench links every
- * file here except tenkload.c, so nothing below may depend on main().
+ * runs the connections, and the traffic modes.  tenkbench links the
+ * report's files (report*.c, json.c, mode.c) and not the engine, so
+ * nothing in those may call engine.c or traffic.c.
  */
 #ifndef TENK_LOADGEN_H
 #define TENK_LOADGEN_H
@@ -78,6 +79,10 @@ struct lg_conf {
 	double		 pct[LG_MAXPCT];
 	int		 npct;
 	const char	*json;
+	const char	*reply;		/* --reply as typed; NULL: echo */
+	const char	*message;	/* -m as typed or "@PATH"; NULL */
+	uint64_t	 max_unserved;
+	const char	*hgrm;
 	char		 args[1024];	/* the command line, for the header */
 };
 
@@ -94,7 +99,7 @@ struct lg_prog {
 	_Atomic uint64_t	 bytes_in;
 	_Atomic uint64_t	 bytes_out;
 	_Atomic uint64_t	 errors;
-	_Atomic uint64_t	 p99;		/* ns, since the start */
+	_Atomic uint64_t	 p99;		/* ns, of the last second */
 	_Atomic uint64_t	 done;
 };
 
@@ -107,6 +112,8 @@ struct lg_hist {
 /*
  * The result of a run, or of merging several.  Times are wall-clock
  * microseconds since the epoch, so reports from several hosts merge.
+ * report.c owns the model, report_text.c the text, report_json.c the
+ * JSON file, report_hgrm.c the percentile spectrum.
  */
 struct report {
 	/* Header. */
@@ -129,6 +136,8 @@ struct report {
 	uint64_t	 duration;	/* ns asked for */
 	uint64_t	 warmup;	/* ns asked for */
 	int		 verify;
+	char		 reply[64];	/* the framing, "echo" by default */
+	char		 message[128];	/* as typed, truncated; "": pattern */
 
 	/* Times. */
 	uint64_t	 t_start;
@@ -138,6 +147,9 @@ struct report {
 	uint64_t	 t_meas_start;
 	uint64_t	 t_meas_end;
 	uint64_t	 t_end;
+	uint64_t	 measured;	/* us in the windows; 0: the span */
+	int		 interrupted;	/* the signal that ended it, or 0 */
+	uint64_t	 interrupted_at_us;
 
 	/* Connections. */
 	uint64_t	 requested;	/* active + idle */
@@ -148,13 +160,14 @@ struct report {
 	uint64_t	 lost;		/* established, closed by an error */
 	uint64_t	 open_end;	/* still open at the end */
 	uint64_t	 unserved;	/* active, no message in the window */
+	uint64_t	 reconnects;	/* closed on purpose, opened again */
 
 	/* Traffic in the measured window. */
 	uint64_t	 msgs;
 	uint64_t	 bytes_in;
 	uint64_t	 bytes_out;
 	uint64_t	 verified;	/* bytes checked, whole run */
-	double		 msgs_rate;	/* per second, summed over merges */
+	double		 msgs_rate;	/* per second (report_windows) */
 	double		 in_rate;	/* bytes per second */
 	double		 out_rate;
 
@@ -231,7 +244,7 @@ struct lg_stats {
 	struct tk_hist	*lat;		/* measured */
 	struct tk_hist	*lat_unc;	/* measured, rate mode */
 	struct tk_hist	*conn_lat;
-	struct tk_hist	*all;		/* every latency, for progress */
+	struct tk_hist	*all;		/* this second's, for progress */
 };
 
 /* One thread with its own loop and its share of the connections. */
@@ -272,28 +285,87 @@ void		 engine_push(struct tk_loop *, struct lg_conn *, uint64_t);
 void		 engine_flush(struct tk_loop *, struct lg_conn *);
 
 /* traffic.c */
-const char	*traffic_name(enum lg_mode);
-int		 traffic_parse(const char *);
 void		 traffic_start(struct tk_loop *, struct lg_conn *);
 void		 traffic_fill(struct tk_loop *, struct lg_conn *);
 void		 traffic_done(struct tk_loop *, struct lg_conn *,
 		    const struct msgrec *);
 
+/* mode.c */
+const char	*mode_name(enum lg_mode);
+int		 mode_parse(const char *);
+
+/* A measured window, for report_windows(); times in us. */
+struct lg_window {
+	uint64_t	 start;
+	uint64_t	 end;
+	uint64_t	 measured;	/* us inside [start, end] */
+};
+
 /* report.c */
+extern const char *const report_err_names[ERR_MAX];
 int		 report_init(struct report *);
 void		 report_free(struct report *);
 void		 report_header(struct report *, const struct lg_conf *);
+int		 report_mergeable(const struct report *, const struct report *,
+		    char *, size_t);
 void		 report_merge(struct report *, const struct report *);
+int		 report_windows(struct report *, struct lg_window *, size_t);
+void		 report_window(const struct report *, struct lg_window *);
 uint64_t	 report_errors(const struct report *);
+uint64_t	 report_measured(const struct report *);
+int		 report_result(const struct report *, uint64_t, uint64_t,
+		    char *, size_t);
+const char	*report_signame(int, char *, size_t);
+const char	*report_pct_name(double, char *, size_t);
+double		 report_secs(uint64_t, uint64_t);
+double		 report_ramp_rate(const struct report *);
+uint64_t	 report_epoch_us(void);
+
+/* report_text.c */
 void		 report_print(FILE *, const struct report *);
-int		 report_json_write(FILE *, const struct report *);
-void		 report_json_str(FILE *, const char *);
-int		 report_json_load(const char *, struct report *);
-int		 report_json_fd(int, struct report *);
 void		 report_progress(FILE *, uint64_t, const struct lg_prog *,
 		    const struct lg_prog *, double);
 void		 report_prog_sum(struct lg_prog *, const struct lg_prog *);
-uint64_t	 report_epoch_us(void);
+
+/* report_json.c */
+int		 report_json_write(FILE *, const struct report *);
+int		 report_json_load(const char *, struct report *);
+int		 report_json_fd(int, struct report *);
+
+/* report_hgrm.c */
+int		 report_hgrm_write(FILE *, const struct report *);
+
+/* json.c: a tree of values read from JSON text. */
+enum jv_type {
+	JV_NULL = 0,
+	JV_BOOL,
+	JV_NUM,
+	JV_STR,
+	JV_ARR,
+	JV_OBJ
+};
+
+struct jv {
+	enum jv_type	 t;
+	char		*key;		/* member name, in an object */
+	char		*s;		/* JV_STR */
+	double		 d;		/* JV_NUM, JV_BOOL */
+	uint64_t	 u;		/* JV_NUM when a whole number >= 0 */
+	int		 isint;
+	struct jv	*kid;		/* JV_ARR, JV_OBJ */
+	size_t		 n;
+};
+
+void		 json_str(FILE *, const char *);
+void		 json_u(FILE *, const char *, const char *, uint64_t, int);
+void		 json_d(FILE *, const char *, const char *, double, int);
+void		 json_s(FILE *, const char *, const char *, const char *, int);
+int		 json_parse(const char *, size_t, struct jv *, char *, size_t);
+void		 json_free(struct jv *);
+const struct jv	*json_get(const struct jv *, const char *);
+uint64_t	 json_get_u(const struct jv *, const char *);
+double		 json_get_d(const struct jv *, const char *);
+void		 json_get_s(const struct jv *, const char *, char *, size_t);
 
 /*
  * A counter with one writer and readers in other threads: a relaxed

@@ -6,8 +6,8 @@
  * an unlinked temporary file; the parent prints the summed progress
  * from shared memory once a second and merges the reports exactly.
  * "tenkload merge" merges reports written earlier.  The engine and the
- * report live in the other files of this directory, which tenkbench
- * links too.
+ * report live in the other files of this directory; tenkbench links
+ * the report's.
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -62,7 +62,9 @@ enum {
 	OPT_PROCS,
 	OPT_JSON,
 	OPT_PERCENTILES,
-	OPT_MAX_ERRORS
+	OPT_MAX_ERRORS,
+	OPT_MAX_UNSERVED,
+	OPT_HGRM
 };
 
 static const struct option longopts[] = {
@@ -72,9 +74,11 @@ static const struct option longopts[] = {
 	{ "connections",	required_argument, NULL, 'c' },
 	{ "duration",		required_argument, NULL, 'd' },
 	{ "help",		no_argument,	   NULL, 'h' },
+	{ "hgrm",		required_argument, NULL, OPT_HGRM },
 	{ "idle",		required_argument, NULL, OPT_IDLE },
 	{ "json",		required_argument, NULL, OPT_JSON },
 	{ "max-errors",		required_argument, NULL, OPT_MAX_ERRORS },
+	{ "max-unserved",	required_argument, NULL, OPT_MAX_UNSERVED },
 	{ "mode",		required_argument, NULL, 'm' },
 	{ "no-verify",		no_argument,	   NULL, OPT_NO_VERIFY },
 	{ "percentiles",	required_argument, NULL, OPT_PERCENTILES },
@@ -101,15 +105,16 @@ usage(void)
 	    "[-m mode] [-R rate]\n"
 	    "\t\t[-s size | min:max] [-t threads] [--backend name]\n"
 	    "\t\t[--connect-rate rate] [--connect-timeout duration]\n"
-	    "\t\t[--idle connections] [--json file | -] "
-	    "[--max-errors count]\n"
-	    "\t\t[--no-verify] [--percentiles list] [--procs count]\n"
+	    "\t\t[--hgrm file | -] [--idle connections] [--json file | -]\n"
+	    "\t\t[--max-errors count] [--max-unserved count] [--no-verify]\n"
+	    "\t\t[--percentiles list] [--procs count]\n"
 	    "\t\t[--reply-timeout duration] [--source list] "
 	    "[--warmup duration]\n"
 	    "\t\t[--window messages] host:port ...\n"
-	    "       tenkload merge [-q] [--json file | -] "
-	    "[--max-errors count]\n"
-	    "\t\t[--percentiles list] file ...\n"
+	    "       tenkload merge [-q] [--hgrm file | -] [--json file | -]\n"
+	    "\t\t[--max-errors count] [--max-unserved count] "
+	    "[--percentiles list]\n"
+	    "\t\tfile ...\n"
 	    "\n"
 	    "  -c, --connections N      active connections (default 1)\n"
 	    "  -d, --duration DUR       measured time, after the ramp and "
@@ -134,12 +139,18 @@ usage(void)
 	    "(default 2000)\n"
 	    "      --connect-timeout DUR  a connect's time limit "
 	    "(default 5s)\n"
+	    "      --hgrm FILE|-        the latency spectrum in "
+	    "HdrHistogram's .hgrm format\n"
+	    "                           (default: none)\n"
 	    "      --idle N             idle connections, opened first "
 	    "(default 0)\n"
 	    "      --json FILE|-        the report as JSON, \"-\" for "
 	    "stdout (default: none)\n"
 	    "      --max-errors N       errors that still exit 0 "
 	    "(default 0)\n"
+	    "      --max-unserved N     active connections without a "
+	    "reply that still exit 0\n"
+	    "                           (default 0)\n"
 	    "      --no-verify          count the echoed bytes, do not "
 	    "compare them\n"
 	    "      --percentiles LIST   latency percentiles "
@@ -155,8 +166,8 @@ usage(void)
 	    "(default 0)\n"
 	    "      --window N           messages in flight, for --mode "
 	    "stream (default 8)\n"
-	    "merge takes -q, --json, --max-errors and --percentiles as "
-	    "above.\n");
+	    "merge takes -q, --hgrm, --json, --max-errors, --max-unserved "
+	    "and --percentiles\nas above.\n");
 	exit(0);
 }
 
@@ -334,6 +345,7 @@ share(const struct lg_conf *conf, struct lg_conf *cc, int k, int p)
 	cc->procs = 1;
 	cc->quiet = 1;
 	cc->json = NULL;
+	cc->hgrm = NULL;
 }
 
 static noreturn void
@@ -357,6 +369,8 @@ child_main(const struct lg_conf *cc, struct lg_prog *slot, int fd)
  * Run conf over p processes and merge their reports into r (merged
  * from nothing).  A child that dies without a report leaves its share
  * counted as requested and failed ("other"), never silently missing.
+ * SIGINT or SIGTERM here ends the children with SIGTERM, and r says
+ * which signal the parent got, and when.
  */
 static void
 run_procs(const struct lg_conf *conf, int p, struct report *r)
@@ -369,7 +383,7 @@ run_procs(const struct lg_conf *conf, int p, struct report *r)
 	pid_t			*pids;
 	char			 path[] = "/tmp/tenkload.XXXXXX";
 	double			 last = 0, now;
-	uint64_t		 t0;
+	uint64_t		 t0, t_signal = 0;
 	int			*fds, k, left = p, status, sent = 0;
 	pid_t			 pid;
 
@@ -409,6 +423,7 @@ run_procs(const struct lg_conf *conf, int p, struct report *r)
 	while (left > 0) {
 		nanosleep(&nap, NULL);
 		if (got_signal != 0 && !sent) {
+			t_signal = report_epoch_us();
 			for (k = 0; k < p; k++)
 				if (pids[k] > 0)
 					kill(pids[k], SIGTERM);
@@ -451,26 +466,74 @@ run_procs(const struct lg_conf *conf, int p, struct report *r)
 		report_free(&cr);
 		close(fds[k]);
 	}
+	if (got_signal != 0) {
+		r->interrupted = got_signal;
+		r->interrupted_at_us = t_signal;
+	}
 	free(fds);
 	free(pids);
 	munmap(slots, (size_t)p * sizeof(*slots));
 }
 
 /*
- * Write the JSON report to path ("-": standard output).  A file is
+ * An output file must be possible before the run, not a surprise after
+ * it: a file is created beside path, as save() will, and removed again
+ * at once, so that nothing is left behind and an existing path is not
+ * touched.  "-" (standard output) may serve one option only.  A path
+ * that fails is a usage error.
+ */
+static void
+check_output(const char *opt, const char *path, const char *other)
+{
+	struct stat	 sb;
+	char		 tmp[PATH_MAX];
+	int		 fd;
+
+	if (path == NULL)
+		return;
+	if (*path == '\0')
+		tk_cli_bad(opt, NULL, "empty file name");
+	if (strcmp(path, "-") == 0) {
+		if (other != NULL && strcmp(other, "-") == 0)
+			tk_cli_bad(opt, path, "standard output is taken by "
+			    "--json");
+		return;
+	}
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+		tk_cli_bad(opt, path, "is a directory");
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >=
+	    sizeof(tmp))
+		tk_cli_bad(opt, path, "%s", strerror(ENAMETOOLONG));
+	if ((fd = mkstemp(tmp)) == -1)
+		tk_cli_bad(opt, path, "%s", strerror(errno));
+	(void)unlink(tmp);
+	close(fd);
+}
+
+static void
+check_outputs(const struct lg_conf *conf)
+{
+	check_output("--json", conf->json, NULL);
+	check_output("--hgrm", conf->hgrm, conf->json);
+}
+
+typedef int	report_write_fn(FILE *, const struct report *);
+
+/*
+ * Write the report to path ("-": standard output) with fn.  A file is
  * written beside its final name and renamed into place, so that a
  * reader, or a second signal that kills us while writing, finds the
  * whole report or none, never a truncated one.
  */
 static int
-json_save(const char *path, const struct report *r)
+save(const char *path, report_write_fn *fn, const struct report *r)
 {
 	FILE	*f;
 	char	 tmp[PATH_MAX];
 	int	 fd;
 
 	if (strcmp(path, "-") == 0) {
-		if (report_json_write(stdout, r) == -1 || fflush(stdout) == EOF)
+		if (fn(stdout, r) == -1 || fflush(stdout) == EOF)
 			goto fail;
 		return 0;
 	}
@@ -486,7 +549,7 @@ json_save(const char *path, const struct report *r)
 		close(fd);
 		goto fail_unlink;
 	}
-	if (report_json_write(f, r) == -1) {
+	if (fn(f, r) == -1) {
 		fclose(f);
 		goto fail_unlink;
 	}
@@ -501,43 +564,58 @@ json_save(const char *path, const struct report *r)
 	return -1;
 }
 
+/*
+ * Print the report and its result, save the files asked for, and
+ * return the exit status: 0, 1 for a failed run or a file not saved,
+ * 128 + the signal for an interrupted one.
+ */
 static int
 finish(const struct lg_conf *conf, struct report *r)
 {
-	FILE		*out = stdout;
-	uint64_t	 errs = report_errors(r);
+	FILE	*out = stdout;
+	char	 res[1024];
+	int	 st;
 
-	if (conf->json != NULL && strcmp(conf->json, "-") == 0)
+	if ((conf->json != NULL && strcmp(conf->json, "-") == 0) ||
+	    (conf->hgrm != NULL && strcmp(conf->hgrm, "-") == 0))
 		out = stderr;
 	report_print(out, r);
-	if (errs > conf->max_errors)
-		fprintf(out, "result: FAIL: %llu error%s, more than "
-		    "--max-errors %llu\n", (unsigned long long)errs,
-		    errs == 1 ? "" : "s", (unsigned long long)conf->max_errors);
-	else
-		fprintf(out, "result: ok: %llu error%s, --max-errors %llu\n",
-		    (unsigned long long)errs, errs == 1 ? "" : "s",
-		    (unsigned long long)conf->max_errors);
+	st = report_result(r, conf->max_errors, conf->max_unserved, res,
+	    sizeof(res));
+	fprintf(out, "result: %s\n", res);
 	fflush(out);
-	if (conf->json != NULL && json_save(conf->json, r) == -1)
-		return 1;
-	return errs > conf->max_errors ? 1 : 0;
+	if (conf->json != NULL && save(conf->json, report_json_write, r) ==
+	    -1 && st == 0)
+		st = 1;
+	if (conf->hgrm != NULL && save(conf->hgrm, report_hgrm_write, r) ==
+	    -1 && st == 0)
+		st = 1;
+	return st;
 }
 
+/*
+ * tenkload merge: reports of one question (framing and request) fold
+ * into one; runs one after the other are rated over the union of their
+ * windows, and said to be so.
+ */
 static int
 merge_main(int argc, char *argv[])
 {
 	static const struct option mopts[] = {
-		{ "help",	 no_argument,	    NULL, 'h' },
-		{ "json",	 required_argument, NULL, OPT_JSON },
-		{ "max-errors",	 required_argument, NULL, OPT_MAX_ERRORS },
-		{ "percentiles", required_argument, NULL, OPT_PERCENTILES },
-		{ "quiet",	 no_argument,	    NULL, 'q' },
-		{ NULL,		 0,		    NULL, 0 }
+		{ "help",	  no_argument,	     NULL, 'h' },
+		{ "hgrm",	  required_argument, NULL, OPT_HGRM },
+		{ "json",	  required_argument, NULL, OPT_JSON },
+		{ "max-errors",	  required_argument, NULL, OPT_MAX_ERRORS },
+		{ "max-unserved", required_argument, NULL, OPT_MAX_UNSERVED },
+		{ "percentiles",  required_argument, NULL, OPT_PERCENTILES },
+		{ "quiet",	  no_argument,	     NULL, 'q' },
+		{ NULL,		  0,		     NULL, 0 }
 	};
-	struct lg_conf	 conf;
-	struct report	 r, one;
-	int		 ch, i;
+	struct lg_conf		 conf;
+	struct lg_window	*w;
+	struct report		 r, one;
+	char			 why[512];
+	int			 ch, i, gaps;
 
 	memset(&conf, 0, sizeof(conf));
 	optind = 1;
@@ -548,12 +626,19 @@ merge_main(int argc, char *argv[])
 		case 'q':
 			conf.quiet = 1;
 			break;
+		case OPT_HGRM:
+			conf.hgrm = optarg;
+			break;
 		case OPT_JSON:
 			conf.json = optarg;
 			break;
 		case OPT_MAX_ERRORS:
 			conf.max_errors = tk_cli_num(tk_cli_opt(), optarg, 0,
 			    UINT32_MAX);
+			break;
+		case OPT_MAX_UNSERVED:
+			conf.max_unserved = tk_cli_num(tk_cli_opt(), optarg,
+			    0, UINT32_MAX);
 			break;
 		case OPT_PERCENTILES:
 			parse_percentiles(&conf, tk_cli_opt(), optarg);
@@ -564,20 +649,31 @@ merge_main(int argc, char *argv[])
 	argv += optind;
 	if (argc == 0)
 		tk_cli_bad("merge", NULL, "no report files given");
+	check_outputs(&conf);
 	if (report_init(&r) == -1)
 		fatal("report");
 	for (i = 0; i < conf.npct; i++)
 		r.pct[i] = conf.pct[i];
 	if (conf.npct > 0)
 		r.npct = conf.npct;
+	w = xcalloc((size_t)argc, sizeof(*w));
 	for (i = 0; i < argc; i++) {
 		if (report_init(&one) == -1)
 			fatal("report");
 		if (report_json_load(argv[i], &one) == -1)
 			exit(2);
+		if (report_mergeable(&r, &one, why, sizeof(why)) == -1)
+			tk_cli_bad(NULL, argv[i], "%s in %s", why, argv[0]);
+		report_window(&one, &w[i]);
 		report_merge(&r, &one);
 		report_free(&one);
 	}
+	if ((gaps = report_windows(&r, w, (size_t)argc)) > 0)
+		fprintf(stderr, "tenkload: merge: the measured windows do not "
+		    "overlap (%d gap%s): rates are over their union, %.3f s, "
+		    "not summed\n", gaps, gaps == 1 ? "" : "s",
+		    (double)report_measured(&r) / 1e6);
+	free(w);
 	i = finish(&conf, &r);
 	report_free(&r);
 	return i;
@@ -634,7 +730,7 @@ main(int argc, char *argv[], char *envp[])
 			usage();
 		case 'm':
 			mode = optarg;
-			if ((i = traffic_parse(optarg)) == -1)
+			if ((i = mode_parse(optarg)) == -1)
 				tk_cli_bad(opt, optarg, "not a mode (pingpong, "
 				    "rate, stream, idle)");
 			conf.mode = (enum lg_mode)i;
@@ -706,6 +802,13 @@ main(int argc, char *argv[], char *envp[])
 			conf.max_errors = tk_cli_num(opt, optarg, 0,
 			    UINT32_MAX);
 			break;
+		case OPT_MAX_UNSERVED:
+			conf.max_unserved = tk_cli_num(opt, optarg, 0,
+			    UINT32_MAX);
+			break;
+		case OPT_HGRM:
+			conf.hgrm = optarg;
+			break;
 		}
 	}
 	argc -= optind;
@@ -741,6 +844,7 @@ main(int argc, char *argv[], char *envp[])
 			tk_cli_bad("--source", NULL, "address family differs "
 			    "from the target's");
 	check_sources(&conf);
+	check_outputs(&conf);
 
 	/*
 	 * One process holds what fits under RLIMIT_NOFILE (raised to the

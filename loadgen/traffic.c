@@ -22,28 +22,6 @@
 #include "tenk/timer.h"
 #include "loadgen.h"
 
-static const char *const mode_names[MODE_MAX] = {
-	"pingpong", "rate", "stream", "idle"
-};
-
-const char *
-traffic_name(enum lg_mode m)
-{
-	return m < MODE_MAX ? mode_names[m] : "?";
-}
-
-/* The mode named s, or -1. */
-int
-traffic_parse(const char *s)
-{
-	int	i;
-
-	for (i = 0; i < MODE_MAX; i++)
-		if (strcmp(s, mode_names[i]) == 0)
-			return i;
-	return -1;
-}
-
 /* c has just connected. */
 void
 traffic_start(struct tk_loop *l, struct lg_conn *c)

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The report as text: the report printed at the end of a run or a
+ * merge, and the progress line printed once a second while it runs.
+ */
+#include <string.h>
+
+#include "tenk/hist.h"
+#include "tenk/parse.h"
+#include "loadgen.h"
+
+static void
+print_hist(FILE *f, const char *what, const struct report *r,
+    const struct lg_hist *lh)
+{
+	char	 name[32];
+	int	 i;
+
+	fprintf(f, "%s (us):", what);
+	if (tk_hist_count(lh->h) == 0) {
+		fprintf(f, " none\n");
+		return;
+	}
+	for (i = 0; i < r->npct; i++)
+		fprintf(f, " %s %.1f",
+		    report_pct_name(r->pct[i], name, sizeof(name)),
+		    (double)tk_hist_percentile(lh->h, r->pct[i]) / 1e3);
+	fprintf(f, " max %.1f mean %.1f (%llu)\n",
+	    (double)tk_hist_max(lh->h) / 1e3, lh->mean / 1e3,
+	    (unsigned long long)tk_hist_count(lh->h));
+}
+
+static const char *
+dur_str(uint64_t ns, char *buf, size_t len)
+{
+	if (ns == 0) {
+		strlcpy(buf, "0s", len);
+		return buf;
+	}
+	return tk_fmt_duration(ns, buf, len);
+}
+
+static const char *
+size_str(const struct report *r, char *buf, size_t len)
+{
+	if (r->size_min == r->size_max)
+		snprintf(buf, len, "%llu B", (unsigned long long)r->size_min);
+	else
+		snprintf(buf, len, "%llu-%llu B",
+		    (unsigned long long)r->size_min,
+		    (unsigned long long)r->size_max);
+	return buf;
+}
+
+/* The text report. */
+void
+report_print(FILE *f, const struct report *r)
+{
+	char	 sz[48], d1[32], d2[32], sig[32];
+	int	 i;
+
+	fprintf(f, "tenkload %s: %s to %s, %llu connections (%llu idle)\n",
+	    r->version, r->mode, r->targets,
+	    (unsigned long long)r->requested, (unsigned long long)r->idle);
+	fprintf(f, "  %llu threads in %llu process%s, backend %s, kernel %s, "
+	    "RLIMIT_NOFILE %llu, ports %s\n", (unsigned long long)r->threads,
+	    (unsigned long long)r->procs, r->procs == 1 ? "" : "es",
+	    r->backend, r->kernel, (unsigned long long)r->nofile, r->ports);
+	fprintf(f, "  size %s, verify %s, connect rate %llu/s",
+	    size_str(r, sz, sizeof(sz)), r->verify ? "on" : "off",
+	    (unsigned long long)r->connect_rate);
+	if (strcmp(r->mode, "rate") == 0)
+		fprintf(f, ", rate %llu/s", (unsigned long long)r->rate);
+	if (strcmp(r->mode, "stream") == 0)
+		fprintf(f, ", window %llu", (unsigned long long)r->window);
+	fprintf(f, ", warm-up %s, duration %s",
+	    dur_str(r->warmup, d1, sizeof(d1)),
+	    dur_str(r->duration, d2, sizeof(d2)));
+	if (r->merged > 1)
+		fprintf(f, ", %llu reports merged",
+		    (unsigned long long)r->merged);
+	fputc('\n', f);
+	fprintf(f, "  message %s, reply %s\n", r->message[0] != '\0' ?
+	    r->message : "(the verified pattern)", r->reply);
+	if (r->args[0] != '\0')
+		fprintf(f, "  command: %s\n", r->args);
+	if (r->interrupted != 0)
+		fprintf(f, "  interrupted after %.3f s by %s: the report "
+		    "covers the run until then\n",
+		    report_secs(r->t_start, r->interrupted_at_us),
+		    report_signame(r->interrupted, sig, sizeof(sig)));
+
+	fprintf(f, "connections: requested %llu, established %llu, "
+	    "failed %llu, closed early %llu, open at end %llu\n",
+	    (unsigned long long)r->requested,
+	    (unsigned long long)r->established,
+	    (unsigned long long)r->failed, (unsigned long long)r->lost,
+	    (unsigned long long)r->open_end);
+	if (r->reconnects > 0)
+		fprintf(f, "  reconnects: %llu connections closed on purpose "
+		    "and opened again\n", (unsigned long long)r->reconnects);
+	if (r->established < r->requested)
+		fprintf(f, "  SHORTFALL: %llu of %llu connections were not "
+		    "established\n",
+		    (unsigned long long)(r->requested - r->established),
+		    (unsigned long long)r->requested);
+	if (r->unserved > 0)
+		fprintf(f, "  UNSERVED: %llu active connections completed no "
+		    "message in the measured window\n",
+		    (unsigned long long)r->unserved);
+	fprintf(f, "  ramp: %llu connects started over %.3f s (%.1f/s), "
+	    "resolved after %.3f s\n", (unsigned long long)r->attempted,
+	    report_secs(r->t_ramp_first, r->t_ramp_last), report_ramp_rate(r),
+	    report_secs(r->t_start, r->t_ramp_end));
+	fprintf(f, "  ");
+	print_hist(f, "connect latency", r, &r->conn_lat);
+
+	fprintf(f, "traffic: %.3f s measured, %llu msgs, %.1f msgs/s, "
+	    "in %.2f MB/s, out %.2f MB/s\n",
+	    (double)report_measured(r) / 1e6,
+	    (unsigned long long)r->msgs, r->msgs_rate, r->in_rate / 1e6,
+	    r->out_rate / 1e6);
+	if (strcmp(r->mode, "rate") == 0) {
+		print_hist(f, "latency corrected", r, &r->lat);
+		print_hist(f, "latency uncorrected", r, &r->lat_unc);
+	} else
+		print_hist(f, "latency", r, &r->lat);
+
+	fprintf(f, "errors: %llu (", (unsigned long long)report_errors(r));
+	for (i = 0; i < ERR_MAX; i++)
+		fprintf(f, "%s%s %llu", i > 0 ? ", " : "", report_err_names[i],
+		    (unsigned long long)r->errs[i]);
+	fprintf(f, ")\n");
+	fprintf(f, "verified: %llu bytes echoed%s\n",
+	    (unsigned long long)r->verified,
+	    r->verify ? " and checked" : " (not checked: --no-verify)");
+}
+
+/* Sum the counters of src into dst; p99 takes the larger. */
+void
+report_prog_sum(struct lg_prog *dst, const struct lg_prog *src)
+{
+	ctr_add(&dst->target, ctr_get(&src->target));
+	ctr_add(&dst->established, ctr_get(&src->established));
+	ctr_add(&dst->open, ctr_get(&src->open));
+	ctr_add(&dst->msgs, ctr_get(&src->msgs));
+	ctr_add(&dst->bytes_in, ctr_get(&src->bytes_in));
+	ctr_add(&dst->bytes_out, ctr_get(&src->bytes_out));
+	ctr_add(&dst->errors, ctr_get(&src->errors));
+	if (ctr_get(&src->p99) > ctr_get(&dst->p99))
+		atomic_store(&dst->p99, ctr_get(&src->p99));
+}
+
+/*
+ * One progress line: t seconds since the start, the totals in cur and
+ * their change since prev, dt seconds ago.  p99 is of the last second
+ * (the largest of the threads' and processes'), "-" when no message
+ * completed in it.
+ */
+void
+report_progress(FILE *f, uint64_t t, const struct lg_prog *cur,
+    const struct lg_prog *prev, double dt)
+{
+	char	 p99[32];
+	double	 msgs, in, out;
+
+	if (dt <= 0)
+		dt = 1;
+	msgs = (double)(ctr_get(&cur->msgs) - ctr_get(&prev->msgs)) / dt;
+	in = (double)(ctr_get(&cur->bytes_in) - ctr_get(&prev->bytes_in)) /
+	    dt / 1e6;
+	out = (double)(ctr_get(&cur->bytes_out) -
+	    ctr_get(&prev->bytes_out)) / dt / 1e6;
+	if (ctr_get(&cur->p99) == 0)
+		strlcpy(p99, "-", sizeof(p99));
+	else
+		tk_fmt_duration(ctr_get(&cur->p99), p99, sizeof(p99));
+	fprintf(f, "tenkload: %3llus conns %llu/%llu open %llu  msgs/s %.0f  "
+	    "in %.2f MB/s  out %.2f MB/s  p99 %s  errors %llu\n",
+	    (unsigned long long)t,
+	    (unsigned long long)ctr_get(&cur->established),
+	    (unsigned long long)ctr_get(&cur->target),
+	    (unsigned long long)ctr_get(&cur->open), msgs, in, out, p99,
+	    (unsigned long long)ctr_get(&cur->errors));
+	fflush(f);
+}
