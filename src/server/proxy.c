@@ -53,9 +53,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "tenk/cli.h"
 #include "tenk/log.h"
 #include "tenk/parse.h"
 #include "tenk/xmalloc.h"
@@ -180,7 +180,7 @@ proxy_option(int ch, const char *opt, const char *arg)
 	switch (ch) {
 	case 'u':
 		if (upstream_add(arg, &err) == -1)
-			badarg(opt, arg, err);
+			tk_cli_bad(opt, arg, "%s", err);
 		break;
 	case OPT_BALANCE:
 		if (strcmp(arg, "rr") == 0)
@@ -190,29 +190,29 @@ proxy_option(int ch, const char *opt, const char *arg)
 		else if (strcmp(arg, "source") == 0)
 			pxcf.balance = BALANCE_SOURCE;
 		else
-			badarg(opt, arg,
+			tk_cli_bad(opt, arg,
 			    "not a method (rr, leastconn, source)");
 		break;
 	case OPT_CONNECT_TIMEOUT:
-		pxcf.connect_timeout = dur_arg(opt, arg, 10 * TK_MSEC,
+		pxcf.connect_timeout = tk_cli_duration(opt, arg, 10 * TK_MSEC,
 		    3600 * TK_SEC, "10ms to 1h");
 		break;
 	case OPT_FAIL_MAX:
-		pxcf.fail_max = (int)num_arg(opt, arg, 1, 1000);
+		pxcf.fail_max = (int)tk_cli_num(opt, arg, 1, 1000);
 		break;
 	case OPT_FAIL_TIMEOUT:
-		pxcf.fail_timeout = dur_arg(opt, arg, 0, 3600 * TK_SEC,
+		pxcf.fail_timeout = tk_cli_duration(opt, arg, 0, 3600 * TK_SEC,
 		    "0 to 1h");
 		break;
 	case OPT_FIN_TIMEOUT:
-		pxcf.fin_timeout = dur_arg(opt, arg, 0, 24 * 3600 * TK_SEC,
-		    "0 to 24h");
+		pxcf.fin_timeout = tk_cli_duration(opt, arg, 0,
+		    24 * 3600 * TK_SEC, "0 to 24h");
 		break;
 	case OPT_MAXPERIP:
-		pxcf.max_per_ip = num_arg(opt, arg, 0, CONNCAP_MAX);
+		pxcf.max_per_ip = tk_cli_num(opt, arg, 0, CONNCAP_MAX);
 		break;
 	case OPT_RETRIES:
-		pxcf.retries = (int)num_arg(opt, arg, 0, 100);
+		pxcf.retries = (int)tk_cli_num(opt, arg, 0, 100);
 		break;
 	case OPT_SEND_PROXY:
 		if (strcmp(arg, "v1") == 0)
@@ -220,10 +220,10 @@ proxy_option(int ch, const char *opt, const char *arg)
 		else if (strcmp(arg, "v2") == 0)
 			pxcf.send_proxy = 2;
 		else
-			badarg(opt, arg, "not a version (v1, v2)");
+			tk_cli_bad(opt, arg, "not a version (v1, v2)");
 		break;
 	case OPT_WORKERS:
-		srv.cfg.workers = (int)num_arg(opt, arg, 1, MAXWORKERS);
+		srv.cfg.workers = (int)tk_cli_num(opt, arg, 1, MAXWORKERS);
 		break;
 	}
 }
@@ -237,11 +237,11 @@ proxy_config(void)
 {
 	if (srv.proto != &proto_proxy) {
 		if (given_opt != NULL)
-			badarg(given_opt, NULL, "only with tenkd proxy");
+			tk_cli_bad(given_opt, NULL, "only with tenkd proxy");
 		return;
 	}
 	if (upstream_count() == 0)
-		badarg("proxy", NULL, "needs at least one upstream "
+		tk_cli_bad("proxy", NULL, "needs at least one upstream "
 		    "(-u HOST:PORT)");
 	if (srv.cfg.buffer_limit == 0)
 		srv.cfg.buffer_limit = PX_BUFLIMIT;
@@ -838,16 +838,9 @@ static void
 access_line(struct worker *w, struct psess *s, const char *phase)
 {
 	struct tk_addr	 peer;
-	struct timespec	 ts;
-	struct tm	 tm;
-	char		 line[512], when[32], cl[TK_ADDRSTRLEN];
+	char		 cl[TK_ADDRSTRLEN];
 	uint64_t	 ns = tk_loop_now(w->l) - s->a.start;
-	int		 n;
-	ssize_t		 r;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
 	memset(&peer, 0, sizeof(peer));
 	memcpy(&peer.ss, &s->a.peer, sizeof(s->a.peer));
 	peer.len = s->a.peer.sin6_family == AF_INET ?
@@ -857,16 +850,11 @@ access_line(struct worker *w, struct psess *s, const char *phase)
 		strlcpy(cl, "?", sizeof(cl));
 	else
 		tk_addr_fmt(&peer, cl, sizeof(cl));
-	n = snprintf(line, sizeof(line), "%s.%03ldZ %s proxy %s "
-	    "%llu.%03llus in=%llu out=%llu tries=%d %s/%s %s\n", when,
-	    ts.tv_nsec / 1000000, cl, s->u != NULL && s->c.state == PX_DATA ?
-	    upstream_name(s->u) : "-", (unsigned long long)(ns / TK_SEC),
+	conn_access_write("%s proxy %s %llu.%03llus in=%llu out=%llu "
+	    "tries=%d %s/%s %s\n", cl,
+	    s->u != NULL && s->c.state == PX_DATA ? upstream_name(s->u) : "-",
+	    (unsigned long long)(ns / TK_SEC),
 	    (unsigned long long)(ns % TK_SEC / TK_MSEC),
 	    (unsigned long long)s->in, (unsigned long long)s->out,
 	    s->attempts, who_names[s->who], phase, s->why);
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return;
-	do {
-		r = write(srv.access_fd, line, n);
-	} while (r == -1 && errno == EINTR);
 }

@@ -229,12 +229,6 @@ struct server {
 
 extern struct server	 srv;
 
-/* main.c: command-line values; a bad one prints one line and exits 2. */
-noreturn void	 badarg(const char *, const char *, const char *);
-long long	 num_arg(const char *, const char *, long long, long long);
-uint64_t	 dur_arg(const char *, const char *, uint64_t, uint64_t,
-		    const char *);
-
 /* worker.c */
 int		 worker_reserve(void);
 void		 worker_init(struct worker *, int, const int *);
@@ -252,6 +246,8 @@ void		 conn_wheel_init(struct worker *);
 void		 conn_close_all(struct worker *, enum conn_reason);
 void		 conn_access_open(void);
 void		 conn_access_reopen(void);
+void		 conn_access_write(const char *, ...)
+		    __attribute__((format(printf, 1, 2)));
 
 /* echo.c */
 extern const struct proto proto_echo;
