@@ -145,3 +145,30 @@ strace_window() {
 	wait "$XPID"
 	XPID=
 }
+
+# col_medians CSV COL...: for each column COL of CSV (a header line, then
+# rows conns,run,server,...), the lines "conns/server COL median min max"
+# of that column over the runs, in first-seen order; empty cells are no
+# measurement and are skipped.
+col_medians() {
+	_csv=$1
+	shift
+	for _col in "$@"; do
+		awk -F, -v col="$_col" 'NR > 1 && $col != "" {
+			print $1 "/" $3, $col }' "$_csv" | median_table |
+		    awk -v col="$_col" '{ print $1, col, $2, $3, $4 }'
+	done
+}
+
+# run_ratios CSV COL NUM DEN: per connection count, the ratio of server
+# NUM's column COL to server DEN's within the same run, as "conns median
+# min max" over the runs; runs where DEN has no positive value or NUM
+# none at all ("nan") are left out.
+run_ratios() {
+	awk -F, -v col="$2" -v num="$3" -v den="$4" 'NR > 1 {
+		v[$1, $2, $3] = $col; k[$1, $2] = $1 }
+		END { for (x in k) { split(x, p, SUBSEP)
+			a = v[p[1], p[2], num]; b = v[p[1], p[2], den]
+			if (b > 0 && a != "nan") print p[1], a / b } }' "$1" |
+	    sort -n -s -k1,1 | median_table
+}
