@@ -291,6 +291,20 @@ pxtool_start() {
 	PXTADDR=$LISTEN_ADDR
 }
 
+# px_got WHAT BYTES ARGS...: pxtool client ARGS (ending in the address)
+# must get BYTES bytes back; fails naming WHAT otherwise.  Prints the
+# client's report, and sets PX_OUT to it and PX_SECS to the seconds from
+# the shutdown or connect to the close.
+px_got() {
+	_w=$1
+	_b=$2
+	shift 2
+	PX_OUT=$("$PXTOOL" client "$@") || fail "client: $PX_OUT"
+	echo "$_w: $PX_OUT"
+	echo "$PX_OUT" | grep -q "^got $_b bytes" || fail "$_w: $PX_OUT"
+	PX_SECS=$(echo "$PX_OUT" | awk '{ print $5 }')
+}
+
 # dead_addr: an address on which nothing listens (connects are refused).
 dead_addr() {
 	pxtool_start upstream
@@ -304,4 +318,42 @@ dead_addr() {
 ups_stat() {
 	grep "stats upstream $1:" "$TENKD_LOG" | tail -n 1 |
 	    sed -n "s/.* $2 \([0-9][0-9]*\).*/\1/p"
+}
+
+# cap_full N HOLD-ARGS...: for the --max-conns tests.  tkcli hold opens N
+# connections to $ADDR (HOLD_PID, output in $T/h); once they are ready,
+# tkcli echo starts two more (EXTRA_PID, output in $T/e), which must
+# still be waiting 1.5 s later.
+cap_full() {
+	_c=$1
+	shift
+	"$TKCLI" hold -c "$_c" "$@" "$ADDR" >"$T/h" 2>&1 &
+	HOLD_PID=$!
+	track "$HOLD_PID"
+	wait_line 20 "$T/h" "^ready $_c" || fail "hold: $(cat "$T/h")"
+	"$TKCLI" echo -c 2 -b 100 -T 40 "$ADDR" >"$T/e" 2>&1 &
+	EXTRA_PID=$!
+	track "$EXTRA_PID"
+	sleep 1.5
+	alive "$EXTRA_PID" ||
+	    fail "the extra clients ended at the cap: $(cat "$T/e")"
+}
+
+# help_in_man HELP PAGE: every long option named in the --help output in
+# file HELP is in docs/PAGE; fails otherwise.  Returns 1 without
+# checking when neither mandoc nor groff renders the page.
+help_in_man() {
+	_man=$TK_SRC/docs/$2
+	[ -f "$_man" ] || fail "no $_man"
+	if command -v mandoc >/dev/null 2>&1; then
+		mandoc -T ascii "$_man" | col -b >"$T/man"
+	else
+		groff -mandoc -T ascii "$_man" 2>/dev/null | col -b >"$T/man"
+	fi
+	[ -s "$T/man" ] || return 1
+	_opts=$(grep -o -- '--[a-z][a-z-]*' "$1" | sort -u)
+	[ -n "$_opts" ] || fail "no options in --help"
+	for _o in $_opts; do
+		grep -q -- "$_o" "$T/man" || fail "$_o is not in docs/$2"
+	done
 }
