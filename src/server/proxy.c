@@ -756,6 +756,16 @@ proxy_stats(void)
 	    (unsigned long long)srv.max_conns);
 }
 
+/* s's client address as a tk_addr, for formatting. */
+static void
+peer_addr(const struct psess *s, struct tk_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	memcpy(&a->ss, &s->a.peer, sizeof(s->a.peer));
+	a->len = s->a.peer.sin6_family == AF_INET ?
+	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+}
+
 /*
  * The PROXY protocol header (haproxy's proxy-protocol.txt, versions 1
  * and 2) for s's client: its address and the one it connected to.
@@ -771,14 +781,13 @@ proxy_header(struct psess *s, char *buf, size_t len)
 	struct tk_addr			 src, dst;
 	const struct sockaddr_in	*s4, *d4;
 	const struct sockaddr_in6	*s6, *d6;
+	const void			*sa, *da, *sp, *dp;
 	char				 a[TK_ADDRSTRLEN], b[TK_ADDRSTRLEN];
 	unsigned char			*p = (unsigned char *)buf;
+	size_t				 alen;
 	int				 fam, n;
 
-	memset(&src, 0, sizeof(src));
-	memcpy(&src.ss, &s->a.peer, sizeof(s->a.peer));
-	src.len = s->a.peer.sin6_family == AF_INET ?
-	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	peer_addr(s, &src);
 	fam = s->a.peer.sin6_family;
 	if (tk_sock_local(s->c.io.fd, &dst) == -1 ||
 	    dst.ss.ss_family != fam || (fam != AF_INET && fam != AF_INET6))
@@ -806,24 +815,29 @@ proxy_header(struct psess *s, char *buf, size_t len)
 		s4 = (const struct sockaddr_in *)&src.ss;
 		d4 = (const struct sockaddr_in *)&dst.ss;
 		p[13] = 0x11;		/* TCP over IPv4 */
-		p[14] = 0;
-		p[15] = 12;
-		memcpy(p + 16, &s4->sin_addr, 4);
-		memcpy(p + 20, &d4->sin_addr, 4);
-		memcpy(p + 24, &s4->sin_port, 2);
-		memcpy(p + 26, &d4->sin_port, 2);
-		return 28;
+		alen = sizeof(s4->sin_addr);
+		sa = &s4->sin_addr;
+		da = &d4->sin_addr;
+		sp = &s4->sin_port;
+		dp = &d4->sin_port;
+	} else {
+		s6 = (const struct sockaddr_in6 *)&src.ss;
+		d6 = (const struct sockaddr_in6 *)&dst.ss;
+		p[13] = 0x21;		/* TCP over IPv6 */
+		alen = sizeof(s6->sin6_addr);
+		sa = &s6->sin6_addr;
+		da = &d6->sin6_addr;
+		sp = &s6->sin6_port;
+		dp = &d6->sin6_port;
 	}
-	s6 = (const struct sockaddr_in6 *)&src.ss;
-	d6 = (const struct sockaddr_in6 *)&dst.ss;
-	p[13] = 0x21;			/* TCP over IPv6 */
+	/* Length, then both addresses and both ports in network order. */
 	p[14] = 0;
-	p[15] = 36;
-	memcpy(p + 16, &s6->sin6_addr, 16);
-	memcpy(p + 32, &d6->sin6_addr, 16);
-	memcpy(p + 48, &s6->sin6_port, 2);
-	memcpy(p + 50, &d6->sin6_port, 2);
-	return 52;
+	p[15] = (unsigned char)(2 * alen + 4);
+	memcpy(p + 16, sa, alen);
+	memcpy(p + 16 + alen, da, alen);
+	memcpy(p + 16 + 2 * alen, sp, 2);
+	memcpy(p + 18 + 2 * alen, dp, 2);
+	return (int)(20 + 2 * alen);
 }
 
 /*
@@ -841,10 +855,7 @@ access_line(struct worker *w, struct psess *s, const char *phase)
 	char		 cl[TK_ADDRSTRLEN];
 	uint64_t	 ns = tk_loop_now(w->l) - s->a.start;
 
-	memset(&peer, 0, sizeof(peer));
-	memcpy(&peer.ss, &s->a.peer, sizeof(s->a.peer));
-	peer.len = s->a.peer.sin6_family == AF_INET ?
-	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	peer_addr(s, &peer);
 	if (s->a.peer.sin6_family != AF_INET &&
 	    s->a.peer.sin6_family != AF_INET6)
 		strlcpy(cl, "?", sizeof(cl));
