@@ -172,3 +172,17 @@ run_ratios() {
 			if (b > 0 && a != "nan") print p[1], a / b } }' "$1" |
 	    sort -n -s -k1,1 | median_table
 }
+
+# ratio_table COL...: stdin run_ratios lines with a name and the column
+# put in front, "conns name col median min max"; out a markdown row
+# "| conns | name | ... |" for each conns and name, the cells of the
+# COLs in that order as "median (min-max)", in order of conns.
+ratio_table() {
+	awk -v cols="$*" 'BEGIN { nc = split(cols, c, " ") }
+	{ k = $1 " " $2; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  cell[k, $3] = sprintf("%.2f (%.2f-%.2f)", $4, $5, $6) }
+	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, " ")
+		printf "| %s | %s |", p[1], p[2]
+		for (j = 1; j <= nc; j++) printf " %s |", cell[k, c[j]]
+		printf "\n" } }' | sort -n -s -k2,2
+}

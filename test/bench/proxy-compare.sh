@@ -409,12 +409,7 @@ for t in $SERVERS; do
 		run_ratios "$PP" "$col" tenkd "$t" |
 		    awk -v col="$col" -v t="$t" '{ print $1, t, col, $2, $3, $4 }'
 	done
-done | awk '
-	{ k = $1 " " $2; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  cell[k, $3] = sprintf("%.2f (%.2f-%.2f)", $4, $5, $6) }
-	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, " ")
-		printf "| %s | %s | %s | %s | %s |\n", p[1], p[2],
-		    cell[k, 4], cell[k, 6], cell[k, 7] } }' | sort -n -s -k2,2
+done | ratio_table 4 6 7
 
 echo
 echo "## same-round ratios against the better peer (higher msgs/s in that" \
