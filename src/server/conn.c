@@ -73,15 +73,6 @@ _Static_assert(sizeof(struct conn) <= 104, "struct conn outgrew 104 bytes");
 /* Nanoseconds per wheel slot; set once at start-up (conn_wheel_init). */
 static uint64_t	wheel_gran;
 
-static inline uint64_t
-conn_last_ns(const struct conn *c, uint64_t now)
-{
-	uint64_t	nowu = now >> CONN_TSHIFT;
-	uint32_t	age = (uint32_t)nowu - c->last;
-
-	return (nowu - age) << CONN_TSHIFT;
-}
-
 /*
  * Set up w's wheel.  With no idle timeout every connection goes into
  * slot 0 and the timer never runs.  Before the worker thread starts.

@@ -248,22 +248,6 @@ proxy_config(void)
 	upstream_init();
 }
 
-static inline void
-touch(struct worker *w, struct psess *s)
-{
-	s->c.last = (uint32_t)(tk_loop_now(w->l) >> CONN_TSHIFT);
-}
-
-/* When s last moved a byte, in ns, from c->last (see tenkd.h). */
-static uint64_t
-session_last(const struct psess *s, uint64_t now)
-{
-	uint64_t	nowu = now >> CONN_TSHIFT;
-	uint32_t	age = (uint32_t)nowu - s->c.last;
-
-	return (nowu - age) << CONN_TSHIFT;
-}
-
 /*
  * A fresh client: note its address, check the per-IP cap and the unit
  * of the upstream socket, and start the first connect.  The client is
@@ -408,7 +392,7 @@ connect_done(struct worker *w, struct psess *s)
 	upstream_connected(s->u);
 	(void)tk_sock_nodelay(s->up.fd);
 	s->c.state = PX_DATA;
-	touch(w, s);
+	conn_touch(&s->c, tk_loop_now(w->l));
 	if (pxcf.send_proxy != 0) {
 		n = proxy_header(s, hdr, sizeof(hdr));
 		if (tk_bufq_append(&s->upq, &w->pool, hdr, n) == -1) {
@@ -444,7 +428,7 @@ px_timer(struct tk_loop *l, struct tk_timer *t)
 	 * request sent with its FIN, a long reply) is not cut.  Activity
 	 * only moved c->last; here the deadline catches up.
 	 */
-	last = session_last(s, tk_loop_now(l));
+	last = conn_last_ns(&s->c, tk_loop_now(l));
 	if (tk_loop_now(l) - last < pxcf.fin_timeout &&
 	    tk_timer_arm_at(l, t, last + pxcf.fin_timeout) == 0)
 		return;
@@ -559,7 +543,7 @@ pump(struct worker *w, struct psess *s, int d)
 			s->in += n;
 		else
 			s->rx += n;
-		touch(w, s);
+		conn_touch(&s->c, tk_loop_now(w->l));
 		if (forward(w, s, d, n) == -1)
 			return -1;
 		budget -= (size_t)n < budget ? (size_t)n : budget;
@@ -654,7 +638,7 @@ flush(struct worker *w, struct psess *s, int d)
 		}
 		tk_bufq_consume(q, &w->pool, n);
 		sent(w, s, d, n);
-		touch(w, s);
+		conn_touch(&s->c, tk_loop_now(w->l));
 		if ((size_t)n < len) {
 			tk_io_block(dst, TK_EV_WRITE);
 			return 0;

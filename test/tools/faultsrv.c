@@ -13,7 +13,7 @@
  *	--delay DUR		echo every chunk DUR after it arrived
  *	--starve N		never read from every Nth connection accepted
  *				(it stays open, silent)
- *	--listen ADDR:PORT	IPv4, default 127.0.0.1:0
+ *	--listen ADDR:PORT	IPv4 or [IPv6], default 127.0.0.1:0
  *
  * Offsets count per connection from 0.  Durations take ns, us, ms, s.
  * After binding it prints "listening on ADDR:PORT" on stderr.  SIGTERM

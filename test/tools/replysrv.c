@@ -22,7 +22,7 @@
  *				FIN first, then wait for the client's
  *				(2 s at most), so that replies already
  *				sent are never lost to a reset
- *	--listen ADDR:PORT	IPv4, default 127.0.0.1:0
+ *	--listen ADDR:PORT	IPv4 or [IPv6], default 127.0.0.1:0
  *
  * After binding it prints "listening on ADDR:PORT" on stderr, as
  * test/tools/faultsrv.c does (test/integ/lib.sh await_listen).  SIGTERM
