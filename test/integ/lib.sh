@@ -96,9 +96,19 @@ await_listen() {
 # tenkd_start ARGS...: start tenkd on 127.0.0.1:0 with the script's
 # backend; sets TENKD_PID, TENKD_LOG, ADDR (host:port) and PORT.
 tenkd_start() {
+	_tenkd_start '' "$@"
+}
+
+# _tenkd_start NOFILE ARGS...: tenkd_start, with RLIMIT_NOFILE lowered
+# to NOFILE for tenkd only unless NOFILE is empty.
+_tenkd_start() {
+	_nf=$1
+	shift
 	TENKD_LOG=$T/tenkd.$$.$(date +%s%N).log
 	# shellcheck disable=SC2046
-	"$TENKD" "$@" $(be_opt) --listen 127.0.0.1:0 2>"$TENKD_LOG" &
+	( if [ -n "$_nf" ]; then ulimit -n "$_nf" || exit 1; fi
+	  exec "$TENKD" "$@" $(be_opt) --listen 127.0.0.1:0 ) \
+	    2>"$TENKD_LOG" &
 	TENKD_PID=$!
 	await_listen tenkd "$TENKD_PID" "$TENKD_LOG"
 	ADDR=$LISTEN_ADDR
@@ -215,16 +225,7 @@ TKCLI=$TOOLS/tkcli
 # tenkd_start_nofile N ARGS...: tenkd_start with RLIMIT_NOFILE (soft and
 # hard) lowered to N for tenkd only.
 tenkd_start_nofile() {
-	_nf=$1
-	shift
-	TENKD_LOG=$T/tenkd.$$.$(date +%s%N).log
-	# shellcheck disable=SC2046
-	( ulimit -n "$_nf" && exec "$TENKD" "$@" $(be_opt) \
-	    --listen 127.0.0.1:0 ) 2>"$TENKD_LOG" &
-	TENKD_PID=$!
-	await_listen tenkd "$TENKD_PID" "$TENKD_LOG"
-	ADDR=$LISTEN_ADDR
-	PORT=${ADDR##*:}
+	_tenkd_start "$@"
 }
 
 # cpu_ticks PID: user plus system CPU time of PID, in clock ticks.
