@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # The end of a drain: held connections are force-closed at
 # --drain-timeout and tenkd exits 0; a second SIGTERM (or SIGINT) closes
-# them at once.
+# them at once, and says how many.
 # timeout: 60
 . "$(dirname "$0")/lib.sh"
 
@@ -32,6 +32,18 @@ alive "$TENKD_PID" || fail "exited at the first signal with clients open"
 kill -TERM "$TENKD_PID"
 wait_exit 5 "$TENKD_PID"
 [ "$STATUS" -eq 0 ] || fail "exit status $STATUS after a second signal"
+
+# One connection forced closed: the count in the singular.
+tenkd_start echo --threads 1 --drain-timeout 60s
+"$TKCLI" hold -c 1 "$ADDR" >"$T/h3" 2>&1 &
+track $!
+wait_line 10 "$T/h3" '^ready 1' || fail "hold: $(cat "$T/h3")"
+kill -INT "$TENKD_PID"
+sleep 0.5
+kill -TERM "$TENKD_PID"
+wait_exit 5 "$TENKD_PID"
+grep -q 'thread 0: closing 1 connection$' "$TENKD_LOG" ||
+    fail "no 'closing 1 connection' line: $(cat "$TENKD_LOG")"
 
 # Nothing open: SIGTERM exits at once.
 tenkd_start echo --threads 2
