@@ -21,27 +21,28 @@ ms=$(( (t1 - t0) / 1000000 ))
 grep -q 'drain timeout: closing' "$TENKD_LOG" || fail "no drain timeout line"
 wait_line 5 "$T/h1" 'closed by server' || fail "holder: $(cat "$T/h1")"
 
+# two_signals THREADS CONNS: tenkd holding CONNS connections outlives a
+# first signal (SIGINT) and exits 0 at the second (SIGTERM).
+two_signals() {
+	tenkd_start echo --threads "$1" --drain-timeout 60s
+	"$TKCLI" hold -c "$2" "$ADDR" >"$T/h2" 2>&1 &
+	track $!
+	wait_line 10 "$T/h2" "^ready $2" || fail "hold: $(cat "$T/h2")"
+	kill -INT "$TENKD_PID"
+	sleep 0.5
+	alive "$TENKD_PID" ||
+	    fail "exited at the first signal with clients open"
+	kill -TERM "$TENKD_PID"
+	wait_exit 5 "$TENKD_PID"
+	[ "$STATUS" -eq 0 ] ||
+	    fail "exit status $STATUS after a second signal"
+}
+
 # Second signal.
-tenkd_start echo --threads 2 --drain-timeout 60s
-"$TKCLI" hold -c 20 "$ADDR" >"$T/h2" 2>&1 &
-track $!
-wait_line 10 "$T/h2" '^ready 20' || fail "hold: $(cat "$T/h2")"
-kill -INT "$TENKD_PID"
-sleep 0.5
-alive "$TENKD_PID" || fail "exited at the first signal with clients open"
-kill -TERM "$TENKD_PID"
-wait_exit 5 "$TENKD_PID"
-[ "$STATUS" -eq 0 ] || fail "exit status $STATUS after a second signal"
+two_signals 2 20
 
 # One connection forced closed: the count in the singular.
-tenkd_start echo --threads 1 --drain-timeout 60s
-"$TKCLI" hold -c 1 "$ADDR" >"$T/h3" 2>&1 &
-track $!
-wait_line 10 "$T/h3" '^ready 1' || fail "hold: $(cat "$T/h3")"
-kill -INT "$TENKD_PID"
-sleep 0.5
-kill -TERM "$TENKD_PID"
-wait_exit 5 "$TENKD_PID"
+two_signals 1 1
 grep -q 'thread 0: closing 1 connection$' "$TENKD_LOG" ||
     fail "no 'closing 1 connection' line: $(cat "$TENKD_LOG")"
 
