@@ -48,7 +48,7 @@ uint64_t	 tk_hist_percentile(const struct tk_hist *h, double p);
 /*
  * Walk the non-empty buckets in increasing order; fn gets the lowest value
  * of the bucket (recording it lands in the same bucket) and its count.
- * Used to serialise a histogram to JSON and back with record_n.
+ * Used to serialise a histogram to JSON and back with tk_hist_record_n().
  */
 typedef void tk_hist_walk_fn(uint64_t lo, uint64_t count, void *arg);
 void		 tk_hist_walk(const struct tk_hist *h, tk_hist_walk_fn *fn,

@@ -255,6 +255,17 @@ setopt_int(int fd, int level, int name, int val)
 	return setsockopt(fd, level, name, &val, sizeof(val));
 }
 
+/* The end of a failed set-up: close fd, keep errno for the caller. */
+static int
+close_fail(int fd)
+{
+	int	saved = errno;
+
+	close(fd);
+	errno = saved;
+	return -1;
+}
+
 /*
  * A nonblocking listener on a.  IPV6_V6ONLY is always set one way or
  * the other, because its default follows the net.ipv6.bindv6only sysctl
@@ -265,7 +276,7 @@ setopt_int(int fd, int level, int name, int val)
 int
 tk_sock_listen(const struct tk_addr *a, int backlog, int flags)
 {
-	int	fd, saved;
+	int	fd;
 
 	fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0);
@@ -286,10 +297,7 @@ tk_sock_listen(const struct tk_addr *a, int backlog, int flags)
 	return fd;
 
  fail:
-	saved = errno;
-	close(fd);
-	errno = saved;
-	return -1;
+	return close_fail(fd);
 }
 
 /*
@@ -305,7 +313,7 @@ tk_sock_listen(const struct tk_addr *a, int backlog, int flags)
 int
 tk_sock_connect(const struct tk_addr *dst, const struct tk_addr *src)
 {
-	int	fd, saved;
+	int	fd;
 
 	if (src != NULL && src->ss.ss_family != dst->ss.ss_family) {
 		errno = EAFNOSUPPORT;
@@ -329,10 +337,7 @@ tk_sock_connect(const struct tk_addr *dst, const struct tk_addr *src)
 	return fd;
 
  fail:
-	saved = errno;
-	close(fd);
-	errno = saved;
-	return -1;
+	return close_fail(fd);
 }
 
 int

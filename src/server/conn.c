@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Connections: set-up after accept, the run-queue handler that hands a
- * runnable connection to its protocol's step function, the lazy idle
- * deadline, closing by reason, and the access log.  What bytes to move
- * is the protocol's business (echo.c); when to accept is worker.c's.
+ * runnable connection to its protocol's step function, the idle
+ * timeouts (a per-thread timing wheel, below), closing by reason, and the
+ * access log.  What bytes to move is the protocol's business (echo.c);
+ * when to accept is worker.c's.
  *
  * The bits of a connection's watcher (struct tk_io, see loop.c):
  *
@@ -39,12 +40,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "tenk/clock.h"
 #include "tenk/log.h"
 #include "tenkd.h"
 
@@ -69,15 +72,6 @@ _Static_assert(sizeof(struct conn) <= 104, "struct conn outgrew 104 bytes");
 
 /* Nanoseconds per wheel slot; set once at start-up (conn_wheel_init). */
 static uint64_t	wheel_gran;
-
-static inline uint64_t
-conn_last_ns(const struct conn *c, uint64_t now)
-{
-	uint64_t	nowu = now >> CONN_TSHIFT;
-	uint32_t	age = (uint32_t)nowu - c->last;
-
-	return (nowu - age) << CONN_TSHIFT;
-}
 
 /*
  * Set up w's wheel.  With no idle timeout every connection goes into
@@ -327,6 +321,39 @@ conn_access_reopen(void)
 }
 
 /*
+ * One access-log line: the real-time clock in UTC to the millisecond and
+ * a space, then fmt, which ends in a newline.  Echo and proxy share it.
+ * A line too long for the buffer is dropped rather than cut; the one
+ * write(2) keeps lines from several workers whole (O_APPEND).
+ */
+void
+conn_access_write(const char *fmt, ...)
+{
+	va_list		 ap;
+	struct tm	 tm;
+	char		 line[512];
+	uint64_t	 now = tk_clock_real();
+	time_t		 sec = (time_t)(now / TK_SEC);
+	size_t		 n;
+	int		 m;
+	ssize_t		 r;
+
+	gmtime_r(&sec, &tm);
+	n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
+	n += snprintf(line + n, sizeof(line) - n, ".%03lluZ ",
+	    (unsigned long long)(now % TK_SEC / TK_MSEC));
+	va_start(ap, fmt);
+	m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	va_end(ap);
+	if (m < 0 || (size_t)m >= sizeof(line) - n)
+		return;
+	n += m;
+	do {
+		r = write(srv.access_fd, line, n);
+	} while (r == -1 && errno == EINTR);
+}
+
+/*
  * One line per connection at close:
  *	2026-11-22T13:29:42.123Z 127.0.0.1:51234 echo 1.234s in=10 out=10 eof
  */
@@ -335,17 +362,10 @@ access_line(struct worker *w, struct conn *c, enum conn_reason why)
 {
 	struct conn_acct	*a = CONN_ACCT(w, c);
 	const struct sockaddr_in *sin;
-	struct timespec		 ts;
-	struct tm		 tm;
-	char			 line[256], host[INET6_ADDRSTRLEN], when[32];
-	char			 dur[32];
+	char			 host[INET6_ADDRSTRLEN];
 	uint64_t		 ns = tk_loop_now(w->l) - a->start;
-	int			 port = 0, n;
-	ssize_t			 r;
+	int			 port = 0;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
 	strlcpy(host, "?", sizeof(host));
 	if (a->peer.sin6_family == AF_INET) {
 		sin = (const struct sockaddr_in *)&a->peer;
@@ -355,18 +375,11 @@ access_line(struct worker *w, struct conn *c, enum conn_reason why)
 		inet_ntop(AF_INET6, &a->peer.sin6_addr, host, sizeof(host));
 		port = ntohs(a->peer.sin6_port);
 	}
-	snprintf(dur, sizeof(dur), "%llu.%03llus",
-	    (unsigned long long)(ns / TK_SEC),
-	    (unsigned long long)(ns % TK_SEC / TK_MSEC));
-	n = snprintf(line, sizeof(line), "%s.%03ldZ %s%s%s:%d %s %s "
-	    "in=%llu out=%llu %s\n", when, ts.tv_nsec / 1000000,
+	conn_access_write("%s%s%s:%d %s %llu.%03llus in=%llu out=%llu %s\n",
 	    a->peer.sin6_family == AF_INET6 ? "[" : "", host,
 	    a->peer.sin6_family == AF_INET6 ? "]" : "", port,
-	    w->proto->name, dur, (unsigned long long)a->in,
-	    (unsigned long long)a->out, conn_reasons[why]);
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return;
-	do {
-		r = write(srv.access_fd, line, n);
-	} while (r == -1 && errno == EINTR);
+	    w->proto->name, (unsigned long long)(ns / TK_SEC),
+	    (unsigned long long)(ns % TK_SEC / TK_MSEC),
+	    (unsigned long long)a->in, (unsigned long long)a->out,
+	    conn_reasons[why]);
 }

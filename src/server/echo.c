@@ -81,12 +81,6 @@ echo_fail(struct worker *w, struct conn *c)
 	}
 }
 
-static inline void
-echo_touch(struct worker *w, struct conn *c)
-{
-	c->last = (uint32_t)(tk_loop_now(w->l) >> CONN_TSHIFT);
-}
-
 /*
  * Send the n bytes just read into the scratch buffer, queueing what the
  * kernel does not take.  Returns 0, or -1 after closing c.
@@ -153,7 +147,7 @@ echo_flush(struct worker *w, struct conn *c)
 		w->st.bytes_out += n;
 		if (c->acct)
 			CONN_ACCT(w, c)->out += n;
-		echo_touch(w, c);
+		conn_touch(c, tk_loop_now(w->l));
 		if ((size_t)n < len) {
 			tk_io_block(&c->io, TK_EV_WRITE);
 			return 0;
@@ -204,7 +198,7 @@ echo_step(struct worker *w, struct conn *c)
 		w->st.bytes_in += n;
 		if (c->acct)
 			CONN_ACCT(w, c)->in += n;
-		echo_touch(w, c);
+		conn_touch(c, tk_loop_now(w->l));
 		if (echo_send(w, c, n) == -1)
 			return;
 		budget -= (size_t)n < budget ? (size_t)n : budget;

@@ -164,29 +164,6 @@ usage(int full)
 	exit(0);
 }
 
-/*
- * The proxy options (proxy.c) report through these; they are the kit's
- * (src/util/cli.c) under tenkd's older names.
- */
-noreturn void
-badarg(const char *opt, const char *arg, const char *why)
-{
-	tk_cli_bad(opt, arg, "%s", why);
-}
-
-long long
-num_arg(const char *opt, const char *arg, long long min, long long max)
-{
-	return tk_cli_num(opt, arg, min, max);
-}
-
-uint64_t
-dur_arg(const char *opt, const char *arg, uint64_t min, uint64_t max,
-    const char *range)
-{
-	return tk_cli_duration(opt, arg, min, max, range);
-}
-
 /* opt ARG (as typed, for messages): one more address to listen on. */
 static void
 add_listen(const char *opt, const char *arg)

@@ -158,9 +158,10 @@ master_run(void)
 		if (spawn(i))
 			return i;
 	}
-	setproctitle("%s: master, %d workers", srv.cfg.mode,
-	    srv.cfg.workers);
-	log_info("master: %d workers", srv.cfg.workers);
+	setproctitle("%s: master, %d worker%s", srv.cfg.mode,
+	    srv.cfg.workers, srv.cfg.workers == 1 ? "" : "s");
+	log_info("master: %d worker%s", srv.cfg.workers,
+	    srv.cfg.workers == 1 ? "" : "s");
 
 	for (;;) {
 		now = tk_clock_mono();

@@ -53,9 +53,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "tenk/cli.h"
 #include "tenk/log.h"
 #include "tenk/parse.h"
 #include "tenk/xmalloc.h"
@@ -180,7 +180,7 @@ proxy_option(int ch, const char *opt, const char *arg)
 	switch (ch) {
 	case 'u':
 		if (upstream_add(arg, &err) == -1)
-			badarg(opt, arg, err);
+			tk_cli_bad(opt, arg, "%s", err);
 		break;
 	case OPT_BALANCE:
 		if (strcmp(arg, "rr") == 0)
@@ -190,29 +190,29 @@ proxy_option(int ch, const char *opt, const char *arg)
 		else if (strcmp(arg, "source") == 0)
 			pxcf.balance = BALANCE_SOURCE;
 		else
-			badarg(opt, arg,
+			tk_cli_bad(opt, arg,
 			    "not a method (rr, leastconn, source)");
 		break;
 	case OPT_CONNECT_TIMEOUT:
-		pxcf.connect_timeout = dur_arg(opt, arg, 10 * TK_MSEC,
+		pxcf.connect_timeout = tk_cli_duration(opt, arg, 10 * TK_MSEC,
 		    3600 * TK_SEC, "10ms to 1h");
 		break;
 	case OPT_FAIL_MAX:
-		pxcf.fail_max = (int)num_arg(opt, arg, 1, 1000);
+		pxcf.fail_max = (int)tk_cli_num(opt, arg, 1, 1000);
 		break;
 	case OPT_FAIL_TIMEOUT:
-		pxcf.fail_timeout = dur_arg(opt, arg, 0, 3600 * TK_SEC,
+		pxcf.fail_timeout = tk_cli_duration(opt, arg, 0, 3600 * TK_SEC,
 		    "0 to 1h");
 		break;
 	case OPT_FIN_TIMEOUT:
-		pxcf.fin_timeout = dur_arg(opt, arg, 0, 24 * 3600 * TK_SEC,
-		    "0 to 24h");
+		pxcf.fin_timeout = tk_cli_duration(opt, arg, 0,
+		    24 * 3600 * TK_SEC, "0 to 24h");
 		break;
 	case OPT_MAXPERIP:
-		pxcf.max_per_ip = num_arg(opt, arg, 0, CONNCAP_MAX);
+		pxcf.max_per_ip = tk_cli_num(opt, arg, 0, CONNCAP_MAX);
 		break;
 	case OPT_RETRIES:
-		pxcf.retries = (int)num_arg(opt, arg, 0, 100);
+		pxcf.retries = (int)tk_cli_num(opt, arg, 0, 100);
 		break;
 	case OPT_SEND_PROXY:
 		if (strcmp(arg, "v1") == 0)
@@ -220,10 +220,10 @@ proxy_option(int ch, const char *opt, const char *arg)
 		else if (strcmp(arg, "v2") == 0)
 			pxcf.send_proxy = 2;
 		else
-			badarg(opt, arg, "not a version (v1, v2)");
+			tk_cli_bad(opt, arg, "not a version (v1, v2)");
 		break;
 	case OPT_WORKERS:
-		srv.cfg.workers = (int)num_arg(opt, arg, 1, MAXWORKERS);
+		srv.cfg.workers = (int)tk_cli_num(opt, arg, 1, MAXWORKERS);
 		break;
 	}
 }
@@ -237,31 +237,15 @@ proxy_config(void)
 {
 	if (srv.proto != &proto_proxy) {
 		if (given_opt != NULL)
-			badarg(given_opt, NULL, "only with tenkd proxy");
+			tk_cli_bad(given_opt, NULL, "only with tenkd proxy");
 		return;
 	}
 	if (upstream_count() == 0)
-		badarg("proxy", NULL, "needs at least one upstream "
+		tk_cli_bad("proxy", NULL, "needs at least one upstream "
 		    "(-u HOST:PORT)");
 	if (srv.cfg.buffer_limit == 0)
 		srv.cfg.buffer_limit = PX_BUFLIMIT;
 	upstream_init();
-}
-
-static inline void
-touch(struct worker *w, struct psess *s)
-{
-	s->c.last = (uint32_t)(tk_loop_now(w->l) >> CONN_TSHIFT);
-}
-
-/* When s last moved a byte, in ns, from c->last (see tenkd.h). */
-static uint64_t
-session_last(const struct psess *s, uint64_t now)
-{
-	uint64_t	nowu = now >> CONN_TSHIFT;
-	uint32_t	age = (uint32_t)nowu - s->c.last;
-
-	return (nowu - age) << CONN_TSHIFT;
 }
 
 /*
@@ -408,7 +392,7 @@ connect_done(struct worker *w, struct psess *s)
 	upstream_connected(s->u);
 	(void)tk_sock_nodelay(s->up.fd);
 	s->c.state = PX_DATA;
-	touch(w, s);
+	conn_touch(&s->c, tk_loop_now(w->l));
 	if (pxcf.send_proxy != 0) {
 		n = proxy_header(s, hdr, sizeof(hdr));
 		if (tk_bufq_append(&s->upq, &w->pool, hdr, n) == -1) {
@@ -444,7 +428,7 @@ px_timer(struct tk_loop *l, struct tk_timer *t)
 	 * request sent with its FIN, a long reply) is not cut.  Activity
 	 * only moved c->last; here the deadline catches up.
 	 */
-	last = session_last(s, tk_loop_now(l));
+	last = conn_last_ns(&s->c, tk_loop_now(l));
 	if (tk_loop_now(l) - last < pxcf.fin_timeout &&
 	    tk_timer_arm_at(l, t, last + pxcf.fin_timeout) == 0)
 		return;
@@ -559,7 +543,7 @@ pump(struct worker *w, struct psess *s, int d)
 			s->in += n;
 		else
 			s->rx += n;
-		touch(w, s);
+		conn_touch(&s->c, tk_loop_now(w->l));
 		if (forward(w, s, d, n) == -1)
 			return -1;
 		budget -= (size_t)n < budget ? (size_t)n : budget;
@@ -654,7 +638,7 @@ flush(struct worker *w, struct psess *s, int d)
 		}
 		tk_bufq_consume(q, &w->pool, n);
 		sent(w, s, d, n);
-		touch(w, s);
+		conn_touch(&s->c, tk_loop_now(w->l));
 		if ((size_t)n < len) {
 			tk_io_block(dst, TK_EV_WRITE);
 			return 0;
@@ -756,6 +740,16 @@ proxy_stats(void)
 	    (unsigned long long)srv.max_conns);
 }
 
+/* s's client address as a tk_addr, for formatting. */
+static void
+peer_addr(const struct psess *s, struct tk_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	memcpy(&a->ss, &s->a.peer, sizeof(s->a.peer));
+	a->len = s->a.peer.sin6_family == AF_INET ?
+	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+}
+
 /*
  * The PROXY protocol header (haproxy's proxy-protocol.txt, versions 1
  * and 2) for s's client: its address and the one it connected to.
@@ -771,14 +765,13 @@ proxy_header(struct psess *s, char *buf, size_t len)
 	struct tk_addr			 src, dst;
 	const struct sockaddr_in	*s4, *d4;
 	const struct sockaddr_in6	*s6, *d6;
+	const void			*sa, *da, *sp, *dp;
 	char				 a[TK_ADDRSTRLEN], b[TK_ADDRSTRLEN];
 	unsigned char			*p = (unsigned char *)buf;
+	size_t				 alen;
 	int				 fam, n;
 
-	memset(&src, 0, sizeof(src));
-	memcpy(&src.ss, &s->a.peer, sizeof(s->a.peer));
-	src.len = s->a.peer.sin6_family == AF_INET ?
-	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	peer_addr(s, &src);
 	fam = s->a.peer.sin6_family;
 	if (tk_sock_local(s->c.io.fd, &dst) == -1 ||
 	    dst.ss.ss_family != fam || (fam != AF_INET && fam != AF_INET6))
@@ -806,24 +799,29 @@ proxy_header(struct psess *s, char *buf, size_t len)
 		s4 = (const struct sockaddr_in *)&src.ss;
 		d4 = (const struct sockaddr_in *)&dst.ss;
 		p[13] = 0x11;		/* TCP over IPv4 */
-		p[14] = 0;
-		p[15] = 12;
-		memcpy(p + 16, &s4->sin_addr, 4);
-		memcpy(p + 20, &d4->sin_addr, 4);
-		memcpy(p + 24, &s4->sin_port, 2);
-		memcpy(p + 26, &d4->sin_port, 2);
-		return 28;
+		alen = sizeof(s4->sin_addr);
+		sa = &s4->sin_addr;
+		da = &d4->sin_addr;
+		sp = &s4->sin_port;
+		dp = &d4->sin_port;
+	} else {
+		s6 = (const struct sockaddr_in6 *)&src.ss;
+		d6 = (const struct sockaddr_in6 *)&dst.ss;
+		p[13] = 0x21;		/* TCP over IPv6 */
+		alen = sizeof(s6->sin6_addr);
+		sa = &s6->sin6_addr;
+		da = &d6->sin6_addr;
+		sp = &s6->sin6_port;
+		dp = &d6->sin6_port;
 	}
-	s6 = (const struct sockaddr_in6 *)&src.ss;
-	d6 = (const struct sockaddr_in6 *)&dst.ss;
-	p[13] = 0x21;			/* TCP over IPv6 */
+	/* Length, then both addresses and both ports in network order. */
 	p[14] = 0;
-	p[15] = 36;
-	memcpy(p + 16, &s6->sin6_addr, 16);
-	memcpy(p + 32, &d6->sin6_addr, 16);
-	memcpy(p + 48, &s6->sin6_port, 2);
-	memcpy(p + 50, &d6->sin6_port, 2);
-	return 52;
+	p[15] = (unsigned char)(2 * alen + 4);
+	memcpy(p + 16, sa, alen);
+	memcpy(p + 16 + alen, da, alen);
+	memcpy(p + 16 + 2 * alen, sp, 2);
+	memcpy(p + 18 + 2 * alen, dp, 2);
+	return (int)(20 + 2 * alen);
 }
 
 /*
@@ -838,35 +836,20 @@ static void
 access_line(struct worker *w, struct psess *s, const char *phase)
 {
 	struct tk_addr	 peer;
-	struct timespec	 ts;
-	struct tm	 tm;
-	char		 line[512], when[32], cl[TK_ADDRSTRLEN];
+	char		 cl[TK_ADDRSTRLEN];
 	uint64_t	 ns = tk_loop_now(w->l) - s->a.start;
-	int		 n;
-	ssize_t		 r;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-	memset(&peer, 0, sizeof(peer));
-	memcpy(&peer.ss, &s->a.peer, sizeof(s->a.peer));
-	peer.len = s->a.peer.sin6_family == AF_INET ?
-	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	peer_addr(s, &peer);
 	if (s->a.peer.sin6_family != AF_INET &&
 	    s->a.peer.sin6_family != AF_INET6)
 		strlcpy(cl, "?", sizeof(cl));
 	else
 		tk_addr_fmt(&peer, cl, sizeof(cl));
-	n = snprintf(line, sizeof(line), "%s.%03ldZ %s proxy %s "
-	    "%llu.%03llus in=%llu out=%llu tries=%d %s/%s %s\n", when,
-	    ts.tv_nsec / 1000000, cl, s->u != NULL && s->c.state == PX_DATA ?
-	    upstream_name(s->u) : "-", (unsigned long long)(ns / TK_SEC),
+	conn_access_write("%s proxy %s %llu.%03llus in=%llu out=%llu "
+	    "tries=%d %s/%s %s\n", cl,
+	    s->u != NULL && s->c.state == PX_DATA ? upstream_name(s->u) : "-",
+	    (unsigned long long)(ns / TK_SEC),
 	    (unsigned long long)(ns % TK_SEC / TK_MSEC),
 	    (unsigned long long)s->in, (unsigned long long)s->out,
 	    s->attempts, who_names[s->who], phase, s->why);
-	if (n < 0 || (size_t)n >= sizeof(line))
-		return;
-	do {
-		r = write(srv.access_fd, line, n);
-	} while (r == -1 && errno == EINTR);
 }

@@ -97,7 +97,7 @@ struct conn {
 	struct tk_io		 io;		/* arg: the worker */
 	LIST_ENTRY(conn)	 slot;		/* idle wheel slot */
 	struct tk_bufq		 outq;		/* bytes not yet sent */
-	uint32_t		 last;		/* activity, CONN_TICK units */
+	uint32_t		 last;		/* activity, see CONN_TSHIFT */
 	uint8_t			 state;		/* protocol's own */
 	uint8_t			 acct:1;	/* a conn_acct follows */
 };
@@ -120,6 +120,23 @@ struct conn_acct {
  * truncation may make a timeout fire up to one unit early.
  */
 #define CONN_TSHIFT	20
+
+/* Activity on c at now (ns): the one store a read or write costs. */
+static inline void
+conn_touch(struct conn *c, uint64_t now)
+{
+	c->last = (uint32_t)(now >> CONN_TSHIFT);
+}
+
+/* When c was last active, in ns, from c->last and the time now. */
+static inline uint64_t
+conn_last_ns(const struct conn *c, uint64_t now)
+{
+	uint64_t	nowu = now >> CONN_TSHIFT;
+	uint32_t	age = (uint32_t)nowu - c->last;
+
+	return (nowu - age) << CONN_TSHIFT;
+}
 
 /*
  * A protocol: the size of its connection struct (at least struct conn),
@@ -229,12 +246,6 @@ struct server {
 
 extern struct server	 srv;
 
-/* main.c: command-line values; a bad one prints one line and exits 2. */
-noreturn void	 badarg(const char *, const char *, const char *);
-long long	 num_arg(const char *, const char *, long long, long long);
-uint64_t	 dur_arg(const char *, const char *, uint64_t, uint64_t,
-		    const char *);
-
 /* worker.c */
 int		 worker_reserve(void);
 void		 worker_init(struct worker *, int, const int *);
@@ -252,6 +263,8 @@ void		 conn_wheel_init(struct worker *);
 void		 conn_close_all(struct worker *, enum conn_reason);
 void		 conn_access_open(void);
 void		 conn_access_reopen(void);
+void		 conn_access_write(const char *, ...)
+		    __attribute__((format(printf, 1, 2)));
 
 /* echo.c */
 extern const struct proto proto_echo;

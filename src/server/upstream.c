@@ -272,8 +272,9 @@ upstream_failed(struct upstream *u, uint64_t now, int err)
 		return;
 	/* One thread logs the transition; later failures only extend. */
 	if (atomic_exchange(&u->down_until, now + pxcf.fail_timeout) <= now)
-		log_warnx("upstream %s is down after %d failed connects "
-		    "(last: %s)", u->name, n, strerror(err));
+		log_warnx("upstream %s is down after %d failed connect%s "
+		    "(last: %s)", u->name, n, n == 1 ? "" : "s",
+		    strerror(err));
 }
 
 /* A session on u ended: release the pick, add its bytes. */

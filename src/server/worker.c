@@ -292,9 +292,9 @@ pause_accept(struct worker *w)
 		w->backoff = PAUSE_MAX;
 	if (worker_warn_ok(w, WARN_EMFILE, &skipped))
 		log_warn("thread %d: accept4: pausing accepts for %llu ms "
-		    "with %llu connections open (%llu similar suppressed)",
+		    "with %llu connection%s open (%llu similar suppressed)",
 		    w->id, (unsigned long long)(w->backoff / TK_MSEC),
-		    (unsigned long long)w->nconns,
+		    (unsigned long long)w->nconns, w->nconns == 1 ? "" : "s",
 		    (unsigned long long)skipped);
 	w->emfile = 1;
 	listeners_want(w, 0);
@@ -403,8 +403,8 @@ msg_drain(struct tk_loop *l, struct tk_msg *m)
 		w->capped = 0;
 		atomic_fetch_sub(&srv.ncapped, 1);
 	}
-	log_debug("%s: thread %d: %llu connections left", __func__, w->id,
-	    (unsigned long long)w->nconns);
+	log_debug("%s: thread %d: %llu connection%s left", __func__, w->id,
+	    (unsigned long long)w->nconns, w->nconns == 1 ? "" : "s");
 	check_done(w);
 }
 
@@ -417,8 +417,8 @@ msg_force(struct tk_loop *l, struct tk_msg *m)
 	if (!w->draining)
 		msg_drain(l, &w->m_drain);
 	if (w->nconns > 0)
-		log_info("thread %d: closing %llu connections", w->id,
-		    (unsigned long long)w->nconns);
+		log_info("thread %d: closing %llu connection%s", w->id,
+		    (unsigned long long)w->nconns, w->nconns == 1 ? "" : "s");
 	conn_close_all(w, CONN_SHUTDOWN);
 	check_done(w);
 }

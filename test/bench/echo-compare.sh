@@ -198,10 +198,7 @@ echo "## ping-pong ${SIZE} B, tenkload -t $CT: median (min-max) of $RUNS runs"
 echo
 echo "| conns | server | msgs/s | p50 µs | p99 µs | server µs/msg | client µs/msg | server CPU | client CPU |"
 echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-for col in 4 5 6 7 8 9 10; do
-	awk -F, -v col="$col" 'NR > 1 { print $1 "/" $3, $col }' "$PP" |
-	    median_table | awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
-done | awk '
+col_medians "$PP" 4 5 6 7 8 9 10 | awk '
 	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
 	  f = ($2 == 4) ? "%.0f" : ($2 >= 9) ? "%.2f" : "%.1f"
 	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
@@ -217,20 +214,10 @@ echo "| conns | tenkd | msgs/s | p99 | server µs/msg |"
 echo "| ---: | --- | ---: | ---: | ---: |"
 for t in tenkd-t1 tenkd-t2; do
 	for col in 4 6 7; do
-		awk -F, -v col="$col" -v t="$t" 'NR > 1 {
-			v[$1, $2, $3] = $col; k[$1, $2] = $1 }
-			END { for (x in k) { split(x, p, SUBSEP)
-				a = v[p[1], p[2], t]; b = v[p[1], p[2], "peer"]
-				if (b > 0) print p[1], a / b } }' "$PP" |
-		    sort -n -s -k1,1 | median_table |
+		run_ratios "$PP" "$col" "$t" peer |
 		    awk -v col="$col" -v t="$t" '{ print $1, t, col, $2, $3, $4 }'
 	done
-done | awk '
-	{ k = $1 " " $2; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  cell[k, $3] = sprintf("%.2f (%.2f-%.2f)", $4, $5, $6) }
-	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, " ")
-		printf "| %s | %s | %s | %s | %s |\n", p[1], p[2],
-		    cell[k, 4], cell[k, 6], cell[k, 7] } }' | sort -n -s -k2,2
+done | ratio_table 4 6 7
 
 # ---- phase 2: syscalls per message ---------------------------------------
 case $TOOL in
@@ -310,11 +297,7 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 	echo
 	echo "| conns | server | calls/send | recv/send | wait/send | other/send | calls per ss message |"
 	echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
-	for col in 8 9 10 11 6; do
-		awk -F, -v col="$col" 'NR > 1 { print $1 "/" $3, $col }' \
-		    "$SC" | median_table |
-		    awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
-	done | awk '
+	col_medians "$SC" 8 9 10 11 6 | awk '
 	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
 	  if ($2 == 8 || $2 == 6)
 		cell[k, $2] = sprintf("%.3f (%.3f-%.3f)", $3, $4, $5)

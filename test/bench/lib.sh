@@ -145,3 +145,44 @@ strace_window() {
 	wait "$XPID"
 	XPID=
 }
+
+# col_medians CSV COL...: for each column COL of CSV (a header line, then
+# rows conns,run,server,...), the lines "conns/server COL median min max"
+# of that column over the runs, in first-seen order; empty cells are no
+# measurement and are skipped.
+col_medians() {
+	_csv=$1
+	shift
+	for _col in "$@"; do
+		awk -F, -v col="$_col" 'NR > 1 && $col != "" {
+			print $1 "/" $3, $col }' "$_csv" | median_table |
+		    awk -v col="$_col" '{ print $1, col, $2, $3, $4 }'
+	done
+}
+
+# run_ratios CSV COL NUM DEN: per connection count, the ratio of server
+# NUM's column COL to server DEN's within the same run, as "conns median
+# min max" over the runs; runs where DEN has no positive value or NUM
+# none at all ("nan") are left out.
+run_ratios() {
+	awk -F, -v col="$2" -v num="$3" -v den="$4" 'NR > 1 {
+		v[$1, $2, $3] = $col; k[$1, $2] = $1 }
+		END { for (x in k) { split(x, p, SUBSEP)
+			a = v[p[1], p[2], num]; b = v[p[1], p[2], den]
+			if (b > 0 && a != "nan") print p[1], a / b } }' "$1" |
+	    sort -n -s -k1,1 | median_table
+}
+
+# ratio_table COL...: stdin run_ratios lines with a name and the column
+# put in front, "conns name col median min max"; out a markdown row
+# "| conns | name | ... |" for each conns and name, the cells of the
+# COLs in that order as "median (min-max)", in order of conns.
+ratio_table() {
+	awk -v cols="$*" 'BEGIN { nc = split(cols, c, " ") }
+	{ k = $1 " " $2; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  cell[k, $3] = sprintf("%.2f (%.2f-%.2f)", $4, $5, $6) }
+	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, " ")
+		printf "| %s | %s |", p[1], p[2]
+		for (j = 1; j <= nc; j++) printf " %s |", cell[k, c[j]]
+		printf "\n" } }' | sort -n -s -k2,2
+}

@@ -369,10 +369,7 @@ echo "## ping-pong ${SIZE} B, tenkload -t 1: median (min-max) of $RUNS runs"
 echo
 echo "| conns | proxy | msgs/s | p50 µs | p99 µs | proxy µs/msg | upstream µs/msg | client µs/msg | proxy CPU | established (min) | errors (max) |"
 echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-for col in 4 5 6 7 8 9 10 11 12; do
-	awk -F, -v col="$col" 'NR > 1 { print $1 "/" $3, $col }' "$PP" |
-	    median_table | awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
-done | awk '
+col_medians "$PP" 4 5 6 7 8 9 10 11 12 | awk '
 	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
 	  if ($2 == 11) { cell[k, $2] = sprintf("%d", $4); next }
 	  if ($2 == 12) { cell[k, $2] = sprintf("%d", $5); next }
@@ -392,10 +389,7 @@ echo "message, since a proxy does two recvs and two sends to its one each."
 echo
 echo "| conns | proxy | p99.9 µs | unserved (max) | TCP segments/msg | proxy µs/msg ÷ floor |"
 echo "| ---: | --- | ---: | ---: | ---: | ---: |"
-for col in 16 14 15 17; do
-	awk -F, -v col="$col" 'NR > 1 && $col != "" { print $1 "/" $3, $col }' \
-	    "$PP" | median_table | awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
-done | awk '
+col_medians "$PP" 16 14 15 17 | awk '
 	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
 	  if ($2 == 14) { cell[k, $2] = sprintf("%d", $5); next }
 	  f = ($2 == 16) ? "%.0f" : "%.2f"
@@ -412,20 +406,10 @@ echo "| ---: | --- | ---: | ---: | ---: |"
 for t in $SERVERS; do
 	[ "$t" = tenkd ] && continue
 	for col in 4 6 7; do
-		awk -F, -v col="$col" -v t="$t" 'NR > 1 {
-			v[$1, $2, $3] = $col; k[$1, $2] = $1 }
-			END { for (x in k) { split(x, p, SUBSEP)
-				a = v[p[1], p[2], "tenkd"]; b = v[p[1], p[2], t]
-				if (b > 0 && a != "nan") print p[1], a / b } }' \
-		    "$PP" | sort -n -s -k1,1 | median_table |
+		run_ratios "$PP" "$col" tenkd "$t" |
 		    awk -v col="$col" -v t="$t" '{ print $1, t, col, $2, $3, $4 }'
 	done
-done | awk '
-	{ k = $1 " " $2; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  cell[k, $3] = sprintf("%.2f (%.2f-%.2f)", $4, $5, $6) }
-	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, " ")
-		printf "| %s | %s | %s | %s | %s |\n", p[1], p[2],
-		    cell[k, 4], cell[k, 6], cell[k, 7] } }' | sort -n -s -k2,2
+done | ratio_table 4 6 7
 
 echo
 echo "## same-round ratios against the better peer (higher msgs/s in that" \
@@ -542,11 +526,7 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 	echo
 	echo "| conns | proxy | calls/msg | recv | send | wait | other |"
 	echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
-	for col in 6 7 8 9 10; do
-		awk -F, -v col="$col" 'NR > 1 && $6 != "" {
-			print $1 "/" $3, $col }' "$SC" | median_table |
-		    awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
-	done | awk '
+	col_medians "$SC" 6 7 8 9 10 | awk '
 	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
 	  if ($2 == 6)
 		cell[k, $2] = sprintf("%.3f (%.3f-%.3f)", $3, $4, $5)

@@ -90,17 +90,5 @@ grep -q 'max-conns 5000 does not fit RLIMIT_NOFILE 100: using [0-9]' \
 grep -q '^usage: tenkd echo' "$T/help" || fail "--help: no usage line"
 
 # Every long option of --help is in the man page.
-man=$TK_SRC/docs/tenkd.8
-[ -f "$man" ] || fail "no $man"
-if command -v mandoc >/dev/null 2>&1; then
-	mandoc -T ascii "$man" | col -b >"$T/man"
-else
-	groff -mandoc -T ascii "$man" 2>/dev/null | col -b >"$T/man"
-fi
-[ -s "$T/man" ] || skip "no mandoc or groff to render the page"
-opts=$(grep -o -- '--[a-z][a-z-]*' "$T/help" | sort -u)
-[ -n "$opts" ] || fail "no options in --help"
-for opt in $opts; do
-	grep -q -- "$opt" "$T/man" || fail "$opt is not in docs/tenkd.8"
-done
+help_in_man "$T/help" tenkd.8 || skip "no mandoc or groff to render the page"
 pass

@@ -7,23 +7,14 @@
 
 tenkd_start echo --threads 2 --max-conns 5
 
-"$TKCLI" hold -c 5 "$ADDR" >"$T/h" 2>&1 &
-h=$!
-track "$h"
-wait_line 10 "$T/h" '^ready 5' || fail "first 5: $(cat "$T/h")"
-
-"$TKCLI" echo -c 2 -b 100 -T 40 "$ADDR" >"$T/e" 2>&1 &
-e=$!
-track "$e"
-sleep 1.5
-alive "$e" || fail "the extra clients ended at the cap: $(cat "$T/e")"
+cap_full 5
 s=$(tenkd_stats) || exit 1
 [ "$(stat_val "$s" accepted)" -eq 5 ] || fail "accepted beyond the cap: $s"
 [ "$(stat_val "$s" active)" -eq 5 ] || fail "active: $s"
 
 # One group leaves: the waiting ones are served, none was dropped.
-kill -TERM "$h"
-wait_exit 20 "$e"
+kill -TERM "$HOLD_PID"
+wait_exit 20 "$EXTRA_PID"
 [ "$STATUS" -eq 0 ] || fail "waiting clients failed: $(cat "$T/e")"
 s=$(tenkd_stats) || exit 1
 [ "$(stat_val "$s" accepted)" -eq 7 ] || fail "accepted: $s"

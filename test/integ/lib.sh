@@ -96,9 +96,19 @@ await_listen() {
 # tenkd_start ARGS...: start tenkd on 127.0.0.1:0 with the script's
 # backend; sets TENKD_PID, TENKD_LOG, ADDR (host:port) and PORT.
 tenkd_start() {
+	_tenkd_start '' "$@"
+}
+
+# _tenkd_start NOFILE ARGS...: tenkd_start, with RLIMIT_NOFILE lowered
+# to NOFILE for tenkd only unless NOFILE is empty.
+_tenkd_start() {
+	_nf=$1
+	shift
 	TENKD_LOG=$T/tenkd.$$.$(date +%s%N).log
 	# shellcheck disable=SC2046
-	"$TENKD" "$@" $(be_opt) --listen 127.0.0.1:0 2>"$TENKD_LOG" &
+	( if [ -n "$_nf" ]; then ulimit -n "$_nf" || exit 1; fi
+	  exec "$TENKD" "$@" $(be_opt) --listen 127.0.0.1:0 ) \
+	    2>"$TENKD_LOG" &
 	TENKD_PID=$!
 	await_listen tenkd "$TENKD_PID" "$TENKD_LOG"
 	ADDR=$LISTEN_ADDR
@@ -215,16 +225,7 @@ TKCLI=$TOOLS/tkcli
 # tenkd_start_nofile N ARGS...: tenkd_start with RLIMIT_NOFILE (soft and
 # hard) lowered to N for tenkd only.
 tenkd_start_nofile() {
-	_nf=$1
-	shift
-	TENKD_LOG=$T/tenkd.$$.$(date +%s%N).log
-	# shellcheck disable=SC2046
-	( ulimit -n "$_nf" && exec "$TENKD" "$@" $(be_opt) \
-	    --listen 127.0.0.1:0 ) 2>"$TENKD_LOG" &
-	TENKD_PID=$!
-	await_listen tenkd "$TENKD_PID" "$TENKD_LOG"
-	ADDR=$LISTEN_ADDR
-	PORT=${ADDR##*:}
+	_tenkd_start "$@"
 }
 
 # cpu_ticks PID: user plus system CPU time of PID, in clock ticks.
@@ -291,6 +292,20 @@ pxtool_start() {
 	PXTADDR=$LISTEN_ADDR
 }
 
+# px_got WHAT BYTES ARGS...: pxtool client ARGS (ending in the address)
+# must get BYTES bytes back; fails naming WHAT otherwise.  Prints the
+# client's report, and sets PX_OUT to it and PX_SECS to the seconds from
+# the shutdown or connect to the close.
+px_got() {
+	_w=$1
+	_b=$2
+	shift 2
+	PX_OUT=$("$PXTOOL" client "$@") || fail "client: $PX_OUT"
+	echo "$_w: $PX_OUT"
+	echo "$PX_OUT" | grep -q "^got $_b bytes" || fail "$_w: $PX_OUT"
+	PX_SECS=$(echo "$PX_OUT" | awk '{ print $5 }')
+}
+
 # dead_addr: an address on which nothing listens (connects are refused).
 dead_addr() {
 	pxtool_start upstream
@@ -304,4 +319,42 @@ dead_addr() {
 ups_stat() {
 	grep "stats upstream $1:" "$TENKD_LOG" | tail -n 1 |
 	    sed -n "s/.* $2 \([0-9][0-9]*\).*/\1/p"
+}
+
+# cap_full N HOLD-ARGS...: for the --max-conns tests.  tkcli hold opens N
+# connections to $ADDR (HOLD_PID, output in $T/h); once they are ready,
+# tkcli echo starts two more (EXTRA_PID, output in $T/e), which must
+# still be waiting 1.5 s later.
+cap_full() {
+	_c=$1
+	shift
+	"$TKCLI" hold -c "$_c" "$@" "$ADDR" >"$T/h" 2>&1 &
+	HOLD_PID=$!
+	track "$HOLD_PID"
+	wait_line 20 "$T/h" "^ready $_c" || fail "hold: $(cat "$T/h")"
+	"$TKCLI" echo -c 2 -b 100 -T 40 "$ADDR" >"$T/e" 2>&1 &
+	EXTRA_PID=$!
+	track "$EXTRA_PID"
+	sleep 1.5
+	alive "$EXTRA_PID" ||
+	    fail "the extra clients ended at the cap: $(cat "$T/e")"
+}
+
+# help_in_man HELP PAGE: every long option named in the --help output in
+# file HELP is in docs/PAGE; fails otherwise.  Returns 1 without
+# checking when neither mandoc nor groff renders the page.
+help_in_man() {
+	_man=$TK_SRC/docs/$2
+	[ -f "$_man" ] || fail "no $_man"
+	if command -v mandoc >/dev/null 2>&1; then
+		mandoc -T ascii "$_man" | col -b >"$T/man"
+	else
+		groff -mandoc -T ascii "$_man" 2>/dev/null | col -b >"$T/man"
+	fi
+	[ -s "$T/man" ] || return 1
+	_opts=$(grep -o -- '--[a-z][a-z-]*' "$1" | sort -u)
+	[ -n "$_opts" ] || fail "no options in --help"
+	for _o in $_opts; do
+		grep -q -- "$_o" "$T/man" || fail "$_o is not in docs/$2"
+	done
 }

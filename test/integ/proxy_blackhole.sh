@@ -21,10 +21,8 @@ wait_line 10 "$T/acc" "tries=2 client/eof eof" || fail "no failover logged"
 
 tenkd_start proxy --threads 1 -u "$hole" --connect-timeout 300ms \
     --retries 2 --access-log "$T/acc2"
-out=$("$PXTOOL" client -n 10 -T 20 "$ADDR") || fail "client: $out"
-echo "only a blackhole: $out"
-echo "$out" | grep -q '^got 0 bytes' || fail "blackhole: $out"
-t=$(echo "$out" | awk '{ print $5 }')
+px_got "only a blackhole" 0 -n 10 -T 20 "$ADDR"
+t=$PX_SECS
 awk_true "$t >= 0.8 && $t < 10" || fail "closed after $t s"
 wait_line 10 "$T/acc2" "tries=3 timeout/connect connect-timeout" ||
     fail "access log: $(cat "$T/acc2")"

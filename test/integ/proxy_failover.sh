@@ -30,10 +30,8 @@ wait_line 10 "$T/acc" "tries=2 client/eof eof" || fail "no failover logged"
 # All refused: closed at once, with the reason.
 tenkd_start proxy --threads 1 -u "$dead" -u "$dead2" --retries 3 \
     --access-log "$T/acc2"
-out=$("$PXTOOL" client -n 10 -T 10 "$ADDR") || fail "client: $out"
-echo "all refused: $out"
-echo "$out" | grep -q '^got 0 bytes' || fail "all refused: $out"
-t=$(echo "$out" | awk '{ print $5 }')
+px_got "all refused" 0 -n 10 -T 10 "$ADDR"
+t=$PX_SECS
 awk_true "$t < 5" || fail "closed only after $t s"
 wait_line 10 "$T/acc2" "proxy - .* tries=4 upstream/connect refused" ||
     fail "access log: $(cat "$T/acc2")"
@@ -42,8 +40,7 @@ wait_line 10 "$T/acc2" "proxy - .* tries=4 upstream/connect refused" ||
 tenkd_start proxy --threads 1 -u "$dead" --fail-max 1 --fail-timeout 1h \
     --retries 0 --access-log "$T/acc3"
 "$PXTOOL" client -n 10 -T 10 "$ADDR" >/dev/null || fail "first client"
-out=$("$PXTOOL" client -n 10 -T 10 "$ADDR") || fail "client: $out"
-echo "$out" | grep -q '^got 0 bytes' || fail "all down: $out"
+px_got "all down" 0 -n 10 -T 10 "$ADDR"
 wait_line 10 "$T/acc3" "tries=0 tenkd/connect no-upstream" ||
     fail "access log: $(cat "$T/acc3")"
 pass

@@ -10,10 +10,8 @@
 
 pxtool_start upstream -d 2000
 tenkd_start proxy --threads 1 -u "$PXTADDR" --access-log "$T/acc"
-out=$("$PXTOOL" client -n 100000 -T 20 "$ADDR") || fail "client: $out"
-echo "client to upstream FIN: $out"
-echo "$out" | grep -q '^got 100000 bytes' || fail "reply: $out"
-t=$(echo "$out" | awk '{ print $5 }')
+px_got "client to upstream FIN" 100000 -n 100000 -T 20 "$ADDR"
+t=$PX_SECS
 awk_true "$t >= 1.5" || fail "the reply came before the upstream sent it"
 
 pxtool_start upstream -f 300000
@@ -28,10 +26,8 @@ wait_line 10 "$T/acc2" 'in=250000 out=300000 tries=1 upstream/eof eof' ||
 pxtool_start upstream -s
 tenkd_start proxy --threads 1 -u "$PXTADDR" --fin-timeout 1s \
     --access-log "$T/acc3"
-out=$("$PXTOOL" client -n 5000 -T 20 "$ADDR") || fail "client: $out"
-echo "silent upstream: $out"
-echo "$out" | grep -q '^got 0 bytes' || fail "silent: $out"
-t=$(echo "$out" | awk '{ print $5 }')
+px_got "silent upstream" 0 -n 5000 -T 20 "$ADDR"
+t=$PX_SECS
 awk_true "$t >= 0.8 && $t < 10" || fail "closed after $t s, not at 1s"
 wait_line 10 "$T/acc3" 'in=5000 out=0 tries=1 timeout/fin fin-timeout' ||
     fail "access log: $(cat "$T/acc3")"

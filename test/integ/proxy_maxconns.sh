@@ -8,19 +8,11 @@
 
 upstream_start --threads 1
 tenkd_start proxy --threads 2 -u "$UPADDR" --max-conns 10
-"$TKCLI" hold -c 5 -d 60 "$ADDR" >"$T/h" 2>&1 &
-h=$!
-track "$h"
-wait_line 20 "$T/h" '^ready 5' || fail "hold: $(cat "$T/h")"
-"$TKCLI" echo -c 2 -b 100 -T 40 "$ADDR" >"$T/e" 2>&1 &
-e=$!
-track "$e"
-sleep 1.5
-alive "$e" || fail "the extra clients ended at the cap: $(cat "$T/e")"
+cap_full 5 -d 60
 s=$(tenkd_stats) || exit 1
 [ "$(stat_val "$s" accepted)" -le 6 ] || fail "accepted beyond the cap: $s"
-kill -TERM "$h"
-wait_exit 20 "$e"
+kill -TERM "$HOLD_PID"
+wait_exit 20 "$EXTRA_PID"
 [ "$STATUS" -eq 0 ] || fail "waiting clients failed: $(cat "$T/e")"
 
 # Churn: sessions that end normally, and resets mid-transfer (tkcli

@@ -27,7 +27,6 @@ s=$(tenkd_stats) || exit 1
 [ "$(ups_stat "$UPADDR" fails)" -eq 0 ] || fail "reconnected after the kill"
 [ "$(stat_val "$s" active)" -eq 0 ] || fail "active: $s"
 
-out=$("$PXTOOL" client -n 10 -T 10 "$ADDR") || fail "client: $out"
-echo "$out" | grep -q '^got 0 bytes' || fail "after the kill: $out"
+px_got "after the kill" 0 -n 10 -T 10 "$ADDR"
 alive "$TENKD_PID" || fail "tenkd died"
 pass

@@ -21,8 +21,7 @@ hold_from() {
 
 # refused ADDR: one more client to ADDR is closed without a byte.
 refused() {
-	_out=$("$PXTOOL" client -n 10 -T 10 "$1") || fail "client: $_out"
-	echo "$_out" | grep -q '^got 0 bytes' || fail "extra client: $_out"
+	px_got "extra client" 0 -n 10 -T 10 "$1"
 }
 
 # The two helpers below are called through wait_for.

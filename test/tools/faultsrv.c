@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * faultsrv: a small echo server with deliberate faults, for tenkload's
- * tests.  Single-threaded, level-triggered epoll, no libtenk, so that a
+ * tests.  Single-threaded, level-triggered epoll, no libtenk loop, so that a
  * bug in the loop cannot hide a bug in the load generator.
  *
  *	--drop-byte[=OFF]	drop the byte at stream offset OFF (100)
@@ -13,7 +13,7 @@
  *	--delay DUR		echo every chunk DUR after it arrived
  *	--starve N		never read from every Nth connection accepted
  *				(it stays open, silent)
- *	--listen ADDR:PORT	IPv4, default 127.0.0.1:0
+ *	--listen ADDR:PORT	IPv4 or [IPv6], default 127.0.0.1:0
  *
  * Offsets count per connection from 0.  Durations take ns, us, ms, s.
  * After binding it prints "listening on ADDR:PORT" on stderr.  SIGTERM
@@ -26,7 +26,6 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <arpa/inet.h>
 
 #include <errno.h>
 #include <getopt.h>
@@ -37,6 +36,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tenk/clock.h"
+#include "tool.h"
 
 #define NOFF		UINT64_MAX
 #define SPIN_NS		400000		/* timers here run 100-200 us late */
@@ -74,22 +76,6 @@ static uint64_t		 stall_at;	/* 0: not yet known */
 static uint64_t		 starve_every, naccepted;
 static int		 stalled;
 static volatile sig_atomic_t	quit;
-
-static void
-die(const char *what)
-{
-	fprintf(stderr, "faultsrv: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t
 parse_dur(const char *opt, const char *s)
@@ -140,7 +126,7 @@ conn_of(int fd)
 	if ((size_t)fd >= nconns) {
 		n = (size_t)fd + 1024;
 		if ((nc = realloc(conns, n * sizeof(*conns))) == NULL)
-			die("realloc");
+			tool_die("realloc");
 		conns = nc;
 		memset(conns + nconns, 0, (n - nconns) * sizeof(*conns));
 		for (; nconns < n; nconns++)
@@ -172,7 +158,7 @@ set_out(struct fconn *c, int on)
 	e.events = EPOLLIN | (on ? EPOLLOUT : 0);
 	e.data.fd = c->fd;
 	if (epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &e) == -1)
-		die("epoll_ctl");
+		tool_die("epoll_ctl");
 	c->wantout = on;
 }
 
@@ -229,7 +215,7 @@ seg_push(struct fconn *c, uint64_t due)
 		size_t		 n = scap ? scap * 2 : 1024, i;
 
 		if ((ns = calloc(n, sizeof(*ns))) == NULL)
-			die("calloc");
+			tool_die("calloc");
 		for (i = 0; shead + i < stail; i++)
 			ns[i] = segs[(shead + i) % scap];
 		free(segs);
@@ -303,14 +289,14 @@ conn_read(struct fconn *c)
 		if (c->len + k > c->cap) {
 			c->cap = (c->len + k) * 2;
 			if ((c->buf = realloc(c->buf, c->cap)) == NULL)
-				die("realloc");
+				tool_die("realloc");
 		}
 		memcpy(c->buf + c->len, tmp, k);
 		c->len += k;
 		if (delay_ns == 0)
 			c->rel = c->len;
 		else
-			seg_push(c, now_ns() + delay_ns);
+			seg_push(c, tk_clock_mono() + delay_ns);
 		if ((size_t)n < sizeof(tmp))
 			break;
 	}
@@ -343,9 +329,9 @@ do_accept(int lfd)
 		e.events = EPOLLIN;
 		e.data.fd = fd;
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e) == -1)
-			die("epoll_ctl");
+			tool_die("epoll_ctl");
 		if (stall_ns > 0 && stall_at == 0)
-			stall_at = now_ns() + stall_after;
+			stall_at = tk_clock_mono() + stall_after;
 	}
 }
 
@@ -363,15 +349,12 @@ main(int argc, char *argv[])
 		{ "starve",		required_argument, NULL, 'S' },
 		{ NULL,			0,		   NULL, 0 }
 	};
-	struct sockaddr_in	 sin;
 	struct epoll_event	 evs[256], e;
 	struct timespec		 ts, *tp;
 	sigset_t		 sigs;
-	socklen_t		 slen;
 	const char		*listen_on = "127.0.0.1:0";
-	char			 host[64], *colon, abuf[INET_ADDRSTRLEN];
 	uint64_t		 now, wake;
-	int			 ch, lfd, sfd, n, i, one = 1;
+	int			 ch, lfd, sfd, n, i;
 
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
@@ -409,20 +392,6 @@ main(int argc, char *argv[])
 		}
 	}
 
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	snprintf(host, sizeof(host), "%s", listen_on);
-	if ((colon = strrchr(host, ':')) == NULL) {
-		fprintf(stderr, "faultsrv: --listen: missing port\n");
-		return 2;
-	}
-	*colon = '\0';
-	sin.sin_port = htons((uint16_t)parse_num("--listen", colon + 1, 0));
-	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1) {
-		fprintf(stderr, "faultsrv: --listen: bad address\n");
-		return 2;
-	}
-
 	/* Wake-ups for --delay to the microsecond, not the 50 us default. */
 	(void)prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	/*
@@ -435,38 +404,26 @@ main(int argc, char *argv[])
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	if (sigprocmask(SIG_BLOCK, &sigs, NULL) == -1)
-		die("sigprocmask");
+		tool_die("sigprocmask");
 	if ((sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC)) == -1)
-		die("signalfd");
+		tool_die("signalfd");
 	signal(SIGPIPE, SIG_IGN);
 
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (lfd == -1)
-		die("socket");
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1)
-		die("bind");
-	if (listen(lfd, 4096) == -1)
-		die("listen");
-	slen = sizeof(sin);
-	if (getsockname(lfd, (struct sockaddr *)&sin, &slen) == -1)
-		die("getsockname");
-	inet_ntop(AF_INET, &sin.sin_addr, abuf, sizeof(abuf));
-	fprintf(stderr, "listening on %s:%d\n", abuf, ntohs(sin.sin_port));
+	lfd = tool_listen(listen_on, 4096, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) == -1)
-		die("epoll_create1");
+		tool_die("epoll_create1");
 	memset(&e, 0, sizeof(e));
 	e.events = EPOLLIN;
 	e.data.fd = lfd;
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, lfd, &e) == -1)
-		die("epoll_ctl");
+		tool_die("epoll_ctl");
 	e.data.fd = sfd;
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &e) == -1)
-		die("epoll_ctl");
+		tool_die("epoll_ctl");
 
 	while (!quit) {
-		now = now_ns();
+		now = tk_clock_mono();
 		if (stall_ns > 0 && !stalled && stall_at != 0 &&
 		    now >= stall_at) {
 			ts.tv_sec = (time_t)(stall_ns / 1000000000ULL);
@@ -475,7 +432,7 @@ main(int argc, char *argv[])
 			    !quit)
 				;
 			stalled = 1;
-			now = now_ns();
+			now = tk_clock_mono();
 		}
 		seg_run(now);
 		wake = UINT64_MAX;
@@ -501,7 +458,7 @@ main(int argc, char *argv[])
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
-			die("epoll_pwait2");
+			tool_die("epoll_pwait2");
 		}
 		for (i = 0; i < n; i++) {
 			struct fconn	*c;

@@ -36,15 +36,14 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tenk/sock.h"
+#include "tool.h"
 
 #define BUFSZ	(64 * 1024)
 
@@ -54,20 +53,7 @@ static int	 opt_silent;
 static long	 opt_first = -1;
 static pthread_mutex_t out_mtx = PTHREAD_MUTEX_INITIALIZER;
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-fail(const char *fmt, ...)
-{
-	va_list	ap;
-
-	fprintf(stderr, "pxtool: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static void __attribute__((noreturn))
+static noreturn void
 usage(void)
 {
 	fprintf(stderr, "usage: pxtool upstream [-p] [-d ms | -s | -f bytes] "
@@ -75,15 +61,6 @@ usage(void)
 	    "       pxtool blackhole [-l addr:port]\n"
 	    "       pxtool client [-r] [-n bytes] [-T secs] addr:port\n");
 	exit(2);
-}
-
-static double
-now(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static int
@@ -187,7 +164,7 @@ serve(void *arg)
 	long	 i;
 
 	if ((buf = malloc(BUFSZ)) == NULL)
-		fail("malloc");
+		tool_fail("malloc");
 	if (opt_proxy && read_proxy(fd) == -1) {
 		pthread_mutex_lock(&out_mtx);
 		printf("no PROXY header\n");
@@ -214,7 +191,7 @@ serve(void *arg)
 			if (len + n > cap) {
 				cap = (len + n) * 2;
 				if ((all = realloc(all, cap)) == NULL)
-					fail("realloc");
+					tool_fail("realloc");
 			}
 			memcpy(all + len, buf, n);
 			len += n;
@@ -243,42 +220,21 @@ serve(void *arg)
 	return NULL;
 }
 
-static int
-listen_on(const char *arg, int backlog)
-{
-	struct tk_addr	 a;
-	const char	*err;
-	char		 name[TK_ADDRSTRLEN];
-	int		 fd, one = 1;
-
-	if (tk_addr_parse(arg, 0, &a, &err) == -1)
-		fail("%s: %s", arg, err);
-	if ((fd = socket(a.ss.ss_family, SOCK_STREAM, 0)) == -1)
-		fail("socket: %s", strerror(errno));
-	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&a.ss, a.len) == -1 ||
-	    listen(fd, backlog) == -1 || tk_sock_local(fd, &a) == -1)
-		fail("listen on %s: %s", arg, strerror(errno));
-	fprintf(stderr, "listening on %s\n", tk_addr_fmt(&a, name,
-	    sizeof(name)));
-	return fd;
-}
-
 static void
 upstream(const char *addr)
 {
 	pthread_t	t;
 	int		lfd, fd;
 
-	lfd = listen_on(addr, 1024);
+	lfd = tool_listen(addr, 1024, 0);
 	for (;;) {
 		if ((fd = accept(lfd, NULL, NULL)) == -1) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			fail("accept: %s", strerror(errno));
+			tool_die("accept");
 		}
 		if (pthread_create(&t, NULL, serve, (void *)(intptr_t)fd) != 0)
-			fail("pthread_create");
+			tool_fail("pthread_create");
 		pthread_detach(t);
 	}
 }
@@ -294,19 +250,19 @@ blackhole(const char *addr)
 	struct tk_addr	 a;
 	int		 lfd, fd, i;
 
-	lfd = listen_on(addr, 0);
+	lfd = tool_listen(addr, 0, 0);
 	if (tk_sock_local(lfd, &a) == -1)
-		fail("getsockname: %s", strerror(errno));
+		tool_die("getsockname");
 	for (i = 0; i < 64; i++) {
 		if ((fd = tk_sock_connect(&a, NULL)) == -1)
-			fail("connect: %s", strerror(errno));
+			tool_die("connect");
 		pfd.fd = fd;
 		pfd.events = POLLOUT;
 		if (poll(&pfd, 1, 300) == 0)
 			break;
 	}
 	if (i == 64)
-		fail("the backlog never filled");
+		tool_fail("the backlog never filled");
 	fprintf(stderr, "backlog full after %d connections\n", i);
 	for (;;)
 		pause();
@@ -326,28 +282,28 @@ client(const char *addr, long bytes, int recv_first, double timeout)
 	int		 fd, reset = 0;
 
 	if (tk_addr_parse(addr, -1, &a, &err) == -1)
-		fail("%s: %s", addr, err);
+		tool_fail("%s: %s", addr, err);
 	if ((fd = socket(a.ss.ss_family, SOCK_STREAM, 0)) == -1)
-		fail("socket: %s", strerror(errno));
+		tool_die("socket");
 	if (connect(fd, (struct sockaddr *)&a.ss, a.len) == -1)
-		fail("connect %s: %s", addr, strerror(errno));
+		tool_fail("connect %s: %s", addr, strerror(errno));
 	tv.tv_sec = (time_t)timeout;
 	tv.tv_usec = (suseconds_t)((timeout - tv.tv_sec) * 1e6);
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	cap = bytes > 0 ? (size_t)bytes + BUFSZ : BUFSZ;
 	if ((buf = malloc(cap)) == NULL || (in = malloc(cap + BUFSZ)) ==
 	    NULL)
-		fail("malloc");
+		tool_fail("malloc");
 	for (i = 0; i < bytes; i++)
 		buf[i] = (char)(i * 13 + 5);
-	t0 = now();
+	t0 = tool_now();
 	if (recv_first) {
 		for (;;) {
 			n = recv(fd, in, BUFSZ, 0);
 			if (n == -1 && errno == EINTR)
 				continue;
 			if (n == -1)
-				fail("recv: %s", strerror(errno));
+				tool_die("recv");
 			if (n == 0)
 				break;
 			got += n;
@@ -356,11 +312,11 @@ client(const char *addr, long bytes, int recv_first, double timeout)
 	if (writen(fd, buf, bytes) == -1 || shutdown(fd, SHUT_WR) == -1) {
 		/* Closed by the other side before we were done. */
 		if (errno != EPIPE && errno != ECONNRESET && errno != ENOTCONN)
-			fail("send: %s", strerror(errno));
+			tool_die("send");
 		reset = 1;
 	}
 	if (!recv_first)
-		t0 = now();
+		t0 = tool_now();
 	while (!reset) {
 		n = recv(fd, in + (recv_first ? 0 : got), recv_first ? BUFSZ :
 		    cap + BUFSZ - got, 0);
@@ -371,20 +327,20 @@ client(const char *addr, long bytes, int recv_first, double timeout)
 			break;
 		}
 		if (n == -1)
-			fail("recv after %zu bytes, %.2f s: %s", got,
-			    now() - t0, strerror(errno));
+			tool_fail("recv after %zu bytes, %.2f s: %s", got,
+			    tool_now() - t0, strerror(errno));
 		if (n == 0)
 			break;
 		if (!recv_first) {
 			got += n;
 			if (got > cap)
-				fail("more bytes than sent");
+				tool_fail("more bytes than sent");
 		}
 	}
 	if (!recv_first && got == (size_t)bytes &&
 	    memcmp(in, buf, bytes) != 0)
-		fail("echo differs");
-	printf("got %zu bytes in %.2f s%s\n", got, now() - t0,
+		tool_fail("echo differs");
+	printf("got %zu bytes in %.2f s%s\n", got, tool_now() - t0,
 	    reset ? " (reset)" : "");
 	close(fd);
 	free(in);

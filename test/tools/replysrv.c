@@ -2,8 +2,8 @@
 /*
  * replysrv: a server that answers in one of tenkload's reply framings,
  * or deliberately in none, for the integration tests of --reply.  One
- * blocking thread per connection and no libtenk, so that it is plainly
- * correct and a bug in the loop cannot hide a bug in the load
+ * blocking thread per connection and no libtenk loop, so that it is
+ * plainly correct and a bug in the loop cannot hide a bug in the load
  * generator.
  *
  *	(no mode)		echo every byte received
@@ -22,7 +22,7 @@
  *				FIN first, then wait for the client's
  *				(2 s at most), so that replies already
  *				sent are never lost to a reset
- *	--listen ADDR:PORT	IPv4, default 127.0.0.1:0
+ *	--listen ADDR:PORT	IPv4 or [IPv6], default 127.0.0.1:0
  *
  * After binding it prints "listening on ADDR:PORT" on stderr, as
  * test/tools/faultsrv.c does (test/integ/lib.sh await_listen).  SIGTERM
@@ -32,7 +32,6 @@
 #include <sys/time.h>
 
 #include <netinet/in.h>
-#include <arpa/inet.h>
 
 #include <errno.h>
 #include <getopt.h>
@@ -45,6 +44,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tool.h"
 
 #define BUFSZ		16384
 #define STACKSZ		(256 * 1024)
@@ -72,13 +73,6 @@ struct out {
 	size_t		 len;
 	unsigned char	 buf[BUFSZ];
 };
-
-static void
-die(const char *what)
-{
-	fprintf(stderr, "replysrv: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 static void
 usage(void)
@@ -274,12 +268,9 @@ main(int argc, char *argv[])
 		{ "silent",		no_argument,	   NULL, 's' },
 		{ NULL,			0,		   NULL, 0 }
 	};
-	struct sockaddr_in	 sin;
 	struct timespec		 pause = { 0, 10000000 };
-	socklen_t		 slen;
 	const char		*listen_on = "127.0.0.1:0", *err;
-	char			 host[64], *colon, abuf[INET_ADDRSTRLEN];
-	int			 ch, lfd, fd, nmodes = 0, one = 1;
+	int			 ch, lfd, fd, nmodes = 0;
 
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
@@ -329,33 +320,8 @@ main(int argc, char *argv[])
 	if (argc > optind || nmodes > 1)
 		usage();
 
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	snprintf(host, sizeof(host), "%s", listen_on);
-	if ((colon = strrchr(host, ':')) == NULL) {
-		fprintf(stderr, "replysrv: --listen: missing port\n");
-		return 2;
-	}
-	*colon = '\0';
-	sin.sin_port = htons((uint16_t)strtonum(colon + 1, 0, 65535, &err));
-	if (err != NULL || inet_pton(AF_INET, host, &sin.sin_addr) != 1) {
-		fprintf(stderr, "replysrv: --listen: bad address\n");
-		return 2;
-	}
-
 	signal(SIGPIPE, SIG_IGN);
-	if ((lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		die("socket");
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == -1)
-		die("bind");
-	if (listen(lfd, 4096) == -1)
-		die("listen");
-	slen = sizeof(sin);
-	if (getsockname(lfd, (struct sockaddr *)&sin, &slen) == -1)
-		die("getsockname");
-	inet_ntop(AF_INET, &sin.sin_addr, abuf, sizeof(abuf));
-	fprintf(stderr, "listening on %s:%d\n", abuf, ntohs(sin.sin_port));
+	lfd = tool_listen(listen_on, 4096, SOCK_CLOEXEC);
 
 	/* SIGTERM and SIGINT keep their default action: the end. */
 	for (;;) {
@@ -364,7 +330,7 @@ main(int argc, char *argv[])
 			    errno == ENOBUFS || errno == ENOMEM)
 				nanosleep(&pause, NULL);
 			else if (errno != EINTR && errno != ECONNABORTED)
-				die("accept4");
+				tool_die("accept4");
 			continue;
 		}
 		spawn(fd);

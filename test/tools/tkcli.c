@@ -40,11 +40,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tenk/parse.h"
 #include "tenk/sock.h"
+#include "tool.h"
 
 #define BUFSZ		(64 * 1024)
 
@@ -95,21 +95,18 @@ static struct pollfd	*pfds;
 static char		 buf[BUFSZ], want[BUFSZ];
 static volatile sig_atomic_t stop_flag;
 
-static void	fail(const char *, ...)
-		    __attribute__((format(printf, 1, 2), noreturn));
-static void	usage(void) __attribute__((noreturn));
+static noreturn void fail(const char *, ...)
+		    __attribute__((format(printf, 1, 2)));
+static noreturn void usage(void);
 
+/* tool_fail() naming the command: "tkcli: echo: ...". */
 static void
 fail(const char *fmt, ...)
 {
 	va_list	ap;
 
-	fprintf(stderr, "tkcli: %s: ", o.cmd != NULL ? o.cmd : "error");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
+	tool_vfail(o.cmd != NULL ? o.cmd : "error", fmt, ap);
 }
 
 static void
@@ -124,15 +121,6 @@ usage(void)
 	    "       tkcli noread [-c conns] [-n bytes] addr:port\n"
 	    "       tkcli rst [-c conns] [-b bytes] addr:port\n");
 	exit(2);
-}
-
-static double
-now(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void
@@ -342,7 +330,7 @@ do_recv(struct cconn *c)
 			    (unsigned char)buf[i], (unsigned char)want[i]);
 		}
 		c->recvd += r;
-		c->last = now();
+		c->last = tool_now();
 		if (r < BUFSZ)
 			return 0;
 	}
@@ -409,7 +397,7 @@ run_round(int round, double deadline)
 		}
 		if (nact == 0)
 			break;
-		if (now() > deadline)
+		if (tool_now() > deadline)
 			fail("timeout in round %d: %ld connecting, %ld "
 			    "sending, %ld done, %ld closed by server", round,
 			    count(C_CONNECTING), count(C_ROUND), count(C_WAIT) +
@@ -505,8 +493,8 @@ static void
 hold(double t, const char *why)
 {
 	struct cconn	*c;
-	double		 end = t < 0 ? 0 : now() + t, d, dmin = 1e9, dmax = 0;
-	double		 start = now();
+	double		 start = tool_now(), end = t < 0 ? 0 : start + t;
+	double		 d, dmin = 1e9, dmax = 0;
 	long		 i, open;
 	int		 n;
 
@@ -523,14 +511,16 @@ hold(double t, const char *why)
 		}
 		if (o.expect_close && open == 0) {
 			printf("closed %ld by server after %.2f s (idle %.3f "
-			    "to %.3f s)\n", o.conns, now() - start, dmin, dmax);
+			    "to %.3f s)\n", o.conns, tool_now() - start, dmin,
+			    dmax);
 			fflush(stdout);
 			return;
 		}
-		if (stop_flag || (t >= 0 && now() >= end)) {
+		if (stop_flag || (t >= 0 && tool_now() >= end)) {
 			if (o.expect_close)
-				fail("%ld of %ld connections still open after "
-				    "%.1f s", open, o.conns, now() - start);
+				fail("%ld of %ld connections still open "
+				    "after %.1f s", open, o.conns,
+				    tool_now() - start);
 			return;
 		}
 		n = poll(pfds, o.conns, 50);
@@ -552,7 +542,7 @@ hold(double t, const char *why)
 			if (recv(c->fd, buf, sizeof(buf), 0) > 0)
 				fail("conn %u: unexpected bytes while idle",
 				    c->idx);
-			d = now() - c->last;
+			d = tool_now() - c->last;
 			if (d < dmin)
 				dmin = d;
 			if (d > dmax)
@@ -568,7 +558,7 @@ static void
 cmd_echo(void)
 {
 	struct sigaction	 sa;
-	double			 deadline = now() + o.timeout, t0 = now();
+	double			 t0 = tool_now(), deadline = t0 + o.timeout;
 	uint64_t		 total = 0;
 	long			 i, closed;
 	int			 r;
@@ -599,7 +589,7 @@ cmd_echo(void)
 		if (o.verbose)
 			fprintf(stderr, "tkcli: round %d done: %ld connections "
 			    "at %.2f s\n", r, count(C_WAIT) + count(C_DONE),
-			    now() - t0);
+			    tool_now() - t0);
 		if (r == 1 && o.ready) {
 			printf("ready %ld\n", count(C_WAIT));
 			fflush(stdout);
@@ -623,7 +613,7 @@ cmd_echo(void)
 		    o.allow);
 	printf("%s: %ld connections, %ld rounds, %llu bytes verified, %ld "
 	    "closed by server, %.2f s\n", o.cmd, o.conns - closed, o.rounds,
-	    (unsigned long long)total, closed, now() - t0);
+	    (unsigned long long)total, closed, tool_now() - t0);
 }
 
 /* Send without reading until the server stops taking bytes. */
@@ -646,8 +636,8 @@ cmd_noread(uint64_t limit)
 		p[i].events = POLLOUT;
 	}
 	memset(buf, 'x', sizeof(buf));
-	lastp = now();
-	while (now() - lastp < 1.0) {
+	lastp = tool_now();
+	while (tool_now() - lastp < 1.0) {
 		n = poll(p, o.conns, 200);
 		if (n == -1 && errno != EINTR)
 			fail("poll: %s", strerror(errno));
@@ -668,7 +658,7 @@ cmd_noread(uint64_t limit)
 			}
 			sent[i] += r;
 			total += r;
-			lastp = now();
+			lastp = tool_now();
 		}
 	}
 	printf("stalled after %llu bytes\n", (unsigned long long)total);
@@ -693,9 +683,9 @@ cmd_rst(uint64_t bytes)
 		if ((p.fd = tk_sock_connect(&o.addr, NULL)) == -1)
 			fail("connect: %s", strerror(errno));
 		sent = got = 0;
-		end = now() + 10;
+		end = tool_now() + 10;
 		while (sent < bytes / 2 || got == 0) {
-			if (now() > end)
+			if (tool_now() > end)
 				fail("conn %ld: no progress (sent %llu, got "
 				    "%llu)", i, (unsigned long long)sent,
 				    (unsigned long long)got);

@@ -18,9 +18,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "tenk/clock.h"
 #include "tenk/loop.h"
 #include "tenk/timer.h"
 #include "../t.h"
@@ -954,15 +954,6 @@ guard_fn(struct tk_loop *l, struct tk_timer *t)
 	T_FAIL("guard timer fired: the loop did not return in time");
 }
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * TK_SEC + ts.tv_nsec;
-}
-
 /*
  * TK_RUN_NOWAIT never blocks, whatever is registered; it returns the
  * number of active watchers and timers.
@@ -979,12 +970,12 @@ TEST_BE(loop_nowait)
 	T_EQ(tk_io_start(l, &x.io, TK_EV_READ), 0);
 	tk_timer_init(&t, guard_fn, NULL);
 	T_EQ(tk_timer_arm(l, &t, 30 * TK_SEC), 0);
-	t0 = mono_ns();
+	t0 = tk_clock_mono();
 	for (i = 0; i < 100; i++) {
 		r = tk_loop_run(l, TK_RUN_NOWAIT);
 		T_EQ(r, 2);
 	}
-	T_LT(mono_ns() - t0, 2 * TK_SEC);
+	T_LT(tk_clock_mono() - t0, 2 * TK_SEC);
 	tk_timer_cancel(l, &t);
 	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 1);
 	tk_io_stop(l, &x.io);
@@ -1061,11 +1052,11 @@ TEST_BE(loop_blocking_wait)
 	tk_loop_update_now(l);
 	T_EQ(tk_timer_arm(l, &guard, 10 * TK_SEC), 0);
 	T_EQ(tk_timer_arm(l, &t, 30 * TK_MSEC), 0);
-	t0 = mono_ns();
+	t0 = tk_clock_mono();
 	T_EQ(tk_loop_run(l, 0), 0);
 	T_EQ(x.calls, 1);
 	T_EQ(x.got, 4);
-	T_GE(mono_ns() - t0, 25 * TK_MSEC);
+	T_GE(tk_clock_mono() - t0, 25 * TK_MSEC);
 	tk_timer_cancel(l, &guard);
 	w_close(l, &x);
 	tk_loop_free(l);
@@ -1258,15 +1249,11 @@ TEST_BE(loop_stop_after_full_batch)
  */
 #define NMODEL	64
 
-static unsigned int	mrng = 4711;
-
+/* Below n, from t_rand(): seeded, so that a failure repeats. */
 static unsigned int
 mrnd(unsigned int n)
 {
-	mrng ^= mrng << 13;
-	mrng ^= mrng >> 17;
-	mrng ^= mrng << 5;
-	return mrng % n;
+	return t_rand() % n;
 }
 
 TEST_BE(loop_model)
@@ -1278,6 +1265,7 @@ TEST_BE(loop_model)
 	size_t		 got[NMODEL];
 	int		 i, op, active[NMODEL], nact, checks = 0;
 
+	t_srand(4711);
 	x = calloc(NMODEL, sizeof(*x));
 	T_PTR(x);
 	for (i = 0; i < NMODEL; i++) {

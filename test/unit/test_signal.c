@@ -156,25 +156,38 @@ set_running(struct tk_loop *l, struct tk_timer *t)
 	atomic_store(&running, 1);
 }
 
-/* A signal ends a blocking wait. */
-TEST_BE(signal_wakes_wait)
+/*
+ * Run l until a callback stops it, while a sender thread, started once
+ * the loop runs, sends one SIGHUP (hup) or count SIGUSR1 then SIGTERM.
+ */
+static void
+sender_run(struct tk_loop *l, int hup, int count)
 {
-	struct tk_loop	*l;
-	struct tk_timer	 guard, kick;
+	struct tk_timer	 kick;
 	struct sender	 s;
 
-	l = newloop(&guard);
-	T_EQ(tk_signal_watch(l, SIGHUP, sig_cb, NULL), 0);
-	stop_on = SIGHUP;
 	memset(&s, 0, sizeof(s));
 	s.running = &running;
-	s.hup = 1;
+	s.hup = hup;
+	s.count = count;
 	tk_timer_init(&kick, set_running, NULL);
 	T_EQ(tk_timer_arm(l, &kick, 0), 0);
 	T_EQ(pthread_create(&s.tid, NULL, sender_main, &s), 0);
 	T_EQ(tk_loop_run(l, 0), 0);
 	T_EQ(pthread_join(s.tid, NULL), 0);
 	T_EQ(s.errs, 0);
+}
+
+/* A signal ends a blocking wait. */
+TEST_BE(signal_wakes_wait)
+{
+	struct tk_loop	*l;
+	struct tk_timer	 guard;
+
+	l = newloop(&guard);
+	T_EQ(tk_signal_watch(l, SIGHUP, sig_cb, NULL), 0);
+	stop_on = SIGHUP;
+	sender_run(l, 1, 0);
 	T_EQ(seen[SIGHUP], 1);
 	tk_timer_cancel(l, &guard);
 	tk_loop_free(l);
@@ -199,22 +212,13 @@ burst_check(struct tk_loop *l)
 TEST_BE(signal_burst_thread)
 {
 	struct tk_loop	*l;
-	struct tk_timer	 guard, kick;
-	struct sender	 s;
+	struct tk_timer	 guard;
 
 	l = newloop(&guard);
 	T_EQ(tk_signal_watch(l, SIGUSR1, sig_cb, NULL), 0);
 	T_EQ(tk_signal_watch(l, SIGTERM, sig_cb, NULL), 0);
 	stop_on = SIGTERM;
-	memset(&s, 0, sizeof(s));
-	s.running = &running;
-	s.count = BURST;
-	tk_timer_init(&kick, set_running, NULL);
-	T_EQ(tk_timer_arm(l, &kick, 0), 0);
-	T_EQ(pthread_create(&s.tid, NULL, sender_main, &s), 0);
-	T_EQ(tk_loop_run(l, 0), 0);
-	T_EQ(pthread_join(s.tid, NULL), 0);
-	T_EQ(s.errs, 0);
+	sender_run(l, 0, BURST);
 	burst_check(l);
 	tk_timer_cancel(l, &guard);
 	tk_loop_free(l);

@@ -15,9 +15,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "tenk/clock.h"
 #include "tenk/loop.h"
 #include "tenk/timer.h"
 #include "../t.h"
@@ -325,16 +325,12 @@ static struct ref	 rf[NT];
 static uint64_t		 rseq, sbase;
 static int		 expect[NT], nexpect, kexpect;
 static long		 nfired, ncbops;
-static unsigned int	 rng = 12345;
 
+/* Below n, from t_rand(): seeded, so that a failure repeats. */
 static unsigned int
 rnd(unsigned int n)
 {
-	/* xorshift32: fixed seed, so a failure repeats. */
-	rng ^= rng << 13;
-	rng ^= rng >> 17;
-	rng ^= rng << 5;
-	return rng % n;
+	return t_rand() % n;
 }
 
 static void
@@ -451,6 +447,7 @@ TEST(timer_stress)
 	long		 n, npass = 0;
 	int		 i;
 
+	t_srand(12345);
 	sbase = tk_loop_now(l);
 	for (i = 0; i < NT; i++)
 		tk_timer_init(&st[i], stress_fire, &st[i]);
@@ -503,22 +500,13 @@ TEST(timer_free_armed)
 	T_EQ(norder, 50);
 }
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * TK_SEC + ts.tv_nsec;
-}
-
 static uint64_t	 stop_at;
 
 static void
 stopper(struct tk_loop *l, struct tk_timer *t)
 {
 	(void)t;
-	stop_at = mono_ns();
+	stop_at = tk_clock_mono();
 	tk_loop_stop(l);
 }
 
@@ -542,7 +530,7 @@ TEST_BE(timer_wait)
 	tk_timer_init(&t, stopper, NULL);
 	tk_timer_init(&guard, guard_fn, NULL);
 	T_EQ(tk_timer_arm(l, &guard, 10 * TK_SEC), 0);
-	t0 = mono_ns();
+	t0 = tk_clock_mono();
 	lnow = tk_loop_update_now(l);
 	T_EQ(tk_timer_arm(l, &t, 50 * TK_MSEC), 0);
 	T_EQ(tk_loop_run(l, 0), 0);
@@ -565,7 +553,7 @@ once_fn(struct tk_loop *l, struct tk_timer *t)
 	(void)l;
 	(void)t;
 	once_fired++;
-	stop_at = mono_ns();
+	stop_at = tk_clock_mono();
 }
 
 TEST_BE(timer_wait_once)
@@ -579,7 +567,7 @@ TEST_BE(timer_wait_once)
 	T_PTR(l);
 	tk_timer_init(&t, once_fn, NULL);
 	for (round = 1; round <= 5; round++) {
-		t0 = mono_ns();
+		t0 = tk_clock_mono();
 		tk_loop_update_now(l);
 		T_EQ(tk_timer_arm(l, &t, 50 * TK_MSEC + round * 333), 0);
 		for (iters = 0; once_fired < round && iters < 1000; iters++)
@@ -603,7 +591,7 @@ wfire(struct tk_loop *l, struct tk_timer *t)
 {
 	int	i = (int)(intptr_t)t->arg;
 
-	w_at[i] = mono_ns();
+	w_at[i] = tk_clock_mono();
 	w_order[w_n++] = i;
 	if (w_n == 10)
 		tk_loop_stop(l);
@@ -620,7 +608,7 @@ TEST_BE(timer_wait_many)
 	T_PTR(l);
 	tk_timer_init(&guard, guard_fn, NULL);
 	T_EQ(tk_timer_arm(l, &guard, 10 * TK_SEC), 0);
-	w_t0 = mono_ns();
+	w_t0 = tk_clock_mono();
 	tk_loop_update_now(l);
 	for (k = 0; k < 10; k++) {
 		i = shuf[k];
@@ -665,7 +653,7 @@ static void
 late_fn(struct tk_loop *l, struct tk_timer *t)
 {
 	(void)t;
-	late_at = mono_ns();
+	late_at = tk_clock_mono();
 	tk_loop_stop(l);
 }
 
@@ -684,7 +672,7 @@ TEST_BE_T(timer_not_late_after_busy_pass, 30)
 	tk_timer_init(&t, late_fn, NULL);
 	tk_timer_init(&guard, guard_fn, NULL);
 	T_EQ(tk_timer_arm(l, &guard, 20 * TK_SEC), 0);
-	busy_t0 = mono_ns();
+	busy_t0 = tk_clock_mono();
 	tk_loop_update_now(l);
 	T_EQ(tk_timer_arm(l, &t, 2500 * TK_MSEC), 0);
 	T_SYS(write(p[1], "x", 1));

@@ -12,9 +12,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "tenk/clock.h"
 #include "tenk/loop.h"
 #include "tenk/timer.h"
 #include "../t.h"
@@ -40,21 +40,25 @@ struct poster {
 static atomic_int	 go;
 static int		 nran, nbad, last[NTHR];
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * TK_SEC + ts.tv_nsec;
-}
-
 static void
 guard_fn(struct tk_loop *l, struct tk_timer *t)
 {
 	(void)l;
 	(void)t;
 	T_FAIL("guard timer fired: the loop was not woken");
+}
+
+/* A loop on the test's backend whose guard fails the test after ns. */
+static struct tk_loop *
+newloop(struct tk_timer *guard, uint64_t ns)
+{
+	struct tk_loop	*l;
+
+	l = tk_loop_new(t_backend, 0);
+	T_PTR(l);
+	tk_timer_init(guard, guard_fn, NULL);
+	T_EQ(tk_timer_arm(l, guard, ns), 0);
+	return l;
 }
 
 /* Runs on the loop's thread. */
@@ -106,10 +110,7 @@ TEST_BE_T(wake_post_threads, 120)
 	struct poster	 ps[NTHR];
 	int		 i, j;
 
-	l = tk_loop_new(t_backend, 0);
-	T_PTR(l);
-	tk_timer_init(&guard, guard_fn, NULL);
-	T_EQ(tk_timer_arm(l, &guard, 60 * TK_SEC), 0);
+	l = newloop(&guard, 60 * TK_SEC);
 	for (i = 0; i < NTHR; i++) {
 		last[i] = -1;
 		ps[i].l = l;
@@ -177,7 +178,7 @@ helper_main(void *arg)
 	while (atomic_load(&h->running) == 0)
 		usleep(1000);
 	usleep(50000);
-	h->at = mono_ns();
+	h->at = tk_clock_mono();
 	atomic_store(&h->acting, 1);
 	switch (h->act) {
 	case A_STOP:
@@ -227,16 +228,13 @@ TEST_BE(wake_stop_other_thread)
 	struct helper	 h;
 	uint64_t	 t0;
 
-	l = tk_loop_new(t_backend, 0);
-	T_PTR(l);
-	tk_timer_init(&guard, guard_fn, NULL);
-	T_EQ(tk_timer_arm(l, &guard, 10 * TK_SEC), 0);
+	l = newloop(&guard, 10 * TK_SEC);
 	helper_start(&h, l, A_STOP, &kick, NULL);
-	t0 = mono_ns();
+	t0 = tk_clock_mono();
 	T_EQ(tk_loop_run(l, 0), 0);
 	T_EQ(pthread_join(h.tid, NULL), 0);
 	T_EQ(atomic_load(&h.done), 1);
-	T_GE(mono_ns() - t0, 50 * TK_MSEC);
+	T_GE(tk_clock_mono() - t0, 50 * TK_MSEC);
 	tk_timer_cancel(l, &guard);
 	tk_loop_free(l);
 }
@@ -249,10 +247,7 @@ TEST_BE(wake_wake_other_thread)
 	struct helper	 h;
 	int		 i;
 
-	l = tk_loop_new(t_backend, 0);
-	T_PTR(l);
-	tk_timer_init(&guard, guard_fn, NULL);
-	T_EQ(tk_timer_arm(l, &guard, 10 * TK_SEC), 0);
+	l = newloop(&guard, 10 * TK_SEC);
 	helper_start(&h, l, A_WAKE, &kick, NULL);
 	/* The kick timer fires, then one ONCE blocks until the wake. */
 	for (i = 0; i < 100 && atomic_load(&h.running) == 0; i++)
@@ -264,7 +259,7 @@ TEST_BE(wake_wake_other_thread)
 	T_EQ(atomic_load(&h.done), 1);
 	/* A spurious return may cost an extra pass, not a spin. */
 	T_LE(i, 3);
-	T_GE(mono_ns(), h.at);
+	T_GE(tk_clock_mono(), h.at);
 	T_OK(tk_timer_pending(&guard));
 	tk_timer_cancel(l, &guard);
 	tk_loop_free(l);
@@ -277,15 +272,12 @@ TEST_BE(wake_before_wait)
 	struct tk_timer	 guard;
 	uint64_t	 t0;
 
-	l = tk_loop_new(t_backend, 0);
-	T_PTR(l);
-	tk_timer_init(&guard, guard_fn, NULL);
-	T_EQ(tk_timer_arm(l, &guard, 10 * TK_SEC), 0);
+	l = newloop(&guard, 10 * TK_SEC);
 	tk_loop_wake(l);
 	tk_loop_wake(l);
-	t0 = mono_ns();
+	t0 = tk_clock_mono();
 	T_EQ(tk_loop_run(l, TK_RUN_ONCE), 1);
-	T_LT(mono_ns() - t0, 5 * TK_SEC);
+	T_LT(tk_clock_mono() - t0, 5 * TK_SEC);
 	tk_timer_cancel(l, &guard);
 	tk_loop_free(l);
 }
@@ -304,10 +296,7 @@ TEST_BE(wake_post_wakes)
 	struct tk_timer	 guard, kick;
 	struct helper	 h;
 
-	l = tk_loop_new(t_backend, 0);
-	T_PTR(l);
-	tk_timer_init(&guard, guard_fn, NULL);
-	T_EQ(tk_timer_arm(l, &guard, 10 * TK_SEC), 0);
+	l = newloop(&guard, 10 * TK_SEC);
 	helper_start(&h, l, A_POST, &kick, post_stop_fn);
 	T_EQ(tk_loop_run(l, 0), 0);
 	T_EQ(posted_ran, 1);
