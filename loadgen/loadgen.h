@@ -241,7 +241,7 @@ struct lg_conn {
 	unsigned int		 idle:1;	/* one round trip, then quiet */
 	unsigned int		 wblocked:1;	/* the last send met EAGAIN */
 	unsigned int		 in_reply:1;	/* fst holds the head's reply */
-	unsigned int		 reconn:1;	/* reopened after a first connect */
+	unsigned int		 reconn:1;	/* reopened since its first */
 };
 
 /* Counters of one thread; the measured ones only count in the window. */

@@ -40,7 +40,7 @@ m=$(json_get "$T/life.json" traffic.msgs)
 r=$(json_get "$T/life.json" connections.reconnects)
 # Three requests a connection: a reconnect every three messages, give
 # or take one connection's worth at each edge of the window.
-[ "$m" -ge $((3 * (r - 4))) ] && [ "$m" -le $((3 * (r + 4))) ] ||
+awk_true "$m >= 3 * ($r - 4) && $m <= 3 * ($r + 4)" ||
     fail "life: $m messages for $r reconnects of 3"
 
 # A first message is answered on every connection, counted nowhere.
@@ -48,7 +48,7 @@ run first --first-message 'HELLO\n' -m 'PING\n' --reply line \
     --conn-lifetime 2
 m=$(json_get "$T/first.json" traffic.msgs)
 r=$(json_get "$T/first.json" connections.reconnects)
-[ "$m" -ge $((2 * (r - 4))) ] && [ "$m" -le $((2 * (r + 4))) ] ||
+awk_true "$m >= 2 * ($r - 4) && $m <= 2 * ($r + 4)" ||
     fail "first: $m messages for $r reconnects of 2"
 kill "$RS_PID"
 
@@ -56,7 +56,7 @@ replysrv_start --line --close-after 1
 run connect -M connect -m 'PING\n' --reply line
 m=$(json_get "$T/connect.json" traffic.msgs)
 r=$(json_get "$T/connect.json" connections.reconnects)
-[ "$m" -ge $((r - 4)) ] && [ "$m" -le $((r + 4)) ] ||
+awk_true "$m >= $r - 4 && $m <= $r + 4" ||
     fail "connect: $m messages for $r reconnects"
 c=$(json_get "$T/connect.json" connect_latency.count)
 [ "$c" -ge "$r" ] || fail "connect: $c connect latencies, $r reconnects"

@@ -33,9 +33,9 @@ run line -m 'PING\r\n' --reply line --reply-check '+OK\r\n'
 m=$(json_get "$T/line.json" traffic.msgs)
 i=$(json_get "$T/line.json" traffic.bytes_in)
 o=$(json_get "$T/line.json" traffic.bytes_out)
-[ "$i" -le $((5 * (m + 4))) ] && [ "$i" -ge $((5 * (m - 4))) ] ||
+awk_true "$i >= 5 * ($m - 4) && $i <= 5 * ($m + 4)" ||
     fail "line: $i bytes in for $m replies of 5 bytes"
-[ "$o" -le $((6 * (m + 4))) ] && [ "$o" -ge $((6 * (m - 4))) ] ||
+awk_true "$o >= 6 * ($m - 4) && $o <= 6 * ($m + 4)" ||
     fail "line: $o bytes out for $m requests of 6 bytes"
 grep -q '^result: ok' "$T/line.out" || fail "line: no ok result"
 
@@ -54,6 +54,7 @@ run window -m 'PING\n' --reply line --window 4
 run rate -R 2000 -m 'PING\n' --reply line --window 4
 c=$(json_get "$T/rate.json" latency.count)
 u=$(json_get "$T/rate.json" latency_uncorrected.count)
-[ "$u" -eq "$c" ] && [ "$c" -eq "$(json_get "$T/rate.json" traffic.msgs)" ] ||
+m=$(json_get "$T/rate.json" traffic.msgs)
+awk_true "$u == $c && $c == $m" ||
     fail "rate: $c corrected and $u uncorrected latencies"
 pass
