@@ -507,8 +507,8 @@ lg_conn_frame(struct tk_loop *l, struct lg_conn *c, const unsigned char *buf,
 		}
 		r = framing_feed(fr, c->fst, buf, n, &used);
 		if (r == FR_MISMATCH) {
-			lg_conn_mismatch(l, c, c->fst->why,
-			    c->fst->pos + used, buf + used, n - used);
+			lg_conn_mismatch(l, c, c->fst->why, c->fst->pos,
+			    buf + used, n - used);
 			return -1;
 		}
 		th->st.verified += used;
