@@ -35,9 +35,9 @@
  *			the engine's mismatch, not the framing's.
  *	FR_MISMATCH	buf[used] is the first byte that no valid reply of
  *			this framing can hold (used < n), byte st.pos of the
- *			reply; st.why is a short phrase saying why.  The state is dead: close the
- *			connection, count a mismatch, log the bytes once
- *			through escape_bytes().
+ *			reply; st.why is a short phrase saying why.  The
+ *			state is dead: close the connection, count a
+ *			mismatch, log the bytes once through escape_bytes().
  *
  * A reply may arrive split at any byte and several may arrive in one
  * chunk; the parsers keep everything they need in fr_state and never
