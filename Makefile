@@ -60,18 +60,18 @@ ALL_LIBS = $(BSD_LIBS) -lpthread -lm $(LDLIBS)
 # (REPORT_SRCS) and never runs the engine.
 LIB_SRCS	:= $(wildcard src/loop/*.c src/net/*.c src/util/*.c)
 TENKD_SRCS	:= $(wildcard src/server/*.c)
+FRAME_SRCS	:= loadgen/framing.c loadgen/frame_bytes.c loadgen/frame_http.c \
+		   loadgen/frame_prefix.c loadgen/frame_redis.c \
+		   loadgen/frame_until.c loadgen/escape.c
 REPORT_SRCS	:= loadgen/report.c loadgen/report_text.c \
 		   loadgen/report_json.c loadgen/report_hgrm.c loadgen/json.c \
 		   loadgen/mode.c
 TENKLOAD_SRCS	:= loadgen/tenkload.c loadgen/engine.c loadgen/traffic.c \
-		   $(REPORT_SRCS)
+		   $(REPORT_SRCS) $(FRAME_SRCS)
 TENKBENCH_SRCS	:= loadgen/tenkbench.c loadgen/bench_cell.c \
 		   loadgen/bench_child.c loadgen/bench_out.c loadgen/bench_proc.c \
 		   loadgen/bench_sweep.c $(REPORT_SRCS)
 LOOPBENCH_SRCS	:= loadgen/loopbench.c
-FRAME_SRCS	:= loadgen/framing.c loadgen/frame_bytes.c loadgen/frame_http.c \
-		   loadgen/frame_prefix.c loadgen/frame_redis.c \
-		   loadgen/frame_until.c loadgen/escape.c
 RUNNER_SRCS	:= test/run.c $(wildcard test/unit/*.c) $(FRAME_SRCS) \
 		   loadgen/json.c
 TOOL_SRCS	:= $(wildcard test/tools/*.c)

@@ -9,7 +9,7 @@
 #include "loadgen.h"
 
 static const char *const mode_names[MODE_MAX] = {
-	"pingpong", "rate", "stream", "idle"
+	"pingpong", "rate", "stream", "idle", "connect"
 };
 
 /* The name of mode m, "?" for none. */

@@ -141,7 +141,7 @@ report_header(struct report *r, const struct lg_conf *conf)
 	r->size_min = conf->size_min;
 	r->size_max = conf->size_max;
 	r->rate = conf->mode == MODE_RATE ? conf->rate : 0;
-	r->window = conf->mode == MODE_STREAM ? conf->window : 1;
+	r->window = conf->window;
 	r->connect_rate = conf->connect_rate;
 	r->duration = conf->duration;
 	r->warmup = conf->warmup;
