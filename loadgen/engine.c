@@ -1034,10 +1034,6 @@ collect(struct engine *e, struct report *r)
 			any = 1;
 		}
 	}
-	strlcpy(r->reply, e->conf->reply != NULL ? e->conf->reply : "echo",
-	    sizeof(r->reply));
-	strlcpy(r->message, e->conf->message != NULL ? e->conf->message : "",
-	    sizeof(r->message));
 	r->lat.mean = tk_hist_mean(r->lat.h);
 	r->lat_unc.mean = tk_hist_mean(r->lat_unc.h);
 	r->conn_lat.mean = tk_hist_mean(r->conn_lat.h);

@@ -454,7 +454,8 @@ reason(char *buf, size_t len, const char *fmt, ...)
 
 /*
  * The verdict on r: the run failed when a mode that sends got no reply
- * at all in the measured window, when more active connections than
+ * at all in the measured window (--mode connect without a message: no
+ * connect), when more active connections than
  * max_unserved got none, or when there were more errors than
  * max_errors.  Writes one line without its newline into buf: "ok: ..."
  * or "FAIL: " and the reasons, after "interrupted after X s by SIGTERM;
@@ -469,7 +470,15 @@ report_result(const struct report *r, uint64_t max_errors,
 	uint64_t	 errs = report_errors(r);
 	size_t		 n = 0;
 
-	if (r->msgs == 0 && r->requested > r->idle &&
+	/*
+	 * --mode connect without a message sends nothing: its work is the
+	 * connects themselves, each one counted as a reconnect.
+	 */
+	if (strcmp(r->mode, "connect") == 0 && r->message[0] == '\0') {
+		if (r->reconnects == 0)
+			reason(why, sizeof(why), "no connection completed in "
+			    "the measured window");
+	} else if (r->msgs == 0 && r->requested > r->idle &&
 	    strcmp(r->mode, "idle") != 0)
 		reason(why, sizeof(why), "no reply in the measured window");
 	if (r->unserved > max_unserved)
