@@ -3,7 +3,12 @@
 # 10,000 proxied clients, all open at once: 20,000 sockets, more than
 # one process may hold here, so --workers 2.  tenkload opens them at a
 # bounded rate, ping-pongs verified messages for a few seconds, and
-# every one must be established and served without error.
+# every one must be established and served without error (tenkload
+# fails a run with an unserved connection).  The ramp is 2,000 connects
+# a second and 2 s of warm-up follow it: at 5,000/s a CPU-starved tenkd
+# (seen at load 8-11 on 2 cores) overflows its accept queue, and a
+# client whose handshake ended in that overflow retransmits its first
+# message for seconds, which is the kernel's doing, not the proxy's.
 # backends: epoll
 # timeout: 180
 . "$(dirname "$0")/lib.sh"
@@ -15,7 +20,7 @@ lim=$(nofile)
 
 upstream_start --threads 2
 tenkd_start proxy --workers 2 --threads 1 -u "$UPADDR"
-timeout 150 "$TENKLOAD" -M pingpong -c "$n" -t 2 --connect-rate 5000 \
+timeout 150 "$TENKLOAD" -M pingpong -c "$n" -t 2 --connect-rate 2000 --warmup 2s \
     -d 5s -s 64 --json "$T/r.json" "$ADDR" >"$T/out" 2>"$T/err" ||
     fail "tenkload: $(tail -n 5 "$T/out" "$T/err")"
 for k in requested established open_at_end; do
