@@ -42,11 +42,11 @@ fi
 tenkd_start echo
 echo "demo: tenkd echo (pid $TENKD_PID) listening on $ADDR"
 echo "demo: tenkload: $n ping-pong connections," \
-    "${secs} s measured after the ramp"
+    "${secs} s measured after the ramp and 2 s of warm-up"
 echo
 
-"$TENKLOAD" -c "$n" -d "${secs}s" --connect-rate 5000 --json "$T/demo.json" \
-    "$ADDR"
+"$TENKLOAD" -c "$n" -d "${secs}s" --connect-rate 2000 --warmup 2s \
+    --json "$T/demo.json" "$ADDR"
 st=$?
 echo
 
