@@ -60,14 +60,14 @@ ALL_LIBS = $(BSD_LIBS) -lpthread -lm $(LDLIBS)
 # names the traffic mode (traffic.c), which queues through engine.c.
 LIB_SRCS	:= $(wildcard src/loop/*.c src/net/*.c src/util/*.c)
 TENKD_SRCS	:= $(wildcard src/server/*.c)
-TENKLOAD_SRCS	:= loadgen/tenkload.c loadgen/engine.c loadgen/report.c \
-		   loadgen/traffic.c
-TENKBENCH_SRCS	:= loadgen/tenkbench.c loadgen/report.c loadgen/traffic.c \
-		   loadgen/engine.c
-LOOPBENCH_SRCS	:= loadgen/loopbench.c
 FRAME_SRCS	:= loadgen/framing.c loadgen/frame_bytes.c loadgen/frame_http.c \
 		   loadgen/frame_prefix.c loadgen/frame_redis.c \
 		   loadgen/frame_until.c loadgen/escape.c
+TENKLOAD_SRCS	:= loadgen/tenkload.c loadgen/engine.c loadgen/report.c \
+		   loadgen/traffic.c $(FRAME_SRCS)
+TENKBENCH_SRCS	:= loadgen/tenkbench.c loadgen/report.c loadgen/traffic.c \
+		   loadgen/engine.c $(FRAME_SRCS)
+LOOPBENCH_SRCS	:= loadgen/loopbench.c
 RUNNER_SRCS	:= test/run.c $(wildcard test/unit/*.c) $(FRAME_SRCS)
 TOOL_SRCS	:= $(wildcard test/tools/*.c)
 

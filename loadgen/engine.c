@@ -4,13 +4,19 @@
  * connections; the connection ramp at a bounded rate; connects from
  * round-robin source addresses; the byte stream of each connection,
  * written from a shared pattern and checked byte for byte as it comes
- * back; and the main thread's phases (ramp, warm-up, measurement) and
- * progress line.  When a message is due and what its latency is belongs
- * to traffic.c; printing and JSON to report.c.
+ * back, or its replies read through a framing (framing.h); connections
+ * reopened on purpose (--conn-lifetime, Connection: close, --mode
+ * connect); and the main thread's phases (ramp, warm-up, measurement)
+ * and progress line.  When a message is due and what its latency is
+ * belongs to traffic.c; printing and JSON to report.c.
  *
  * A connection sends the pattern from its own phase on, so every byte
  * echoed is known in advance: verification is one memcmp() per recv,
- * and sending is a send() straight from the pattern, no copy.
+ * and sending is a send() straight from the pattern, no copy.  With
+ * -m the requests come from a buffer of the message repeated, sent from
+ * any offset in the same way, and the framing parses the replies; the
+ * default (the pattern, echoed) keeps its own path, which has no
+ * parser to call.
  *
  * Per message the floor is one send and one recv.  A recv shorter than
  * the scratch buffer means the socket was drained, so we record EAGAIN
@@ -42,6 +48,7 @@
 #define RAMP_BATCH	512		/* connects per timer firing */
 #define RAMP_SLACK	(TK_MSEC / 4)	/* no ramp timer closer than this */
 #define FD_RESERVE	64		/* loops, logs, pipes, stdio */
+#define SHOW_BYTES	64		/* of a mismatch, in the log */
 
 struct engine {
 	const struct lg_conf	*conf;
@@ -61,11 +68,17 @@ struct engine {
 	struct lg_prog		*prog;
 	struct lg_prog		 prev;
 	uint64_t		 prev_t;
+	const unsigned char	*sbuf;		/* the requests' bytes */
+	size_t			 speriod;	/* sbuf[i % speriod] */
+	unsigned char		*mbuf;		/* the message repeated */
+	atomic_flag		 logged;	/* a mismatch was logged */
 };
 
 /* The pattern every connection sends, PATLEN bytes then CHUNK again. */
 static unsigned char	 pattern[PATLEN + CHUNK];
 static pthread_once_t	 pattern_once = PTHREAD_ONCE_INIT;
+
+static void	 lg_conn_open(struct tk_loop *, struct lg_conn *);
 
 static uint64_t
 mix64(uint64_t x)
@@ -145,32 +158,19 @@ ramp_check(struct lg_thread *th)
 }
 
 /*
- * Close c and count why.  kind < 0 is an orderly close at the end of
- * the run.  The connection's memory stays in the thread's array, so
- * nothing that still points at it can dangle.
+ * An error ends c, which the ramp counted as established already when
+ * it is open or was reopened (c->reconn): such a connection is lost,
+ * and unserved if it completed nothing in the window.  Any other is a
+ * connect of the ramp that failed.
  */
 static void
-lg_conn_close(struct tk_loop *l, struct lg_conn *c, int kind)
+lg_conn_count(struct lg_conn *c, int was, enum lg_err kind)
 {
 	struct lg_thread	*th = c->th;
-	int			 was = c->state;
 
-	if (was == LG_CONN_DEAD || was == LG_CONN_NEW)
-		return;
-	tk_timer_cancel(l, &c->tm);
-	tk_io_stop(l, &c->io);
-	close(c->io.fd);
-	c->state = LG_CONN_DEAD;
-	if (was != LG_CONN_CONNECTING && !c->idle && c->wmsgs == 0)
-		th->st.unserved++;
-	if (kind < 0) {
-		if (was != LG_CONN_CONNECTING)
-			th->st.open_end++;
-		return;
-	}
 	th->st.errs[kind]++;
 	ctr_add(&th->prog.errors, 1);
-	if (was == LG_CONN_CONNECTING) {
+	if (was == LG_CONN_CONNECTING && !c->reconn) {
 		th->st.failed++;
 		th->resolved++;
 		ramp_check(th);
@@ -180,21 +180,70 @@ lg_conn_close(struct tk_loop *l, struct lg_conn *c, int kind)
 	}
 }
 
+/*
+ * Close c and count why.  kind < 0 is an orderly close at the end of
+ * the run.  The connection's memory stays in the thread's array, so
+ * nothing that still points at it can dangle.
+ */
+static void
+lg_conn_close(struct tk_loop *l, struct lg_conn *c, int kind)
+{
+	struct lg_thread	*th = c->th;
+	int			 was = c->state, open;
+
+	if (was == LG_CONN_DEAD || was == LG_CONN_NEW)
+		return;
+	tk_timer_cancel(l, &c->tm);
+	tk_io_stop(l, &c->io);
+	close(c->io.fd);
+	c->state = LG_CONN_DEAD;
+	open = was != LG_CONN_CONNECTING || c->reconn;
+	if (open && !c->idle && c->wmsgs == 0)
+		th->st.unserved++;
+	if (kind < 0) {
+		if (open)
+			th->st.open_end++;
+		return;
+	}
+	lg_conn_count(c, was, (enum lg_err)kind);
+}
+
 /* A connect that failed before there was a watcher. */
 static void
 lg_conn_fail_early(struct lg_conn *c, int e)
 {
-	struct lg_thread	*th = c->th;
-	enum lg_err		 kind = err_kind(e);
+	enum lg_err	kind = err_kind(e);
 
 	if (kind == ERR_OTHER)
 		log_debug("%s: connect: %s", __func__, strerror(e));
 	c->state = LG_CONN_DEAD;
-	th->st.errs[kind]++;
-	th->st.failed++;
-	th->resolved++;
-	ctr_add(&th->prog.errors, 1);
-	ramp_check(th);
+	if (c->reconn && !c->idle && c->wmsgs == 0)
+		c->th->st.unserved++;
+	lg_conn_count(c, LG_CONN_CONNECTING, kind);
+}
+
+/*
+ * A reply that no request explains, or that its framing refuses: close
+ * c as a mismatch.  The first of the run is logged with the bytes from
+ * the offending one on, escaped; the rest are only counted, since one
+ * broken server would otherwise fill the log.
+ */
+static void
+lg_conn_mismatch(struct tk_loop *l, struct lg_conn *c, const char *why,
+    uint64_t at, const unsigned char *p, size_t n)
+{
+	char	esc[4 * SHOW_BYTES + 1];
+	size_t	k;
+
+	if (!atomic_flag_test_and_set(&c->th->e->logged)) {
+		k = escape_bytes(esc, sizeof(esc), p,
+		    n > SHOW_BYTES ? SHOW_BYTES : n);
+		log_warnx("connection %llu: mismatch at reply byte %llu: %s: "
+		    "\"%s\"%s (later mismatches are only counted)",
+		    (unsigned long long)c->id, (unsigned long long)at, why,
+		    esc, k < n ? "..." : "");
+	}
+	lg_conn_close(l, c, ERR_MISMATCH);
 }
 
 static uint64_t
@@ -215,7 +264,7 @@ msg_size(struct lg_conn *c, const struct lg_conf *conf)
 
 /*
  * Queue one more message on c, due at "due" (0: now).  The caller has
- * checked that the ring has room.  Owner thread only.
+ * checked that there is room (engine_room).  Owner thread only.
  */
 void
 engine_push(struct tk_loop *l, struct lg_conn *c, uint64_t due)
@@ -229,6 +278,7 @@ engine_push(struct tk_loop *l, struct lg_conn *c, uint64_t due)
 	m->sent = tk_loop_update_now(l);
 	m->due = due != 0 ? due : m->sent;
 	c->inflight++;
+	c->pushed++;
 }
 
 /*
@@ -240,18 +290,24 @@ void
 engine_flush(struct tk_loop *l, struct lg_conn *c)
 {
 	struct lg_thread	*th = c->th;
+	const struct engine	*e = th->e;
+	const unsigned char	*p;
 	uint64_t		 left;
 	unsigned int		 want;
 	size_t			 n;
 	ssize_t			 r;
 
-	if (c->state != LG_CONN_RUN && c->state != LG_CONN_QUIET)
+	if (c->state != LG_CONN_RUN && c->state != LG_CONN_QUIET &&
+	    c->state != LG_CONN_HELLO)
 		return;
 	while (c->sent < c->queued && !c->wblocked) {
 		left = c->queued - c->sent;
 		n = left > CHUNK ? CHUNK : (size_t)left;
-		r = send(c->io.fd, pattern + (c->pat + c->sent) % PATLEN, n,
-		    MSG_NOSIGNAL);
+		if (c->state == LG_CONN_HELLO)
+			p = e->conf->first + c->sent;
+		else
+			p = e->sbuf + (c->pat + c->sent) % e->speriod;
+		r = send(c->io.fd, p, n, MSG_NOSIGNAL);
 		if (r == -1) {
 			if (errno == EINTR)
 				continue;
@@ -275,9 +331,96 @@ engine_flush(struct tk_loop *l, struct lg_conn *c)
 		lg_conn_close(l, c, err_kind(errno));
 }
 
+/* c has spent its --conn-lifetime: the last reply is in. */
+static int
+lg_conn_spent(const struct lg_conn *c)
+{
+	return c->pushed == c->th->life && c->inflight == 0 && !c->idle;
+}
+
+/* Make c's first connect, counted by the ramp. */
+static void
+lg_conn_start(struct tk_loop *l, struct lg_thread *th, struct lg_conn *c)
+{
+	uint64_t	now = tk_loop_now(l);
+
+	if (th->st.attempted++ == 0)
+		th->st.t_first = now;
+	th->st.t_last = now;
+	lg_conn_open(l, c);
+}
+
+/*
+ * Close c on purpose (its --conn-lifetime is spent, the server said
+ * Connection: close, --mode connect) and connect it again at once, in
+ * the same slot and so from the same source address.  The ramp counted
+ * it once and counts it no more: established, resolved and the open
+ * count stay as they are, and a connection served before it reopened
+ * stays served.
+ */
+static void
+lg_conn_reopen(struct tk_loop *l, struct lg_conn *c)
+{
+	struct lg_thread	*th = c->th;
+
+	tk_timer_cancel(l, &c->tm);
+	tk_io_stop(l, &c->io);
+	close(c->io.fd);
+	if (engine_measuring(th))
+		th->st.reconnects++;
+	c->queued = c->sent = c->rcvd = c->pushed = 0;
+	c->head = c->inflight = 0;
+	c->in_reply = c->wblocked = 0;
+	c->reconn = 1;
+	lg_conn_open(l, c);
+}
+
+/*
+ * c is ready for traffic, after its connect or the reply to its first
+ * message.  A connection with no request to make (--mode connect
+ * without a message) has been served by connecting, and reopens.
+ * Returns -1 when c is no longer running.
+ */
+static int
+lg_conn_begin(struct tk_loop *l, struct lg_conn *c)
+{
+	if (c->th->life == 0 && !c->idle) {
+		if (engine_measuring(c->th))
+			c->wmsgs++;
+		lg_conn_reopen(l, c);
+		return -1;
+	}
+	traffic_start(l, c);
+	return c->state == LG_CONN_RUN || c->state == LG_CONN_QUIET ? 0 : -1;
+}
+
+/*
+ * The request at the head of c's ring is answered: retire it, and
+ * after the first message's reply start the traffic.  Returns -1 when
+ * c is no longer running (closed, or reopened).
+ */
+static int
+lg_conn_answered(struct tk_loop *l, struct lg_conn *c)
+{
+	struct msgrec	m;
+
+	m = c->ring[c->head];
+	c->head = (c->head + 1) % c->cap;
+	c->inflight--;
+	if (c->state != LG_CONN_HELLO) {
+		traffic_done(l, c, &m);
+		return 0;
+	}
+	c->state = LG_CONN_RUN;
+	c->queued = c->sent = c->rcvd = 0;
+	c->head = 0;
+	return lg_conn_begin(l, c);
+}
+
 /*
  * Check n received bytes against the pattern and retire the messages
- * they complete.  Returns -1 when c was closed for a mismatch.
+ * they complete.  Returns -1 when c was closed for a mismatch, or
+ * reopened.
  */
 static int
 lg_conn_check(struct tk_loop *l, struct lg_conn *c, const char *buf, size_t n)
@@ -303,7 +446,111 @@ lg_conn_check(struct tk_loop *l, struct lg_conn *c, const char *buf, size_t n)
 		c->inflight--;
 		traffic_done(l, c, &m);
 	}
+	if (lg_conn_spent(c)) {
+		lg_conn_reopen(l, c);
+		return -1;
+	}
 	return 0;
+}
+
+/* The request whose reply c reads next, as the framing wants it. */
+static void
+lg_conn_req(const struct lg_conn *c, struct fr_req *q)
+{
+	const struct engine	*e = c->th->e;
+
+	if (c->state == LG_CONN_HELLO) {
+		q->base = e->conf->first;
+		q->period = q->len = e->conf->firstlen;
+		q->off = 0;
+	} else {
+		q->base = e->sbuf;
+		q->period = e->speriod;
+		q->off = (size_t)((c->pat + c->rcvd) % e->speriod);
+		q->len = c->ring[c->head].end - c->rcvd;
+	}
+	/* --no-verify: echo counts the bytes only. */
+	if (!e->conf->verify)
+		q->base = NULL;
+}
+
+/*
+ * Feed n received bytes to the framing, reply after reply, each the
+ * answer to the oldest request in flight, and retire the requests
+ * answered.  Bytes with no request in flight are a mismatch.  Returns
+ * -1 when c was closed, or reopened (Connection: close, a spent
+ * --conn-lifetime).
+ */
+static int
+lg_conn_frame(struct tk_loop *l, struct lg_conn *c, const unsigned char *buf,
+    size_t n)
+{
+	struct lg_thread	*th = c->th;
+	const struct framing	*fr = th->e->conf->fr;
+	struct fr_req		 q;
+	enum fr_res		 r;
+	size_t			 used;
+
+	ctr_add(&th->prog.bytes_in, n);
+	if (engine_measuring(th))
+		th->st.bytes_in += n;
+	while (n > 0) {
+		if (!c->in_reply) {
+			if (c->inflight == 0) {
+				lg_conn_mismatch(l, c, "bytes with no request "
+				    "in flight", 0, buf, n);
+				return -1;
+			}
+			lg_conn_req(c, &q);
+			framing_begin(fr, c->fst, &q);
+			c->in_reply = 1;
+		}
+		r = framing_feed(fr, c->fst, buf, n, &used);
+		if (r == FR_MISMATCH) {
+			lg_conn_mismatch(l, c, c->fst->why, c->fst->pos,
+			    buf + used, n - used);
+			return -1;
+		}
+		th->st.verified += used;
+		if (r == FR_MORE)
+			break;
+		if (c->state == LG_CONN_HELLO && used < n) {
+			lg_conn_mismatch(l, c, "bytes after the reply to the "
+			    "first message", 0, buf + used, n - used);
+			return -1;
+		}
+		c->in_reply = 0;
+		c->rcvd = c->ring[c->head].end;
+		if (lg_conn_answered(l, c) == -1)
+			return -1;
+		if (c->fst->close || lg_conn_spent(c)) {
+			/* Anything after the last reply is not read. */
+			lg_conn_reopen(l, c);
+			return -1;
+		}
+		buf += used;
+		n -= used;
+	}
+	return 0;
+}
+
+/*
+ * The server closed c.  That ends a reply whose framing is delimited
+ * by the close (an HTTP body without a length): c is then reopened as
+ * after Connection: close.  Anything else is ERR_CLOSED.
+ */
+static void
+lg_conn_eof(struct tk_loop *l, struct lg_conn *c)
+{
+	if (c->fst == NULL || !c->in_reply ||
+	    framing_eof(c->th->e->conf->fr, c->fst) == 0) {
+		lg_conn_close(l, c, ERR_CLOSED);
+		return;
+	}
+	c->in_reply = 0;
+	c->rcvd = c->ring[c->head].end;
+	if (lg_conn_answered(l, c) == 0)
+		lg_conn_reopen(l, c);
 }
 
 /* Read until drained or the budget ends; -1 when c was closed. */
@@ -312,12 +559,17 @@ lg_conn_read(struct tk_loop *l, struct lg_conn *c)
 {
 	char	*buf = c->th->scratch;
 	ssize_t	 r;
-	int	 rounds;
+	int	 rounds, k;
 
 	for (rounds = 0; rounds < READ_BUDGET; rounds++) {
 		r = recv(c->io.fd, buf, CHUNK, 0);
 		if (r > 0) {
-			if (lg_conn_check(l, c, buf, (size_t)r) == -1)
+			if (c->fst == NULL)
+				k = lg_conn_check(l, c, buf, (size_t)r);
+			else
+				k = lg_conn_frame(l, c, (unsigned char *)buf,
+				    (size_t)r);
+			if (k == -1)
 				return -1;
 			if (r < CHUNK && (c->io.ready & TK_EV_HUP) == 0) {
 				tk_io_block(&c->io, TK_EV_READ);
@@ -326,7 +578,7 @@ lg_conn_read(struct tk_loop *l, struct lg_conn *c)
 			continue;
 		}
 		if (r == 0) {
-			lg_conn_close(l, c, ERR_CLOSED);
+			lg_conn_eof(l, c);
 			return -1;
 		}
 		if (errno == EINTR)
@@ -341,10 +593,16 @@ lg_conn_read(struct tk_loop *l, struct lg_conn *c)
 	return 0;
 }
 
+/*
+ * The connect of c completed, or failed.  The first one counts in the
+ * ramp; every one in the connect latency.  A --first-message goes out
+ * before the traffic starts.
+ */
 static int
 lg_conn_connected(struct tk_loop *l, struct lg_conn *c)
 {
 	struct lg_thread	*th = c->th;
+	const struct lg_conf	*conf = th->e->conf;
 	uint64_t		 now = tk_loop_now(l);
 	int			 e;
 
@@ -360,17 +618,27 @@ lg_conn_connected(struct tk_loop *l, struct lg_conn *c)
 	c->state = LG_CONN_RUN;
 	tk_hist_record(th->st.conn_lat,
 	    now > c->t_start ? now - c->t_start : 0);
-	th->st.established++;
-	ctr_add(&th->prog.established, 1);
-	ctr_add(&th->prog.open, 1);
-	th->resolved++;
-	ramp_check(th);
+	if (!c->reconn) {
+		th->st.established++;
+		ctr_add(&th->prog.established, 1);
+		ctr_add(&th->prog.open, 1);
+		th->resolved++;
+		ramp_check(th);
+	}
 	if (tk_io_want(l, &c->io, TK_EV_READ) == -1) {
 		lg_conn_close(l, c, err_kind(errno));
 		return -1;
 	}
-	traffic_start(l, c);
-	return 0;
+	if (conf->first == NULL)
+		return lg_conn_begin(l, c);
+	/* One record in the ring, so that --reply-timeout applies. */
+	c->state = LG_CONN_HELLO;
+	c->queued = conf->firstlen;
+	c->ring[c->head].end = c->queued;
+	c->ring[c->head].sent = c->ring[c->head].due = now;
+	c->inflight = 1;
+	engine_flush(l, c);
+	return c->state == LG_CONN_HELLO ? 0 : -1;
 }
 
 static void
@@ -405,18 +673,15 @@ lg_conn_timer(struct tk_loop *l, struct tk_timer *t)
 	engine_flush(l, c);
 }
 
+/* Connect c to its target from its source address. */
 static void
-lg_conn_start(struct tk_loop *l, struct lg_thread *th, struct lg_conn *c)
+lg_conn_open(struct tk_loop *l, struct lg_conn *c)
 {
-	const struct lg_conf	*conf = th->e->conf;
+	const struct lg_conf	*conf = c->th->e->conf;
 	const struct tk_addr	*dst, *src = NULL;
-	uint64_t		 now = tk_loop_now(l);
 	int			 fd, e;
 
-	if (th->st.attempted++ == 0)
-		th->st.t_first = now;
-	th->st.t_last = now;
-	c->t_start = now;
+	c->t_start = tk_loop_now(l);
 	dst = &conf->targets[c->id % conf->ntargets];
 	if (conf->nsources > 0)
 		src = &conf->sources[c->id % conf->nsources];
@@ -484,7 +749,8 @@ thread_tick(struct tk_loop *l, struct tk_timer *t)
 		for (i = 0; i < th->started; i++) {
 			c = &th->conns[i];
 			if ((c->state == LG_CONN_RUN ||
-			    c->state == LG_CONN_QUIET) && c->inflight > 0 &&
+			    c->state == LG_CONN_QUIET ||
+			    c->state == LG_CONN_HELLO) && c->inflight > 0 &&
 			    now - c->ring[c->head].sent > conf->reply_timeout)
 				lg_conn_close(l, c, ERR_TIMEOUT);
 		}
@@ -654,20 +920,32 @@ thread_setup(struct engine *e, struct lg_thread *th, int id)
 	th->nconns = (size_t)(e->total / (uint64_t)e->nthreads +
 	    ((uint64_t)id < e->total % (uint64_t)e->nthreads ? 1 : 0));
 	th->conns = th->nconns > 0 ? xcalloc(th->nconns, sizeof(*c)) : NULL;
+	if (conf->fr != NULL && th->nconns > 0)
+		th->fst = xcalloc(th->nconns, sizeof(*th->fst));
+	/*
+	 * --mode connect makes one request a connection when there is a
+	 * message to send, none otherwise.
+	 */
+	th->life = conf->conn_life != 0 ? conf->conn_life : UINT64_MAX;
+	if (conf->mode == MODE_CONNECT)
+		th->life = conf->msg != NULL ? 1 : 0;
 	for (i = 0; i < th->nconns; i++) {
 		c = &th->conns[i];
 		k = (uint64_t)id + (uint64_t)i * (uint64_t)e->nthreads;
 		c->th = th;
 		c->id = conf->id_base + k;
-		c->pat = mix64(c->id) % PATLEN;
+		/* A message starts at its own first byte. */
+		c->pat = conf->msg != NULL ? 0 : mix64(c->id) % PATLEN;
 		c->rng = mix64(c->id ^ 0x5eed) | 1;
 		c->idle = k < conf->idle || conf->mode == MODE_IDLE;
 		c->cap = 1;
 		c->ring = &c->one;
-		if (conf->mode == MODE_STREAM && !c->idle) {
+		if (conf->window > 1 && !c->idle) {
 			c->cap = (uint32_t)conf->window;
 			c->ring = xcalloc(c->cap, sizeof(*c->ring));
 		}
+		if (th->fst != NULL)
+			c->fst = &th->fst[i];
 		c->io.fd = -1;
 		tk_timer_init(&c->tm, lg_conn_timer, c);
 	}
@@ -702,6 +980,7 @@ thread_free(struct lg_thread *th)
 		if (th->conns[i].ring != &th->conns[i].one)
 			free(th->conns[i].ring);
 	free(th->conns);
+	free(th->fst);
 	free(th->scratch);
 	tk_hist_free(th->st.lat);
 	tk_hist_free(th->st.lat_unc);
@@ -726,6 +1005,7 @@ collect(struct engine *e, struct report *r)
 		r->lost += th->st.lost;
 		r->open_end += th->st.open_end;
 		r->unserved += th->st.unserved;
+		r->reconnects += th->st.reconnects;
 		r->msgs += th->st.msgs;
 		r->bytes_in += th->st.bytes_in;
 		r->bytes_out += th->st.bytes_out;
@@ -743,6 +1023,10 @@ collect(struct engine *e, struct report *r)
 			any = 1;
 		}
 	}
+	strlcpy(r->reply, e->conf->reply != NULL ? e->conf->reply : "echo",
+	    sizeof(r->reply));
+	strlcpy(r->message, e->conf->message != NULL ? e->conf->message : "",
+	    sizeof(r->message));
 	r->lat.mean = tk_hist_mean(r->lat.h);
 	r->lat_unc.mean = tk_hist_mean(r->lat_unc.h);
 	r->conn_lat.mean = tk_hist_mean(r->conn_lat.h);
@@ -776,12 +1060,23 @@ void
 engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
 {
 	struct engine	*e;
+	size_t		 k;
 	int		 i;
 
 	pthread_once(&pattern_once, pattern_init);
 	e = xcalloc(1, sizeof(*e));
 	e->conf = conf;
 	e->prog = prog;
+	atomic_flag_clear(&e->logged);
+	e->sbuf = pattern;
+	e->speriod = PATLEN;
+	if (conf->msg != NULL) {
+		e->mbuf = xmalloc(conf->msglen + CHUNK);
+		for (k = 0; k < conf->msglen + CHUNK; k++)
+			e->mbuf[k] = conf->msg[k % conf->msglen];
+		e->sbuf = e->mbuf;
+		e->speriod = conf->msglen;
+	}
 	e->total = conf->conns + conf->idle;
 	e->nthreads = conf->threads > 0 ? conf->threads : 1;
 	if (e->total > 0 && (uint64_t)e->nthreads > e->total)
@@ -832,5 +1127,6 @@ engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
 		thread_free(&e->threads[i]);
 	free(e->threads);
 	tk_loop_free(e->l);
+	free(e->mbuf);
 	free(e);
 }

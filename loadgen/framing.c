@@ -121,15 +121,15 @@ framing_feed(const struct framing *fr, struct fr_state *st, const void *buf,
 		if (i < k) {
 			*used = i;
 			st->why = "reply does not begin with the check text";
-			return FR_MISMATCH;
-		}
-		if (r == FR_DONE && st->pos + *used < fr->clen) {
+			r = FR_MISMATCH;
+		} else if (r == FR_DONE && st->pos + *used < fr->clen) {
 			/* The reply ended inside the check text. */
 			*used = *used - 1;
 			st->why = "reply shorter than the check text";
-			return FR_MISMATCH;
+			r = FR_MISMATCH;
 		}
 	}
+	/* After a mismatch, pos is where in the reply the bad byte is. */
 	st->pos += *used;
 	return r;
 }

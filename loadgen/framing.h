@@ -34,8 +34,8 @@
  *			feed the rest.  Bytes with no request in flight are
  *			the engine's mismatch, not the framing's.
  *	FR_MISMATCH	buf[used] is the first byte that no valid reply of
- *			this framing can hold (used < n); st.why is a short
- *			phrase saying why.  The state is dead: close the
+ *			this framing can hold (used < n), byte st.pos of the
+ *			reply; st.why is a short phrase saying why.  The state is dead: close the
  *			connection, count a mismatch, log the bytes once
  *			through escape_bytes().
  *
@@ -137,7 +137,7 @@ struct fr_http {
 
 /* One connection's place in the reply it is reading. */
 struct fr_state {
-	uint64_t	 pos;		/* bytes of this reply taken so far */
+	uint64_t	 pos;		/* bytes of the reply taken so far */
 	const char	*why;		/* after FR_MISMATCH */
 	unsigned int	 close:1;	/* after FR_DONE: server closes next */
 	union {

@@ -16,6 +16,7 @@
 #include "tenk/loop.h"
 #include "tenk/sock.h"
 #include "tenk/timer.h"
+#include "framing.h"
 
 struct tk_hist;
 struct engine;
@@ -25,12 +26,13 @@ enum lg_mode {
 	MODE_RATE,
 	MODE_STREAM,
 	MODE_IDLE,
+	MODE_CONNECT,
 	MODE_MAX
 };
 
 /* Error kinds; a failed connect counts here and in the failed total. */
 enum lg_err {
-	ERR_MISMATCH = 0,	/* an echoed byte differs, or one too many */
+	ERR_MISMATCH = 0,	/* a reply that is none of its framing's */
 	ERR_RESET,		/* ECONNRESET, EPIPE */
 	ERR_REFUSED,		/* ECONNREFUSED */
 	ERR_TIMEOUT,		/* connect or reply timeout, ETIMEDOUT */
@@ -65,10 +67,26 @@ struct lg_conf {
 	uint64_t	 duration;	/* ns of measurement */
 	uint64_t	 warmup;	/* ns excluded after the ramp */
 	uint64_t	 rate;		/* rate mode: messages per second */
-	uint64_t	 window;	/* stream mode: messages in flight */
+	uint64_t	 window;	/* messages in flight per connection */
 	uint64_t	 size_min;	/* message size, bytes */
 	uint64_t	 size_max;
 	uint64_t	 max_errors;
+	uint64_t	 max_unserved;
+	uint64_t	 conn_life;	/* requests per connection, 0: no end */
+	const char	*reply;		/* --reply as typed; NULL: echo */
+	const char	*message;	/* -m TEXT or "@PATH"; NULL: pattern */
+	const char	*hgrm;
+	/*
+	 * Parsed from the strings above: the framing (NULL: echo of the
+	 * pattern, checked by the engine's own fast path), the request
+	 * (NULL: the pattern, sized by size_min and size_max) and the
+	 * first message (NULL: none).
+	 */
+	const struct framing *fr;
+	const unsigned char *msg;
+	size_t		 msglen;
+	const unsigned char *first;
+	size_t		 firstlen;
 	int		 threads;
 	int		 procs;		/* 0: automatic */
 	const char	*backend;	/* NULL: best */
@@ -129,6 +147,8 @@ struct report {
 	uint64_t	 duration;	/* ns asked for */
 	uint64_t	 warmup;	/* ns asked for */
 	int		 verify;
+	char		 reply[64];	/* the framing, as typed */
+	char		 message[128];	/* escaped, truncated; "": pattern */
 
 	/* Times. */
 	uint64_t	 t_start;
@@ -148,6 +168,7 @@ struct report {
 	uint64_t	 lost;		/* established, closed by an error */
 	uint64_t	 open_end;	/* still open at the end */
 	uint64_t	 unserved;	/* active, no message in the window */
+	uint64_t	 reconnects;	/* closed on purpose and reopened */
 
 	/* Traffic in the measured window. */
 	uint64_t	 msgs;
@@ -178,27 +199,35 @@ struct msgrec {
 enum lg_conn_state {
 	LG_CONN_NEW = 0,	/* not started yet */
 	LG_CONN_CONNECTING,
+	LG_CONN_HELLO,		/* --first-message and its reply */
 	LG_CONN_RUN,		/* exchanging messages */
 	LG_CONN_QUIET,		/* idle after its one round trip */
 	LG_CONN_DEAD		/* failed or closed */
 };
 
 /*
- * One client connection.  The byte stream it sends is the pattern from
- * offset "pat" on; "queued" bytes of it have been handed to the traffic
- * mode, "sent" written to the socket, "rcvd" echoed back and checked.
- * Messages in flight sit in a ring of "cap" records (one for every mode
- * but stream).
+ * One client connection.  The byte stream it sends is the request
+ * source (the pattern, or the message repeated) from offset "pat" on;
+ * "queued" bytes of it have been handed to the traffic mode, "sent"
+ * written to the socket.  "rcvd" is how far replies have come: the
+ * bytes echoed and checked on the pattern's own path, the end of the
+ * last request answered when a framing reads the replies (fst).
+ * Messages in flight sit in a ring of "cap" records, --window of them.
+ * "pushed" counts the requests of this connection since it connected,
+ * against --conn-lifetime; "reconn" marks a connection reopened on
+ * purpose, which the ramp counted once already.
  */
 struct lg_conn {
 	struct tk_io		 io;
 	struct tk_timer		 tm;		/* connect timeout, rate mode */
 	struct lg_thread	*th;
+	struct fr_state		*fst;		/* NULL on the pattern's path */
 	uint64_t		 id;
 	uint64_t		 pat;
 	uint64_t		 queued;
 	uint64_t		 sent;
 	uint64_t		 rcvd;
+	uint64_t		 pushed;
 	uint64_t		 t_start;	/* ns, connect started */
 	uint64_t		 next_due;	/* rate mode: next send due */
 	uint64_t		 rng;		/* message sizes */
@@ -211,6 +240,8 @@ struct lg_conn {
 	uint8_t			 state;
 	unsigned int		 idle:1;	/* one round trip, then quiet */
 	unsigned int		 wblocked:1;	/* the last send met EAGAIN */
+	unsigned int		 in_reply:1;	/* fst holds the head's reply */
+	unsigned int		 reconn:1;	/* reopened since its first */
 };
 
 /* Counters of one thread; the measured ones only count in the window. */
@@ -225,6 +256,7 @@ struct lg_stats {
 	uint64_t	 lost;
 	uint64_t	 open_end;
 	uint64_t	 unserved;
+	uint64_t	 reconnects;	/* measured */
 	uint64_t	 errs[ERR_MAX];
 	uint64_t	 t_first;	/* ns, first connect started */
 	uint64_t	 t_last;	/* ns, last connect started */
@@ -246,11 +278,13 @@ struct lg_thread {
 	uint64_t	 ramp_t0;	/* ns */
 	double		 ramp_rate;	/* connects per ns */
 	uint64_t	 interval;	/* rate mode: ns between sends */
+	uint64_t	 life;		/* requests per connection */
 	struct tk_timer	 ramp;
 	struct tk_timer	 tick;
 	struct tk_msg	 m_ramp;	/* to the main loop: ramp done */
 	struct tk_msg	 m_stop;	/* from the main loop: stop */
 	char		*scratch;
+	struct fr_state	*fst;		/* one per connection, or NULL */
 	struct lg_stats	 st;
 	struct lg_prog	 prog;
 };
@@ -310,6 +344,16 @@ static inline uint64_t
 ctr_get(const _Atomic uint64_t *p)
 {
 	return atomic_load_explicit(p, memory_order_relaxed);
+}
+
+/*
+ * Whether c may queue one more request: its --window has room and its
+ * --conn-lifetime is not spent.
+ */
+static inline int
+engine_room(const struct lg_conn *c)
+{
+	return c->inflight < c->cap && c->pushed < c->th->life;
 }
 
 #endif /* TENK_LOADGEN_H */

@@ -134,7 +134,7 @@ report_header(struct report *r, const struct lg_conf *conf)
 	r->size_min = conf->size_min;
 	r->size_max = conf->size_max;
 	r->rate = conf->mode == MODE_RATE ? conf->rate : 0;
-	r->window = conf->mode == MODE_STREAM ? conf->window : 1;
+	r->window = conf->window;
 	r->connect_rate = conf->connect_rate;
 	r->duration = conf->duration;
 	r->warmup = conf->warmup;
@@ -268,6 +268,7 @@ report_merge(struct report *d, const struct report *s)
 	d->lost += s->lost;
 	d->open_end += s->open_end;
 	d->unserved += s->unserved;
+	d->reconnects += s->reconnects;
 	d->msgs += s->msgs;
 	d->bytes_in += s->bytes_in;
 	d->bytes_out += s->bytes_out;
@@ -388,6 +389,9 @@ report_print(FILE *f, const struct report *r)
 		    "established\n",
 		    (unsigned long long)(r->requested - r->established),
 		    (unsigned long long)r->requested);
+	if (r->reconnects > 0)
+		fprintf(f, "  reconnects: %llu in the measured window\n",
+		    (unsigned long long)r->reconnects);
 	if (r->unserved > 0)
 		fprintf(f, "  UNSERVED: %llu active connections completed no "
 		    "message in the measured window\n",
@@ -608,7 +612,8 @@ report_json_write(FILE *f, const struct report *r)
 	json_u(f, h, "failed", r->failed, 0);
 	json_u(f, h, "closed_early", r->lost, 0);
 	json_u(f, h, "open_at_end", r->open_end, 0);
-	json_u(f, h, "unserved", r->unserved, 1);
+	json_u(f, h, "unserved", r->unserved, 0);
+	json_u(f, h, "reconnects", r->reconnects, 1);
 	fprintf(f, "  },\n");
 
 	fprintf(f, "  \"traffic\": {\n");
@@ -1082,6 +1087,7 @@ report_json_read(const char *buf, size_t len, struct report *r,
 	r->lost = jv_u(o, "closed_early");
 	r->open_end = jv_u(o, "open_at_end");
 	r->unserved = jv_u(o, "unserved");
+	r->reconnects = jv_u(o, "reconnects");
 
 	o = jv_get(&root, "traffic");
 	r->msgs = jv_u(o, "msgs");

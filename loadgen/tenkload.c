@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -38,6 +39,7 @@
 #include "tenk/sock.h"
 #include "tenk/timer.h"
 #include "tenk/xmalloc.h"
+#include "framing.h"
 #include "loadgen.h"
 
 #define MAXCONNS	10000000ULL
@@ -48,6 +50,8 @@
 #define MAXRATE		100000000ULL	/* messages per second */
 #define MAXCONNECTRATE	10000000ULL	/* connects per second */
 #define MAXDURATION	(30ULL * 24 * 3600 * TK_SEC)
+#define MAXMSGFILE	(1024 * 1024)	/* --message-file, bytes */
+#define MAXLIFE		(1ULL << 40)	/* --conn-lifetime, requests */
 
 enum {
 	OPT_CONNECT_RATE = 256,
@@ -62,25 +66,36 @@ enum {
 	OPT_PROCS,
 	OPT_JSON,
 	OPT_PERCENTILES,
-	OPT_MAX_ERRORS
+	OPT_MAX_ERRORS,
+	OPT_MESSAGE_FILE,
+	OPT_FIRST_MESSAGE,
+	OPT_REPLY,
+	OPT_REPLY_CHECK,
+	OPT_CONN_LIFETIME
 };
 
 static const struct option longopts[] = {
 	{ "backend",		required_argument, NULL, OPT_BACKEND },
 	{ "connect-rate",	required_argument, NULL, OPT_CONNECT_RATE },
+	{ "conn-lifetime",	required_argument, NULL, OPT_CONN_LIFETIME },
 	{ "connect-timeout",	required_argument, NULL, OPT_CONNECT_TIMEOUT },
 	{ "connections",	required_argument, NULL, 'c' },
 	{ "duration",		required_argument, NULL, 'd' },
+	{ "first-message",	required_argument, NULL, OPT_FIRST_MESSAGE },
 	{ "help",		no_argument,	   NULL, 'h' },
 	{ "idle",		required_argument, NULL, OPT_IDLE },
 	{ "json",		required_argument, NULL, OPT_JSON },
 	{ "max-errors",		required_argument, NULL, OPT_MAX_ERRORS },
-	{ "mode",		required_argument, NULL, 'm' },
+	{ "message",		required_argument, NULL, 'm' },
+	{ "message-file",	required_argument, NULL, OPT_MESSAGE_FILE },
+	{ "mode",		required_argument, NULL, 'M' },
 	{ "no-verify",		no_argument,	   NULL, OPT_NO_VERIFY },
 	{ "percentiles",	required_argument, NULL, OPT_PERCENTILES },
 	{ "procs",		required_argument, NULL, OPT_PROCS },
 	{ "quiet",		no_argument,	   NULL, 'q' },
 	{ "rate",		required_argument, NULL, 'R' },
+	{ "reply",		required_argument, NULL, OPT_REPLY },
+	{ "reply-check",	required_argument, NULL, OPT_REPLY_CHECK },
 	{ "reply-timeout",	required_argument, NULL, OPT_REPLY_TIMEOUT },
 	{ "size",		required_argument, NULL, 's' },
 	{ "source",		required_argument, NULL, OPT_SOURCE },
@@ -92,18 +107,22 @@ static const struct option longopts[] = {
 };
 
 static volatile sig_atomic_t	got_signal;
+static struct framing		framing;	/* --reply, --reply-check */
 
 /* --help: the synopsis, then every option with its default; exit 0. */
 static noreturn void
 usage(void)
 {
 	printf("usage: tenkload [-hqV] [-c connections] [-d duration] "
-	    "[-m mode] [-R rate]\n"
+	    "[-M mode]\n"
+	    "\t\t[-m message | --message-file file] [-R rate]\n"
 	    "\t\t[-s size | min:max] [-t threads] [--backend name]\n"
-	    "\t\t[--connect-rate rate] [--connect-timeout duration]\n"
+	    "\t\t[--conn-lifetime requests] [--connect-rate rate]\n"
+	    "\t\t[--connect-timeout duration] [--first-message message]\n"
 	    "\t\t[--idle connections] [--json file | -] "
 	    "[--max-errors count]\n"
 	    "\t\t[--no-verify] [--percentiles list] [--procs count]\n"
+	    "\t\t[--reply framing] [--reply-check text]\n"
 	    "\t\t[--reply-timeout duration] [--source list] "
 	    "[--warmup duration]\n"
 	    "\t\t[--window messages] host:port ...\n"
@@ -116,8 +135,12 @@ usage(void)
 	    "the warm-up\n"
 	    "                           (default 10s)\n"
 	    "  -h, --help               this help\n"
-	    "  -m, --mode MODE          pingpong (default), rate, stream "
-	    "or idle\n"
+	    "  -M, --mode MODE          pingpong (default), rate, stream, "
+	    "idle or connect\n"
+	    "  -m, --message TEXT       each request, with C escapes "
+	    "\\r \\n \\t \\\\ \\0 \\xHH\n"
+	    "                           (default: the verified echo "
+	    "pattern, --size bytes)\n"
 	    "  -q, --quiet              no progress lines\n"
 	    "  -R, --rate N/s           messages per second in all, for "
 	    "--mode rate,\n"
@@ -130,22 +153,37 @@ usage(void)
 	    "      --backend NAME       epoll, poll or select (default: "
 	    "the best one);\n"
 	    "                           \"list\" prints them\n"
+	    "      --conn-lifetime N    requests per connection, then "
+	    "close and connect\n"
+	    "                           again (default 0: no end)\n"
 	    "      --connect-rate N/s   connects per second "
 	    "(default 2000)\n"
 	    "      --connect-timeout DUR  a connect's time limit "
 	    "(default 5s)\n"
+	    "      --first-message TEXT sent once after each connect, "
+	    "its reply not counted\n"
+	    "                           (default: none)\n"
 	    "      --idle N             idle connections, opened first "
 	    "(default 0)\n"
 	    "      --json FILE|-        the report as JSON, \"-\" for "
 	    "stdout (default: none)\n"
 	    "      --max-errors N       errors that still exit 0 "
 	    "(default 0)\n"
+	    "      --message-file FILE  each request, the file's bytes, "
+	    "at most 1 MiB\n"
+	    "                           (default: none)\n"
 	    "      --no-verify          count the echoed bytes, do not "
 	    "compare them\n"
 	    "      --percentiles LIST   latency percentiles "
 	    "(default 50,90,99,99.9,99.99)\n"
 	    "      --procs N            processes (default: as many as "
 	    "RLIMIT_NOFILE needs)\n"
+	    "      --reply FRAMING      how a reply ends: echo, bytes:N, "
+	    "line, until:TEXT,\n"
+	    "                           prefix:u16be|u32be, redis, http "
+	    "(default echo)\n"
+	    "      --reply-check TEXT   each reply begins with TEXT "
+	    "(default: none)\n"
 	    "      --reply-timeout DUR  a reply's time limit "
 	    "(default 10s, 0 = none)\n"
 	    "      --source LIST        source addresses and IPv4 ranges "
@@ -153,8 +191,9 @@ usage(void)
 	    "                           (default: chosen by the kernel)\n"
 	    "      --warmup DUR         unmeasured time after the ramp "
 	    "(default 0)\n"
-	    "      --window N           messages in flight, for --mode "
-	    "stream (default 8)\n"
+	    "      --window N           requests in flight per connection "
+	    "(default 1,\n"
+	    "                           8 in stream mode)\n"
 	    "merge takes -q, --json, --max-errors and --percentiles as "
 	    "above.\n");
 	exit(0);
@@ -200,6 +239,78 @@ parse_percentiles(struct lg_conf *conf, const char *opt, const char *s)
 		conf->pct[conf->npct++] = v;
 	}
 	free(copy);
+}
+
+/*
+ * -m TEXT, --first-message TEXT: the bytes its C escapes stand for, in
+ * memory of the caller's from now on.
+ */
+static unsigned char *
+parse_message(const char *opt, const char *text, size_t *len)
+{
+	const char	*errstr;
+	unsigned char	*buf;
+	ssize_t		 n;
+
+	buf = xmalloc(strlen(text) + 1);
+	if ((n = escape_parse(text, buf, strlen(text), &errstr)) == -1)
+		tk_cli_bad(opt, text, "%s", errstr);
+	if (n == 0)
+		tk_cli_bad(opt, NULL, "empty message");
+	*len = (size_t)n;
+	return buf;
+}
+
+/* --message-file PATH: its bytes as they are, at most MAXMSGFILE. */
+static unsigned char *
+read_message(const char *opt, const char *path, size_t *len)
+{
+	unsigned char	*buf;
+	size_t		 n = 0;
+	ssize_t		 r;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		tk_cli_bad(opt, path, "%s", strerror(errno));
+	/* One byte more than allowed tells a file that is too long. */
+	buf = xmalloc(MAXMSGFILE + 1);
+	while (n < MAXMSGFILE + 1) {
+		if ((r = read(fd, buf + n, MAXMSGFILE + 1 - n)) == -1) {
+			if (errno == EINTR)
+				continue;
+			tk_cli_bad(opt, path, "%s", strerror(errno));
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (n > MAXMSGFILE)
+		tk_cli_bad(opt, path, "larger than 1 MiB");
+	if (n == 0)
+		tk_cli_bad(opt, path, "empty file");
+	*len = n;
+	return buf;
+}
+
+/*
+ * --reply and --reply-check (check may be NULL) into the framing, and
+ * whether the run needs it: the pattern's own echo path serves only a
+ * run with no message, no first message and no check.
+ */
+static void
+set_framing(struct lg_conf *conf, const char *check)
+{
+	const char	*errstr;
+
+	if (conf->reply == NULL &&
+	    framing_parse(&framing, "echo", &errstr) == -1)
+		fatalx("echo framing: %s", errstr);
+	if (check != NULL && framing_check(&framing, check, &errstr) == -1)
+		tk_cli_bad("--reply-check", check, "%s", errstr);
+	if (conf->msg != NULL || conf->first != NULL || check != NULL ||
+	    framing.ops != &framing_echo)
+		conf->fr = &framing;
 }
 
 static void
@@ -589,10 +700,14 @@ main(int argc, char *argv[], char *envp[])
 	struct lg_conf	 conf;
 	struct report	 r;
 	struct lg_prog	 prog;
-	const char	*errstr, *opt, *mode = NULL;
+	const char	*errstr, *opt, *mode = NULL, *check = NULL;
+	unsigned char	*msg = NULL, *first = NULL;
+	char		*atpath = NULL;
 	uint64_t	 nofile, need, cap;
+	size_t		 len;
 	long		 ncpu;
 	int		 ch, i, procs, rate_set = 0, window_set = 0;
+	int		 size_set = 0;
 
 	setproctitle_init(argc, argv, envp);
 	log_init("tenkload", LOG_LVL_WARN, 0);
@@ -611,7 +726,6 @@ main(int argc, char *argv[], char *envp[])
 	conf.connect_timeout = 5 * TK_SEC;
 	conf.reply_timeout = 10 * TK_SEC;
 	conf.duration = 10 * TK_SEC;
-	conf.window = 8;
 	conf.size_min = conf.size_max = 64;
 	conf.verify = 1;
 	conf.signals = 1;
@@ -619,7 +733,7 @@ main(int argc, char *argv[], char *envp[])
 	conf.threads = ncpu > 0 ? (int)ncpu : 1;
 	save_args(&conf, argc, argv);
 
-	while ((ch = tk_cli_getopt(argc, argv, ":c:d:hm:qR:s:t:V",
+	while ((ch = tk_cli_getopt(argc, argv, ":c:d:hM:m:qR:s:t:V",
 	    longopts)) != -1) {
 		opt = tk_cli_opt();
 		switch (ch) {
@@ -632,12 +746,44 @@ main(int argc, char *argv[], char *envp[])
 			break;
 		case 'h':
 			usage();
-		case 'm':
+		case 'M':
 			mode = optarg;
 			if ((i = traffic_parse(optarg)) == -1)
 				tk_cli_bad(opt, optarg, "not a mode (pingpong, "
-				    "rate, stream, idle)");
+				    "rate, stream, idle, connect)");
 			conf.mode = (enum lg_mode)i;
+			break;
+		case 'm':
+			if (msg != NULL)
+				tk_cli_bad(opt, NULL, "one message only "
+				    "(-m/--message or --message-file)");
+			msg = parse_message(opt, optarg, &conf.msglen);
+			conf.message = optarg;
+			break;
+		case OPT_MESSAGE_FILE:
+			if (msg != NULL)
+				tk_cli_bad(opt, NULL, "one message only "
+				    "(-m/--message or --message-file)");
+			msg = read_message(opt, optarg, &conf.msglen);
+			len = strlen(optarg) + 2;
+			atpath = xmalloc(len);
+			(void)snprintf(atpath, len, "@%s", optarg);
+			conf.message = atpath;
+			break;
+		case OPT_FIRST_MESSAGE:
+			free(first);
+			first = parse_message(opt, optarg, &conf.firstlen);
+			break;
+		case OPT_REPLY:
+			if (framing_parse(&framing, optarg, &errstr) == -1)
+				tk_cli_bad(opt, optarg, "%s", errstr);
+			conf.reply = optarg;
+			break;
+		case OPT_REPLY_CHECK:
+			check = optarg;
+			break;
+		case OPT_CONN_LIFETIME:
+			conf.conn_life = tk_cli_num(opt, optarg, 1, MAXLIFE);
 			break;
 		case 'q':
 			conf.quiet = 1;
@@ -648,6 +794,7 @@ main(int argc, char *argv[], char *envp[])
 			break;
 		case 's':
 			parse_sizes(&conf, opt, optarg);
+			size_set = 1;
 			break;
 		case 't':
 			conf.threads = (int)tk_cli_num(opt, optarg, 1,
@@ -717,8 +864,24 @@ main(int argc, char *argv[], char *envp[])
 		tk_cli_bad("--rate", NULL, "only with --mode rate");
 	if (conf.mode == MODE_RATE && !rate_set)
 		tk_cli_bad("--mode", "rate", "needs -R/--rate");
-	if (window_set && conf.mode != MODE_STREAM)
-		tk_cli_bad("--window", NULL, "only with --mode stream");
+	if (window_set && (conf.mode == MODE_IDLE ||
+	    conf.mode == MODE_CONNECT))
+		tk_cli_bad("--window", NULL, "not with --mode %s",
+		    traffic_name(conf.mode));
+	if (!window_set)
+		conf.window = conf.mode == MODE_STREAM ? 8 : 1;
+	if (conf.conn_life != 0 && (conf.mode == MODE_IDLE ||
+	    conf.mode == MODE_CONNECT))
+		tk_cli_bad("--conn-lifetime", NULL, "not with --mode %s",
+		    traffic_name(conf.mode));
+	if (size_set && msg != NULL)
+		tk_cli_bad("--size", NULL, "not with a message, whose length "
+		    "is the size");
+	if (msg != NULL)
+		conf.size_min = conf.size_max = conf.msglen;
+	conf.msg = msg;
+	conf.first = first;
+	set_framing(&conf, check);
 	if (conf.mode == MODE_RATE && conf.conns == 0)
 		tk_cli_bad("--connections", "0", "rate mode needs at least "
 		    "one");
@@ -807,5 +970,8 @@ main(int argc, char *argv[], char *envp[])
 	report_free(&r);
 	free(conf.targets);
 	free(conf.sources);
+	free(msg);
+	free(first);
+	free(atpath);
 	return i;
 }

@@ -5,15 +5,22 @@
  * stream and verification; this file only queues messages (engine_push)
  * and records them.
  *
- *	pingpong  one message in flight; the next leaves when the reply
- *		  is complete (closed loop)
+ *	pingpong  --window messages in flight (default 1); the next
+ *		  leaves when a reply is complete (closed loop)
  *	rate	  a fixed schedule per connection, interval = conns / rate,
- *		  with a random phase; at most one message in flight, so a
- *		  late reply delays the next send, which then leaves at
- *		  once.  Latency is counted from the intended send time
- *		  (corrected, as wrk2 does) and from the actual one.
- *	stream	  --window messages in flight
+ *		  with a random phase; at most --window messages in flight
+ *		  (default 1), so a late reply delays the next send, which
+ *		  then leaves at once.  Latency is counted from the
+ *		  intended send time (corrected, as wrk2 does) and from
+ *		  the actual one.  The schedule runs on across reconnects.
+ *	stream	  --window messages in flight (default 8)
  *	idle	  one round trip, then silence
+ *	connect	  one request (with a message; else none), then the
+ *		  engine closes and connects again
+ *
+ * Every mode stops queueing when --conn-lifetime requests have left
+ * (engine_room); the engine reopens the connection after the last
+ * reply.
  */
 #include <string.h>
 
@@ -23,7 +30,7 @@
 #include "loadgen.h"
 
 static const char *const mode_names[MODE_MAX] = {
-	"pingpong", "rate", "stream", "idle"
+	"pingpong", "rate", "stream", "idle", "connect"
 };
 
 const char *
@@ -44,14 +51,18 @@ traffic_parse(const char *s)
 	return -1;
 }
 
-/* c has just connected. */
+/*
+ * c has just connected (again), and answered its first message if it
+ * had one.  A rate schedule starts at a random phase on the first
+ * connect and runs on across the later ones.
+ */
 void
 traffic_start(struct tk_loop *l, struct lg_conn *c)
 {
 	const struct lg_conf	*conf = engine_conf(c->th);
 	uint64_t		 iv = c->th->interval;
 
-	if (conf->mode == MODE_RATE && !c->idle)
+	if (conf->mode == MODE_RATE && !c->idle && c->next_due == 0)
 		c->next_due = tk_loop_now(l) + (iv > 0 ? c->rng % iv : 0);
 	traffic_fill(l, c);
 	engine_flush(l, c);
@@ -72,20 +83,18 @@ traffic_fill(struct tk_loop *l, struct lg_conn *c)
 	}
 	switch (conf->mode) {
 	case MODE_PINGPONG:
-		if (c->inflight == 0)
-			engine_push(l, c, 0);
-		break;
 	case MODE_STREAM:
-		while (c->inflight < c->cap)
+	case MODE_CONNECT:
+		while (engine_room(c))
 			engine_push(l, c, 0);
 		break;
 	case MODE_RATE:
-		if (c->inflight != 0)
-			break;		/* late: the next send waits */
-		if (tk_loop_now(l) >= c->next_due) {
+		/* A full window is late: the next send waits for a reply. */
+		while (engine_room(c) && tk_loop_now(l) >= c->next_due) {
 			engine_push(l, c, c->next_due);
 			c->next_due += c->th->interval;
-		} else if (!tk_timer_pending(&c->tm))
+		}
+		if (engine_room(c) && !tk_timer_pending(&c->tm))
 			(void)tk_timer_arm_at(l, &c->tm, c->next_due);
 		break;
 	default:

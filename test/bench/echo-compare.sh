@@ -13,7 +13,7 @@
 # within one run (the same run number) and their median is reported.
 #
 # Three phases, all against 127.0.0.1 from 127.0.0.2-127.0.0.9:
-#  1. ping-pong (tenkload -m pingpong -s SIZE) at each connection count:
+#  1. ping-pong (tenkload -M pingpong -s SIZE) at each connection count:
 #     msgs/s, p50, p99 from tenkload's JSON; server and client CPU per
 #     message from utime+stime in /proc/PID/stat, sampled every 50 ms,
 #     between the first and the last sample inside tenkload's measured
@@ -24,7 +24,7 @@
 #     the server's sockets sent (ss -ti bytes_sent) over SIZE, which the
 #     tool's attach and detach blur.  Needs strace or perf, and ss.
 #  3. idle memory: VmRSS of a fresh server (after one warm-up round trip)
-#     before and after IDLE connections of tenkload -m idle, per connection.
+#     before and after IDLE connections of tenkload -M idle, per connection.
 #
 # Options:
 #   -b DIR       tenk build directory (default: build/ next to test/)
@@ -156,7 +156,7 @@ for c in $CONNS; do
 		for s in $SERVERS; do
 			start_server "$s"
 			j=$OUT/pp-$c-$r-$s.json
-			"$TENKLOAD" -q -m pingpong -c "$c" -t "$CT" -s "$SIZE" \
+			"$TENKLOAD" -q -M pingpong -c "$c" -t "$CT" -s "$SIZE" \
 			    -d "${DUR}s" --warmup "${WARM}s" --connect-rate "$RATE" \
 			    --source "$SRC" --json "$j" "$ADDR" \
 			    >"$OUT/pp.out" 2>&1 &
@@ -252,7 +252,7 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 			for s in $SERVERS; do
 				start_server "$s"
 				settle=$((2 + 2 * c / RATE))
-				"$TENKLOAD" -q -m pingpong -c "$c" -t "$CT" \
+				"$TENKLOAD" -q -M pingpong -c "$c" -t "$CT" \
 				    -s "$SIZE" -d "$((settle + STRACE_S + 2))s" \
 				    --connect-rate "$RATE" --source "$SRC" \
 				    --reply-timeout 0 "$ADDR" \
@@ -340,7 +340,7 @@ if [ "$IDLE" -gt 0 ]; then
 			sleep 0.2
 			k0=$(rss)
 			f0=$(find "/proc/$SPID/fd" -mindepth 1 | wc -l)
-			"$TENKLOAD" -q -m idle -c "$IDLE" -t "$CT" \
+			"$TENKLOAD" -q -M idle -c "$IDLE" -t "$CT" \
 			    --connect-rate "$RATE" --source "$SRC" \
 			    -d "$((IDLE / RATE + 4))s" "$ADDR" \
 			    >"$OUT/idle.out" 2>&1 &

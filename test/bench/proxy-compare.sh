@@ -31,7 +31,7 @@
 # each), so that each contender has two threads of execution.
 #
 # Phases, all against 127.0.0.1 from 127.0.0.2-127.0.0.9:
-#  1. ping-pong (tenkload -m pingpong -s SIZE) at each connection count:
+#  1. ping-pong (tenkload -M pingpong -s SIZE) at each connection count:
 #     msgs/s, p50, p99 and the connections established from tenkload's
 #     JSON; proxy CPU per message from utime+stime of every process of
 #     the proxy (the started one and its children) in /proc/PID/stat,
@@ -47,7 +47,7 @@
 #     being the bytes the proxy sent to the clients (ss bytes_sent on the
 #     listening port) over SIZE with strace, and the upstream's sendto
 #     calls in the same perf stat (one per echoed message) with perf.
-#  3. all served: at each connection count, tenkload -m rate -R 2 per
+#  3. all served: at each connection count, tenkload -M rate -R 2 per
 #     connection for 8 s with --reply-timeout 3s, so that a connection the
 #     proxy never serves is counted as a timeout; and, 2 s after the ramp,
 #     the number of the proxy's established connections to the upstream.
@@ -320,7 +320,7 @@ for c in $CONNS; do
 			start_upstream
 			start_proxy "$s" "$c"
 			j=$OUT/pp-$c-$r-$s.json
-			"$TENKLOAD" -q -m pingpong -c "$c" -t 1 -s "$SIZE" \
+			"$TENKLOAD" -q -M pingpong -c "$c" -t 1 -s "$SIZE" \
 			    -d "${DUR}s" --warmup "${WARM}s" --connect-rate "$RATE" \
 			    --source "$SRC" --max-errors 1000000 --json "$j" \
 			    "$ADDR" >"$OUT/pp-$c-$r-$s.out" 2>&1 &
@@ -471,7 +471,7 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 				start_upstream
 				start_proxy "$s" "$c"
 				settle=$((2 + 2 * c / RATE))
-				"$TENKLOAD" -q -m pingpong -c "$c" -t 1 \
+				"$TENKLOAD" -q -M pingpong -c "$c" -t 1 \
 				    -s "$SIZE" -d "$((settle + STRACE_S + 3))s" \
 				    --connect-rate "$RATE" --source "$SRC" \
 				    --max-errors 1000000 --reply-timeout 0 \
@@ -568,7 +568,7 @@ if [ "$ARUNS" -gt 0 ]; then
 				start_upstream
 				start_proxy "$s" "$c"
 				j=$OUT/as-$c-$r-$s.json
-				"$TENKLOAD" -q -m rate -R "$((2 * c))" -c "$c" -t 1 \
+				"$TENKLOAD" -q -M rate -R "$((2 * c))" -c "$c" -t 1 \
 				    -s "$SIZE" -d 8s --warmup 0s \
 				    --connect-rate "$RATE" --source "$SRC" \
 				    --reply-timeout 3s --max-errors 1000000 \
@@ -588,7 +588,7 @@ if [ "$ARUNS" -gt 0 ]; then
 		done
 	done
 	echo
-	echo "## every client served: tenkload -m rate, 2 msgs/s per connection," \
+	echo "## every client served: tenkload -M rate, 2 msgs/s per connection," \
 	    "8 s, --reply-timeout 3s ($ARUNS runs)"
 	echo
 	echo "| conns | proxy | established | reply timeouts | errors | proxy→upstream connections | messages |"

@@ -305,3 +305,16 @@ ups_stat() {
 	grep "stats upstream $1:" "$TENKD_LOG" | tail -n 1 |
 	    sed -n "s/.* $2 \([0-9][0-9]*\).*/\1/p"
 }
+
+# --- Helper for the load_reply_*.sh scripts. ---
+
+# replysrv_start ARGS...: test/tools/replysrv (a server answering in one of
+# tenkload's reply framings, or in none) on 127.0.0.1:0; sets RS_PID,
+# RS_LOG and RSADDR (host:port).
+replysrv_start() {
+	RS_LOG=$T/replysrv.$$.$(date +%s%N).log
+	"$TOOLS/replysrv" "$@" 2>"$RS_LOG" &
+	RS_PID=$!
+	await_listen replysrv "$RS_PID" "$RS_LOG"
+	RSADDR=$LISTEN_ADDR
+}

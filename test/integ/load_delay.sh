@@ -12,7 +12,7 @@
 # measure: one baseline and one delayed run; succeeds when p50 is right.
 measure() {
 	faultsrv_start
-	timeout 20 "$TENKLOAD" -q -c 4 -t 1 -m rate -R 400 -d 2s \
+	timeout 20 "$TENKLOAD" -q -c 4 -t 1 -M rate -R 400 -d 2s \
 	    --json "$T/rtt.json" "$FADDR" >"$T/out" 2>&1 ||
 	    fail "baseline run failed: $(cat "$T/out")"
 	faultsrv_stop

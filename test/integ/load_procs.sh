@@ -16,7 +16,7 @@ faultsrv_start
 # cannot raise it back) and asks for 1500 connections.
 (
 	ulimit -S -n 1024 && ulimit -H -n 1024 || exit 99
-	exec timeout 40 "$TENKLOAD" -m idle -c 1500 -t 2 --connect-rate 5000 \
+	exec timeout 40 "$TENKLOAD" -M idle -c 1500 -t 2 --connect-rate 5000 \
 	    -d 1s --json "$T/r.json" "$FADDR"
 ) >"$T/out" 2>"$T/err"
 st=$?
@@ -36,7 +36,7 @@ grep -q "requested 1500, established 1500" "$T/out" || fail "text report"
 # Forced into one process, the shortfall is reported, never silent.
 (
 	ulimit -S -n 1024 && ulimit -H -n 1024 || exit 99
-	exec timeout 40 "$TENKLOAD" -m idle -c 1500 -t 2 --procs 1 \
+	exec timeout 40 "$TENKLOAD" -M idle -c 1500 -t 2 --procs 1 \
 	    --connect-rate 5000 -d 1s --json "$T/s.json" "$FADDR"
 ) >"$T/out" 2>"$T/err"
 st=$?
@@ -50,7 +50,7 @@ grep -q 'SHORTFALL' "$T/out" || fail "no SHORTFALL line"
 # select cannot watch fds at or above FD_SETSIZE: 1200 connections on it
 # are spread over processes too, whatever the open-file limit.
 if "$TENKLOAD" --backend list | grep -q '^select$'; then
-	timeout 40 "$TENKLOAD" -q --backend select -m idle -c 1200 -t 2 \
+	timeout 40 "$TENKLOAD" -q --backend select -M idle -c 1200 -t 2 \
 	    --connect-rate 5000 -d 1s --json "$T/sel.json" "$FADDR" \
 	    >"$T/out" 2>"$T/err" || fail "select: $(cat "$T/out" "$T/err")"
 	[ "$(json_get "$T/sel.json" header.procs)" -ge 2 ] ||

@@ -15,7 +15,7 @@ faultsrv_start
 # ramp: n idle connections at 500/s; the last starts (n-1)/500 s after
 # the first; then 2 s measured.
 ramp() {
-	timeout 30 "$TENKLOAD" -q -m idle -c "$n" -t 2 --connect-rate 500 \
+	timeout 30 "$TENKLOAD" -q -M idle -c "$n" -t 2 --connect-rate 500 \
 	    -d 2s --json "$T/c.json" "$FADDR" >"$T/out" 2>&1 ||
 	    fail "connect run failed: $(cat "$T/out")"
 	est=$(json_get "$T/c.json" connections.established)
@@ -32,7 +32,7 @@ ramp() {
 
 # msgrate: 20 connections sharing 2000 messages/s for 3 s.
 msgrate() {
-	timeout 30 "$TENKLOAD" -q -m rate -R 2000 -c 20 -t 2 -d 3s \
+	timeout 30 "$TENKLOAD" -q -M rate -R 2000 -c 20 -t 2 -d 3s \
 	    --json "$T/r.json" "$FADDR" >"$T/out" 2>&1 ||
 	    fail "rate run failed: $(cat "$T/out")"
 	m=$(json_get "$T/r.json" traffic.msgs_per_s)

@@ -11,7 +11,7 @@
 faultsrv_start --stall-once 500ms --stall-after 1s
 # 10 connections at 100/s each; 4 s gives 4000 messages, of which the
 # stall delays about 500 intended sends and 10 actual ones.
-timeout 30 "$TENKLOAD" -q -c 10 -t 1 -m rate -R 1000 -d 4s \
+timeout 30 "$TENKLOAD" -q -c 10 -t 1 -M rate -R 1000 -d 4s \
     --json "$T/r.json" "$FADDR" >"$T/out" 2>"$T/err" ||
     fail "tenkload failed: $(cat "$T/out" "$T/err")"
 cat "$T/out"

@@ -22,7 +22,7 @@ timeout 30 "$TENKLOAD" -q $(be_opt) -c "$n" --idle 50 -t 2 -d 2s \
 [ "$(json_get "$T/p.json" traffic.msgs)" -gt 0 ] || fail "pingpong: no messages"
 
 # shellcheck disable=SC2046
-timeout 30 "$TENKLOAD" -q $(be_opt) -c 20 -t 2 -d 2s -m stream \
+timeout 30 "$TENKLOAD" -q $(be_opt) -c 20 -t 2 -d 2s -M stream \
     --window 16 -s 100:20000 --json "$T/s.json" "$ADDR" \
     >"$T/out" 2>"$T/err" || fail "stream: $(cat "$T/out" "$T/err")"
 [ "$(json_get "$T/s.json" errors.total)" -eq 0 ] || fail "stream: errors"

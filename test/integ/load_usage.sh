@@ -22,13 +22,13 @@ bad '-c 99999999999: too large' -c 99999999999 $A
 bad '-d 0: too small' -d 0 $A
 bad '-d 5x: bad unit' -d 5x $A
 bad '--duration "": empty' --duration= $A
-bad '-m bogus: not a mode' -m bogus $A
-bad '--mode rate: needs' -m rate $A
+bad '-M bogus: not a mode' -M bogus $A
+bad '--mode rate: needs' -M rate $A
 bad '-R 0: too small' -R 0 $A
 bad '--rate fast: invalid' --rate fast $A
-bad '--rate: only with --mode rate' -m stream -R 10 $A
-bad '--window: only with --mode stream' --window 4 $A
-bad '--window 0: too small' -m stream --window 0 $A
+bad '--rate: only with --mode rate' -M stream -R 10 $A
+bad '--window: not with --mode idle' -M idle --window 4 $A
+bad '--window 0: too small' -M stream --window 0 $A
 bad '-s 0: too small' -s 0 $A
 bad '-s 10:5: minimum above maximum' -s 10:5 $A
 bad '--size x: invalid' --size 1:x $A

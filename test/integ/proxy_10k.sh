@@ -15,7 +15,7 @@ lim=$(nofile)
 
 upstream_start --threads 2
 tenkd_start proxy --workers 2 --threads 1 -u "$UPADDR"
-timeout 150 "$TENKLOAD" -m pingpong -c "$n" -t 2 --connect-rate 5000 \
+timeout 150 "$TENKLOAD" -M pingpong -c "$n" -t 2 --connect-rate 5000 \
     -d 5s -s 64 --json "$T/r.json" "$ADDR" >"$T/out" 2>"$T/err" ||
     fail "tenkload: $(tail -n 5 "$T/out" "$T/err")"
 for k in requested established open_at_end; do

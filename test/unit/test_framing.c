@@ -191,10 +191,14 @@ run_bad(const char *spec, const struct bad *b, enum split how, size_t at)
 				T_FAIL("%s: \"%s\": complete after %zu bytes",
 				    spec, b->rep, off + used);
 			if (r == FR_MISMATCH) {
-				if (off + used != b->at || st.why == NULL)
+				/* pos names the bad byte, for the log. */
+				if (off + used != b->at || st.pos != b->at ||
+				    st.why == NULL)
 					T_FAIL("%s: \"%s\": mismatch at %zu "
-					    "(%s), not %zu", spec, b->rep,
-					    off + used, st.why, b->at);
+					    "(pos %llu, %s), not %zu", spec,
+					    b->rep, off + used,
+					    (unsigned long long)st.pos, st.why,
+					    b->at);
 				return;
 			}
 			off += used;
@@ -726,6 +730,7 @@ TEST(framing_reply_check)
 	T_EQ(framing_feed(&fr, &st, "+PO", 3, &used), FR_MORE);
 	T_EQ(framing_feed(&fr, &st, "NX\r\n", 4, &used), FR_MISMATCH);
 	T_UEQ(used, 1);
+	T_UEQ(st.pos, 4);
 	T_STREQ(st.why, "reply does not begin with the check text");
 	framing_begin(&fr, &st, NULL);
 	T_EQ(framing_feed(&fr, &st, "-ERR\r\n", 6, &used), FR_MISMATCH);
@@ -737,6 +742,7 @@ TEST(framing_reply_check)
 	T_EQ(framing_feed(&fr, &st, "+OK\r\n+OK\r\n", 10, &used),
 	    FR_MISMATCH);
 	T_UEQ(used, 4);
+	T_UEQ(st.pos, 4);
 	T_STREQ(st.why, "reply shorter than the check text");
 
 	/* The framing's own mismatch, if earlier, is reported. */

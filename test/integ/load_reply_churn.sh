@@ -1,0 +1,77 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# Connections as load against replysrv --close-after N, which closes
+# after N replies: --conn-lifetime N and --mode connect close first and
+# connect again, counted as reconnects, with no error, no unserved
+# connection and the ramp's counts untouched; without them the server's
+# close is an error.  --mode connect without a message only connects.
+# backends: none
+# timeout: 90
+. "$(dirname "$0")/lib.sh"
+
+# run NAME ARGS...: tenkload -c 4 against the replysrv started last; it
+# must exit 0 with reconnects and no error, 4 connections established
+# once and all open at the end.
+run() {
+	_run=$1
+	shift
+	timeout 30 "$TENKLOAD" -q -c 4 -t 2 -d 1s --json "$T/$_run.json" \
+	    "$@" "$RSADDR" >"$T/$_run.out" 2>"$T/$_run.err" ||
+	    fail "$_run: exit $?: $(cat "$T/$_run.out" "$T/$_run.err")"
+	[ "$(json_get "$T/$_run.json" errors.total)" -eq 0 ] ||
+	    fail "$_run: errors: $(grep errors: "$T/$_run.out")"
+	[ "$(json_get "$T/$_run.json" connections.reconnects)" -gt 0 ] ||
+	    fail "$_run: no reconnects"
+	[ "$(json_get "$T/$_run.json" connections.established)" -eq 4 ] ||
+	    fail "$_run: established is not 4"
+	[ "$(json_get "$T/$_run.json" connections.attempted)" -eq 4 ] ||
+	    fail "$_run: attempted is not 4"
+	[ "$(json_get "$T/$_run.json" connections.open_at_end)" -eq 4 ] ||
+	    fail "$_run: open at end is not 4"
+	[ "$(json_get "$T/$_run.json" connections.unserved)" -eq 0 ] ||
+	    fail "$_run: unserved connections"
+	grep -q '^  reconnects: [1-9]' "$T/$_run.out" ||
+	    fail "$_run: no reconnects line: $(cat "$T/$_run.out")"
+}
+
+replysrv_start --line --close-after 3
+run life -m 'PING\n' --reply line --conn-lifetime 3
+m=$(json_get "$T/life.json" traffic.msgs)
+r=$(json_get "$T/life.json" connections.reconnects)
+# Three requests a connection: a reconnect every three messages, give
+# or take one connection's worth at each edge of the window.
+awk_true "$m >= 3 * ($r - 4) && $m <= 3 * ($r + 4)" ||
+    fail "life: $m messages for $r reconnects of 3"
+
+# A first message is answered on every connection, counted nowhere.
+run first --first-message 'HELLO\n' -m 'PING\n' --reply line \
+    --conn-lifetime 2
+m=$(json_get "$T/first.json" traffic.msgs)
+r=$(json_get "$T/first.json" connections.reconnects)
+awk_true "$m >= 2 * ($r - 4) && $m <= 2 * ($r + 4)" ||
+    fail "first: $m messages for $r reconnects of 2"
+kill "$RS_PID"
+
+replysrv_start --line --close-after 1
+run connect -M connect -m 'PING\n' --reply line
+m=$(json_get "$T/connect.json" traffic.msgs)
+r=$(json_get "$T/connect.json" connections.reconnects)
+awk_true "$m >= $r - 4 && $m <= $r + 4" ||
+    fail "connect: $m messages for $r reconnects"
+c=$(json_get "$T/connect.json" connect_latency.count)
+[ "$c" -ge "$r" ] || fail "connect: $c connect latencies, $r reconnects"
+
+# Without a message: connect, close, again; no message at all.
+run bare -M connect
+[ "$(json_get "$T/bare.json" traffic.msgs)" -eq 0 ] ||
+    fail "bare: messages without a message"
+
+# Without --conn-lifetime the server's close is an error.
+timeout 30 "$TENKLOAD" -q -c 4 -t 2 -d 1s --json "$T/closed.json" \
+    -m 'PING\n' --reply line "$RSADDR" >"$T/closed.out" 2>&1
+[ $? -eq 1 ] || fail "closed: exit status not 1"
+[ "$(json_get "$T/closed.json" errors.closed)" -eq 4 ] ||
+    fail "closed: $(grep errors: "$T/closed.out")"
+[ "$(json_get "$T/closed.json" connections.reconnects)" -eq 0 ] ||
+    fail "closed: reconnects counted"
+pass

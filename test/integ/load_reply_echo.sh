@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# tenkload -m against tenkd echo on this backend: the message comes back
+# byte for byte (--reply echo, the default), one at a time, pipelined,
+# from a file larger than one send, and after a first message; a message
+# with an escape that is not the server's echo would be a mismatch, so
+# no error proves every byte.
+# timeout: 90
+. "$(dirname "$0")/lib.sh"
+
+[ -x "$TENKD" ] || skip "no tenkd built"
+tenkd_start echo --threads 1
+
+# run NAME ARGS...: tenkload against tenkd; exit 0, messages, no error.
+run() {
+	_run=$1
+	shift
+	# shellcheck disable=SC2046
+	timeout 30 "$TENKLOAD" -q $(be_opt) -c 8 -t 2 -d 1s \
+	    --json "$T/$_run.json" "$@" "$ADDR" >"$T/$_run.out" \
+	    2>"$T/$_run.err" ||
+	    fail "$_run: exit $?: $(cat "$T/$_run.out" "$T/$_run.err")"
+	[ "$(json_get "$T/$_run.json" errors.total)" -eq 0 ] ||
+	    fail "$_run: errors: $(grep errors: "$T/$_run.out")"
+	[ "$(json_get "$T/$_run.json" traffic.msgs)" -gt 0 ] ||
+	    fail "$_run: no messages"
+	[ "$(json_get "$T/$_run.json" traffic.verified_bytes)" -gt 0 ] ||
+	    fail "$_run: nothing verified"
+}
+
+run plain -m 'hello, \x00\xff\t\\ world\r\n'
+[ "$(json_get "$T/plain.json" header.size_min)" -eq 19 ] ||
+    fail "plain: the size is not the message's 19 bytes"
+run window -m 'GET / HTTP/1.1\r\n\r\n' --reply echo --window 4
+run first --first-message 'HELLO\r\n' -m 'x'
+
+# 200000 bytes: several sends a message, the buffer wraps mid-send.
+head -c 200000 /dev/urandom >"$T/big"
+run big --message-file "$T/big" --window 2
+m=$(json_get "$T/big.json" traffic.msgs)
+i=$(json_get "$T/big.json" traffic.bytes_in)
+[ "$i" -ge $((200000 * (m - 16))) ] || fail "big: $i bytes in for $m"
+pass

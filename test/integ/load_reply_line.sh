@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# tenkload -m with --reply line against replysrv --line: each request a
+# line, each reply "+OK\r\n" checked by --reply-check; a --first-message
+# whose reply is read and not counted; --window 4 pipelining, in
+# ping-pong and in rate mode, every reply matched in order.
+# backends: none
+# timeout: 90
+. "$(dirname "$0")/lib.sh"
+
+replysrv_start --line
+
+# run NAME ARGS...: tenkload on 4 connections for 1 s with ARGS; it must
+# exit 0 with messages and no error.
+run() {
+	_n=$1
+	shift
+	timeout 30 "$TENKLOAD" -q -c 4 -t 2 -d 1s --json "$T/$_n.json" \
+	    "$@" "$RSADDR" >"$T/$_n.out" 2>"$T/$_n.err" ||
+	    fail "$_n: exit $?: $(cat "$T/$_n.out" "$T/$_n.err")"
+	[ "$(json_get "$T/$_n.json" errors.total)" -eq 0 ] ||
+	    fail "$_n: errors: $(grep errors: "$T/$_n.out")"
+	[ "$(json_get "$T/$_n.json" traffic.msgs)" -gt 0 ] ||
+	    fail "$_n: no messages"
+	[ "$(json_get "$T/$_n.json" connections.unserved)" -eq 0 ] ||
+	    fail "$_n: unserved connections"
+	[ ! -s "$T/$_n.err" ] || fail "$_n: stderr: $(cat "$T/$_n.err")"
+}
+
+run line -m 'PING\r\n' --reply line --reply-check '+OK\r\n'
+# 5 bytes in and 6 out a message (reply and request), give or take a
+# message a connection at each edge of the window.
+m=$(json_get "$T/line.json" traffic.msgs)
+i=$(json_get "$T/line.json" traffic.bytes_in)
+o=$(json_get "$T/line.json" traffic.bytes_out)
+awk_true "$i >= 5 * ($m - 4) && $i <= 5 * ($m + 4)" ||
+    fail "line: $i bytes in for $m replies of 5 bytes"
+awk_true "$o >= 6 * ($m - 4) && $o <= 6 * ($m + 4)" ||
+    fail "line: $o bytes out for $m requests of 6 bytes"
+grep -q '^result: ok' "$T/line.out" || fail "line: no ok result"
+
+# The first message is answered too, but not counted.
+run first --first-message 'AUTH secret\n' -m 'PING\n' --reply line \
+    --reply-check +OK
+
+# until:TEXT ends a reply as line does here.
+run until -m 'PING\n' --reply 'until:\r\n'
+
+# Four requests in flight: in ping-pong, and on a rate schedule, which
+# keeps both of its latencies.
+run window -m 'PING\n' --reply line --window 4
+[ "$(json_get "$T/window.json" header.window)" -eq 4 ] ||
+    fail "window: not 4 in the report"
+run rate -R 2000 -m 'PING\n' --reply line --window 4
+c=$(json_get "$T/rate.json" latency.count)
+u=$(json_get "$T/rate.json" latency_uncorrected.count)
+m=$(json_get "$T/rate.json" traffic.msgs)
+awk_true "$u == $c && $c == $m" ||
+    fail "rate: $c corrected and $u uncorrected latencies"
+pass

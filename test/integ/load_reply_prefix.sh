@@ -1,0 +1,39 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# tenkload --reply prefix:u16be and prefix:u32be against replysrv
+# --prefix, which echoes each length-prefixed request: the replies are
+# framed by their length, pipelined four deep, with no error; a
+# --message-file holds a request with NUL bytes in it.
+# backends: none
+# timeout: 60
+. "$(dirname "$0")/lib.sh"
+
+# run NAME WIDTH ARGS...: tenkload against replysrv --prefix WIDTH.
+run() {
+	_run=$1
+	replysrv_start --prefix "$2"
+	shift 2
+	timeout 30 "$TENKLOAD" -q -c 4 -t 2 -d 1s --json "$T/$_run.json" \
+	    "$@" "$RSADDR" >"$T/$_run.out" 2>"$T/$_run.err" ||
+	    fail "$_run: exit $?: $(cat "$T/$_run.out" "$T/$_run.err")"
+	kill "$RS_PID"
+	[ "$(json_get "$T/$_run.json" errors.total)" -eq 0 ] ||
+	    fail "$_run: errors: $(grep errors: "$T/$_run.out")"
+	[ "$(json_get "$T/$_run.json" traffic.msgs)" -gt 0 ] ||
+	    fail "$_run: no messages"
+}
+
+run u16 u16be -m '\x00\x05hello' --reply prefix:u16be --window 4
+run u32 u32be -m '\x00\x00\x00\x03abc' --reply prefix:u32be --window 4
+
+# A 1000-byte request from a file: a u16 length, then 998 bytes with a
+# NUL in them.
+{ printf '\003\346'; head -c 998 /dev/zero | tr '\0' 'x' |
+    sed 's/x/\x00/5'; } >"$T/req"
+[ "$(wc -c <"$T/req")" -eq 1000 ] || fail "request file not 1000 bytes"
+run file u16be --message-file "$T/req" --reply prefix:u16be
+m=$(json_get "$T/file.json" traffic.msgs)
+i=$(json_get "$T/file.json" traffic.bytes_in)
+awk_true "$i >= 1000 * ($m - 4) && $i <= 1000 * ($m + 4)" ||
+    fail "file: $i bytes in for $m replies of 1000 bytes"
+pass
