@@ -57,7 +57,10 @@ load close -c 4 -t 1 -m "${get}Connection: close\\r\\n\\r\\n" \
 served close
 r=$(json_get "$T/close.json" connections.reconnects) ||
     fail "close: no connections.reconnects in the JSON"
-[ "$r" -gt 0 ] || fail "close: no reconnect counted"
+# every reply closes its connection: one reconnect per message, give or
+# take the connections open at the ends of the measured window
+[ "$((r + 4))" -ge "$(json_get "$T/close.json" traffic.msgs)" ] ||
+    fail "close: $r reconnects for $(json_get "$T/close.json" traffic.msgs) msgs"
 echo "close: $r reconnects"
 
 # 404: every reply is a valid HTTP response that fails the check.
@@ -69,6 +72,10 @@ mm=$(json_get "$T/missing.json" errors.mismatch) || fail "404: no JSON"
 [ "$mm" -gt 0 ] || fail "404: no mismatch counted"
 grep -q '^result: FAIL' "$T/missing.out" ||
     fail "404: no 'result: FAIL' line: $(cat "$T/missing.out")"
+[ "$(grep -c 'mismatch at' "$T/missing.err")" = 1 ] ||
+    fail "404: the mismatch is not logged once: $(cat "$T/missing.err")"
+grep -q '404 Not Found' "$T/missing.err" ||
+    fail "404: the reply is not in the log: $(cat "$T/missing.err")"
 echo "404: $mm mismatches, exit 1"
 
 alive "$NGINX_PID" || fail "nginx died: $(tail -n 5 "$NGINX_LOG")"

@@ -74,6 +74,11 @@ mm=$(json_get "$T/wrong.json" errors.mismatch) || fail "wrong: no JSON"
 [ "$mm" -gt 0 ] || fail "wrong check: no mismatch counted"
 grep -q '^result: FAIL' "$T/wrong.out" ||
     fail "wrong check: no 'result: FAIL' line: $(cat "$T/wrong.out")"
+[ "$(grep -c 'mismatch at' "$T/wrong.err")" = 1 ] ||
+    fail "wrong check: not logged once: $(cat "$T/wrong.err")"
+# from the first byte that differs, escaped: "+PANG" and "+PONG\r\n"
+grep -q -F '"ONG\r\n"' "$T/wrong.err" ||
+    fail "wrong check: the reply is not in the log: $(cat "$T/wrong.err")"
 echo "wrong check: $mm mismatches, exit 1"
 
 alive "$REDIS_PID" || fail "redis-server died: $(tail -n 5 "$REDIS_LOG")"
