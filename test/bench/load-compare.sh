@@ -225,9 +225,13 @@ stop_server() {
 }
 
 # sampler OUT SPID CPID: "usec server_ticks client_ticks" every 50 ms
-# while CPID lives.
+# while CPID lives.  Not once it is a zombie: its threads are gone, and
+# so are their ticks from its stat.
 sampler() {
 	while kill -0 "$3" 2>/dev/null; do
+		case $(sed 's/.*) //' "/proc/$3/stat" 2>/dev/null) in
+		Z*|'') break ;;
+		esac
 		t=$(date +%s%6N)
 		ticks "$2" || break
 		s=$TICKS
@@ -238,8 +242,8 @@ sampler() {
 }
 
 # run_client OUT CMD...: run CMD in the background with its stdout and
-# stderr in OUT, sample it and the server, wait for it; T0 = its start
-# (usec), RC = its exit status.
+# stderr in OUT, sample it and the server (kept in OUT.samples), wait
+# for it; T0 = its start (usec), RC = its exit status.
 run_client() {
 	_o=$1
 	shift
@@ -253,13 +257,17 @@ run_client() {
 	LPID=
 	wait "$XPID"
 	XPID=
+	cp "$OUT/samples" "$_o.samples"
 }
 
 # cpu A B RATE: "client_us_per_req server_us_per_req client_util
 # server_util" from the samples between usec A and B at RATE requests/s
 cpu() {
+	# A sample whose ticks went down was read while the process exited
+	# (its threads' ticks gone from its stat): not a sample.
 	awk -v a="$1" -v b="$2" -v rate="$3" -v hz="$HZ" '
-	$1 >= a && $1 <= b { if (!n++) { t0 = $1; s0 = $2; c0 = $3 }
+	$1 >= a && $1 <= b && !(n && ($2 < s1 || $3 < c1)) {
+		if (!n++) { t0 = $1; s0 = $2; c0 = $3 }
 		t1 = $1; s1 = $2; c1 = $3 }
 	END { span = (t1 - t0) / 1e6
 		if (n < 2 || span < 0.5 || rate <= 0) {
