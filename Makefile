@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tenk: GNU make.  make [all|test|check|demo|bench|loopbench|install|
-# uninstall|clean|lint|man-lint|valgrind|deps] [SAN=asan|tsan]
+# uninstall|clean|lint|man-lint|valgrind|deps|test-deps] [SAN=asan|tsan]
 # [SANITIZE=address,undefined|thread] [WERROR=1] [V=1]
 
 PREFIX	?= /usr/local
@@ -43,7 +43,7 @@ else
 Q	 = @
 endif
 
-NOCONFIG := $(filter clean deps,$(MAKECMDGOALS))
+NOCONFIG := $(filter clean deps test-deps,$(MAKECMDGOALS))
 ifeq ($(NOCONFIG),)
 -include $(B)/config.mk
 endif
@@ -86,7 +86,7 @@ RUNNER	:= $(B)/test/run
 LOOPBENCH := $(B)/loopbench
 
 .PHONY: all test check demo bench loopbench install uninstall clean \
-	man-lint lint valgrind deps FORCE
+	man-lint lint valgrind deps test-deps FORCE
 .DEFAULT_GOAL := all
 
 all: $(PROGS) $(TOOLS) $(RUNNER) $(LOOPBENCH)
@@ -97,6 +97,16 @@ $(B)/config.mk: mk/deps.sh
 
 deps:
 	@sh mk/deps.sh >/dev/null && echo "deps: libbsd-overlay found"
+
+# The real servers and peer clients of the tests and the benchmark
+# against them: redis-server, redis-benchmark, nginx, wrk.  Installing
+# them starts system services on the user's machine, so only this
+# explicit target installs them (make test skips those tests, saying
+# why); when it runs apt-get as root, mk/test-deps.sh keeps the services
+# from starting with a policy-rc.d of its own for the time of the
+# installation.
+test-deps:
+	@sh mk/test-deps.sh
 
 $(B)/obj/%.o: %.c $(B)/config.mk
 	@mkdir -p $(@D)

@@ -270,8 +270,9 @@ add_scripts(const char *srcdir, int nfilter, char **filter)
 		return;
 	while ((de = readdir(d)) != NULL) {
 		len = strlen(de->d_name);
+		/* lib.sh, lib_servers.sh: sourced by the scripts. */
 		if (len < 4 || strcmp(de->d_name + len - 3, ".sh") != 0 ||
-		    strcmp(de->d_name, "lib.sh") == 0)
+		    strncmp(de->d_name, "lib", 3) == 0)
 			continue;
 		names = reallocarray(names, n + 1, sizeof(*names));
 		if (names == NULL || (names[n] = strdup(de->d_name)) == NULL)

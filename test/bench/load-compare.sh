@@ -1,0 +1,535 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# load-compare.sh: tenkload side by side with the load generators of one
+# protocol each, against the same real servers: redis-benchmark against
+# redis-server, wrk against nginx.
+#
+#   test/bench/load-compare.sh [options]
+#
+# Needs redis-server, redis-benchmark, nginx and wrk (make test-deps).
+# The contenders of a cell are always run in turn (tenkload, peer,
+# tenkload, peer, ...) with a fresh server each run, so that a noisy
+# machine hits them alike; ratios are taken within one round (the same
+# run number) and their median is reported.  The same connections, the
+# same requests in flight per connection and the same threads for both:
+#
+#  1. redis PING, inline ("PING\r\n", redis-benchmark -t ping_inline) and
+#     RESP ("*1\r\n$4\r\nPING\r\n", -t ping_mbulk), at each connection
+#     count, one request in flight per connection and -P deep (tenkload
+#     --window N, redis-benchmark -P N); redis-benchmark --threads as
+#     tenkload -t.  tenkload runs first in a round, and redis-benchmark,
+#     which sends a number of requests and not for a time, gets -n =
+#     tenkload's requests/s times the duration, so both run about as
+#     long.
+#  2. HTTP/1.1 GET of a 64-byte static file from nginx (one process, one
+#     worker: master_process off), keep-alive, at -H connections: tenkload
+#     --reply http against wrk -t T -c H.
+#  3. a 1 s stall of nginx (SIGSTOP, then SIGCONT, by its PID) in the
+#     middle of a run: tenkload --mode rate (latency from the intended
+#     send time) shows it in its corrected p99, not in its uncorrected
+#     one.  wrk2, which times from the intended send time as tenkload
+#     does, is not packaged in Debian, so it is not here; wrk (closed
+#     loop) is, with the coarse correction wrk 4 applies after the run
+#     (stats_correct: each latency above the mean interval between a
+#     connection's requests adds the samples the stalled requests
+#     would have had).
+#
+# Requests/s is each tool's own figure: tenkload's over its measured
+# window (after the ramp and --warmup), redis-benchmark's and wrk's over
+# their whole run.  CPU per request is utime+stime of the client process
+# (all threads; /proc/PID/stat sampled every 50 ms) over a span divided
+# by requests/s times that span: for tenkload its measured window, for
+# the others from 0.5 s after their start (the connects) to the last
+# sample.  The server's the same way, for who was the bottleneck.
+#
+# Options:
+#   -b DIR    tenk build directory (default: build/ next to test/)
+#   -c LIST   redis connection counts, comma-separated (default 50,1000)
+#   -P LIST   requests in flight per connection (default 1,16)
+#   -H N      HTTP connections (default 400; 0 skips phases 2 and 3)
+#   -d SECS   seconds per run (default 3)
+#   -w SECS   tenkload --warmup (default 0.5)
+#   -r N      runs per cell (default 3)
+#   -t N      client threads, both tools (default 1)
+#   -S RATE   the stall phase's requests/s (default 5000; 0 skips it)
+#   -o DIR    keep raw results here (default: a temporary directory)
+#
+# Output: tables on stdout; raw CSV, JSON and logs in DIR.
+# Not run by `make test`.
+
+set -u
+
+usage() {
+	echo "usage: $0 [-b dir] [-c list] [-P list] [-H conns] [-d secs]" \
+	    "[-w secs] [-r runs] [-t threads] [-S rate] [-o dir]" >&2
+	exit 2
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+B=$here/../../build
+# shellcheck source=test/bench/lib.sh
+. "$here/lib.sh"
+CONNS=50,1000
+PIPES=1,16
+HCONNS=400
+DUR=3
+WARM=0.5
+RUNS=3
+CT=1
+SRATE=5000
+OUT=
+
+while getopts b:c:P:H:d:w:r:t:S:o: opt; do
+	case $opt in
+	b) B=$OPTARG ;;
+	c) CONNS=$OPTARG ;;
+	P) PIPES=$OPTARG ;;
+	H) HCONNS=$OPTARG ;;
+	d) DUR=$OPTARG ;;
+	w) WARM=$OPTARG ;;
+	r) RUNS=$OPTARG ;;
+	t) CT=$OPTARG ;;
+	S) SRATE=$OPTARG ;;
+	o) OUT=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || usage
+bench_init load-compare
+HZ=$(getconf CLK_TCK)
+CONNS=$(echo "$CONNS" | tr ',' ' ')
+PIPES=$(echo "$PIPES" | tr ',' ' ')
+
+# prog NAME: the path of NAME, on PATH or in /usr/sbin, /sbin (nginx).
+prog() {
+	command -v "$1" 2>/dev/null && return 0
+	for _d in /usr/sbin /sbin; do
+		[ -x "$_d/$1" ] && { echo "$_d/$1"; return 0; }
+	done
+	die "no $1 (make test-deps installs it)"
+}
+REDIS=$(prog redis-server) || exit 1
+RBENCH=$(prog redis-benchmark) || exit 1
+if [ "$HCONNS" -gt 0 ]; then
+	NGINX=$(prog nginx) || exit 1
+	WRK=$(prog wrk) || exit 1
+fi
+
+SPID=
+LPID=
+XPID=
+STPID=
+cleanup() {
+	for p in $XPID $LPID $STPID; do
+		kill "$p" 2>/dev/null
+	done
+	if [ -n "$SPID" ]; then
+		kill -CONT "$SPID" 2>/dev/null
+		kill "$SPID" 2>/dev/null
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# listening PORT: true once something listens on 127.0.0.1:PORT
+listening() {
+	[ -n "$(ss -Htln "( sport = :$1 )" 2>/dev/null)" ]
+}
+
+# free_port: PORT = a port nothing listened on a moment ago (the kernel's
+# choice for a tenkd bound to port 0, which is then stopped).
+free_port() {
+	: >"$OUT/port.err"
+	"$TENKD" echo -l 127.0.0.1:0 -t 1 2>"$OUT/port.err" &
+	_p=$!
+	await_addr "$OUT/port.err" "$_p"
+	_ok=$?
+	kill -KILL "$_p" 2>/dev/null
+	wait "$_p" 2>/dev/null
+	[ "$_ok" -eq 0 ] || die "could not find a free port: tenkd $LERR"
+	PORT=${LADDR##*:}
+}
+
+# await_listen NAME LOG: wait until SPID listens on PORT
+await_listen() {
+	_n=0
+	until listening "$PORT"; do
+		kill -0 "$SPID" 2>/dev/null || die "$1 exited: $(tail -n 5 "$2")"
+		_n=$((_n + 1))
+		[ "$_n" -lt 200 ] || die "$1 did not listen on port $PORT in 10 s"
+		sleep 0.05
+	done
+}
+
+# start_redis: a fresh redis-server with no persistence; SPID, PORT.
+start_redis() {
+	free_port
+	rm -rf "$OUT/redis"
+	mkdir -p "$OUT/redis"
+	"$REDIS" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
+	    --daemonize no --dir "$OUT/redis" --maxclients 10000 \
+	    >"$OUT/redis/log" 2>&1 &
+	SPID=$!
+	await_listen redis-server "$OUT/redis/log"
+}
+
+# start_nginx: a fresh nginx, one process, serving $OUT/nginx/html/f (64
+# bytes) over HTTP/1.1 with keep-alive; SPID, PORT.  The temporary
+# directories nginx -V names are not ours to write, so each gets one in
+# $OUT/nginx.
+start_nginx() {
+	free_port
+	_d=$OUT/nginx
+	rm -rf "$_d"
+	mkdir -p "$_d/html"
+	printf '%063d\n' 0 >"$_d/html/f"
+	_temps=
+	for _m in client-body fastcgi proxy scgi uwsgi; do
+		if "$NGINX" -V 2>&1 | grep -q -e "--http-$_m-temp-path"; then
+			_temps="$_temps	$(echo "$_m" | tr - _)_temp_path $_d/tmp-$_m;
+"
+		fi
+	done
+	cat >"$_d/nginx.conf" <<EOF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $_d/nginx.pid;
+error_log $_d/error.log warn;
+events {
+	worker_connections 8192;
+}
+http {
+	access_log off;
+	default_type application/octet-stream;
+	keepalive_timeout 60s;
+	keepalive_requests 100000000;
+$_temps	server {
+		listen 127.0.0.1:$PORT;
+		root $_d/html;
+	}
+}
+EOF
+	"$NGINX" -p "$_d" -c "$_d/nginx.conf" >"$_d/stderr" 2>&1 &
+	SPID=$!
+	await_listen nginx "$_d/stderr"
+}
+
+stop_server() {
+	kill -CONT "$SPID" 2>/dev/null
+	kill -TERM "$SPID" 2>/dev/null
+	wait "$SPID" 2>/dev/null
+	SPID=
+}
+
+# sampler OUT SPID CPID: "usec server_ticks client_ticks" every 50 ms
+# while CPID lives.  Not once it is a zombie: its threads are gone, and
+# so are their ticks from its stat.
+sampler() {
+	while kill -0 "$3" 2>/dev/null; do
+		case $(sed 's/.*) //' "/proc/$3/stat" 2>/dev/null) in
+		Z*|'') break ;;
+		esac
+		t=$(date +%s%6N)
+		ticks "$2" || break
+		s=$TICKS
+		ticks "$3" || break
+		echo "$t $s $TICKS"
+		sleep 0.05
+	done >"$1"
+}
+
+# run_client OUT CMD...: run CMD in the background with its stdout and
+# stderr in OUT, sample it and the server (kept in OUT.samples), wait
+# for it; T0 = its start (usec), RC = its exit status.
+run_client() {
+	_o=$1
+	shift
+	T0=$(date +%s%6N)
+	"$@" >"$_o" 2>&1 &
+	LPID=$!
+	sampler "$OUT/samples" "$SPID" "$LPID" &
+	XPID=$!
+	wait "$LPID"
+	RC=$?
+	LPID=
+	wait "$XPID"
+	XPID=
+	cp "$OUT/samples" "$_o.samples"
+}
+
+# cpu A B RATE: "client_us_per_req server_us_per_req client_util
+# server_util" from the samples between usec A and B at RATE requests/s
+cpu() {
+	# A sample whose ticks went down was read while the process exited
+	# (its threads' ticks gone from its stat): not a sample.
+	awk -v a="$1" -v b="$2" -v rate="$3" -v hz="$HZ" '
+	$1 >= a && $1 <= b && !(n && ($2 < s1 || $3 < c1)) {
+		if (!n++) { t0 = $1; s0 = $2; c0 = $3 }
+		t1 = $1; s1 = $2; c1 = $3 }
+	END { span = (t1 - t0) / 1e6
+		if (n < 2 || span < 0.5 || rate <= 0) {
+			print "nan nan nan nan"; exit }
+		printf "%.3f %.3f %.2f %.2f\n",
+		    (c1 - c0) / hz * 1e6 / (rate * span),
+		    (s1 - s0) / hz * 1e6 / (rate * span),
+		    (c1 - c0) / hz / span, (s1 - s0) / hz / span }' \
+	    "$OUT/samples"
+}
+
+# peer_cpu RATE: cpu from 0.5 s after T0 to the last sample
+peer_cpu() {
+	cpu $((T0 + 500000)) 99999999999999999 "$1"
+}
+
+# tenkload_row CELL RUN JSON: a CSV row for a tenkload run
+tenkload_row() {
+	_r=$(jget "$3" traffic.msgs_per_s)
+	_e=$(jget "$3" errors.total)
+	[ "$RC" -eq 0 ] || _e="exit$RC/$_e"
+	set -- "$1" "$2" "$3" "$_r" "$_e" \
+	    "$(cpu "$(jget "$3" time.measure_start_us)" \
+	    "$(jget "$3" time.measure_end_us)" "$_r")"
+	# shellcheck disable=SC2086	# cpu's four fields
+	printf '%s,%s,tenkload,%.0f,%.3f,%s,%s,%s\n' "$1" "$2" "$4" \
+	    "$(awk -v p="$(jget "$3" latency.p99)" 'BEGIN { print p / 1e6 }')" \
+	    "$(echo $6 | tr ' ' ,)" "$_e" "$(load1)"
+}
+
+echo "# load-compare: $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 \
+    /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# $("$REDIS" --version | cut -d' ' -f1-3); $("$RBENCH" --version 2>&1 |
+    head -n 1)"
+[ "$HCONNS" -gt 0 ] && echo "# $("$NGINX" -v 2>&1); $("$WRK" -v 2>&1 |
+    head -n 1 | cut -d' ' -f1-2)"
+echo "# -t $CT, -d ${DUR}s, tenkload --warmup ${WARM}s, $RUNS runs;" \
+    "raw results in $OUT"
+
+CSV=$OUT/runs.csv
+echo "cell,run,client,req_s,p99_ms,cli_us_req,srv_us_req,cli_util,srv_util,errors,load1" >"$CSV"
+
+# ---- phase 1: redis PING ------------------------------------------------
+for c in $CONNS; do
+	for p in $PIPES; do
+		for proto in inline resp; do
+			if [ "$proto" = inline ]; then
+				msg='PING\r\n'
+				test=ping_inline
+			else
+				# "$4" is RESP's length, not a parameter
+				# shellcheck disable=SC2016
+				msg='*1\r\n$4\r\nPING\r\n'
+				test=ping_mbulk
+			fi
+			cell=redis-$proto-c$c-P$p
+			r=1
+			while [ "$r" -le "$RUNS" ]; do
+				start_redis
+				j=$OUT/$cell-$r.json
+				run_client "$OUT/$cell-$r.tenkload" \
+				    "$TENKLOAD" -q -c "$c" -t "$CT" \
+				    -d "${DUR}s" --warmup "${WARM}s" \
+				    --connect-rate 100000 -m "$msg" \
+				    --reply redis --reply-check +PONG \
+				    --window "$p" --json "$j" \
+				    "127.0.0.1:$PORT"
+				tenkload_row "$cell" "$r" "$j" >>"$CSV"
+				tail -n 1 "$CSV" >&2
+				stop_server
+				n=$(awk -v r="$(jget "$j" traffic.msgs_per_s)" \
+				    -v d="$DUR" 'BEGIN { n = int(r * d)
+				    print (n > 10000) ? n : 10000 }')
+				start_redis
+				o=$OUT/$cell-$r.rbench
+				run_client "$o" "$RBENCH" -h 127.0.0.1 \
+				    -p "$PORT" -c "$c" -n "$n" -P "$p" \
+				    --threads "$CT" -t "$test" --csv
+				# "PING_INLINE","rps","avg","min","p50",
+				# "p95","p99","max"
+				rps=$(awk -F'"' '$2 ~ /^PING/ { print $4 }' "$o")
+				p99=$(awk -F'"' '$2 ~ /^PING/ { print $14 }' "$o")
+				e=0
+				[ "$RC" -eq 0 ] && [ -n "$rps" ] || e=exit$RC
+				# shellcheck disable=SC2046
+				printf '%s,%s,redis-benchmark,%.0f,%s,%s,%s,%s\n' \
+				    "$cell" "$r" "${rps:-0}" "${p99:-nan}" \
+				    "$(peer_cpu "${rps:-0}" | tr ' ' ,)" "$e" \
+				    "$(load1)" >>"$CSV"
+				tail -n 1 "$CSV" >&2
+				stop_server
+				r=$((r + 1))
+			done
+		done
+	done
+done
+
+# ---- phase 2: HTTP GET of a static file from nginx -----------------------
+if [ "$HCONNS" -gt 0 ]; then
+	cell=http-c$HCONNS
+	r=1
+	while [ "$r" -le "$RUNS" ]; do
+		start_nginx
+		j=$OUT/$cell-$r.json
+		run_client "$OUT/$cell-$r.tenkload" "$TENKLOAD" -q \
+		    -c "$HCONNS" -t "$CT" -d "${DUR}s" --warmup "${WARM}s" \
+		    --connect-rate 100000 \
+		    -m "GET /f HTTP/1.1\\r\\nHost: 127.0.0.1:$PORT\\r\\n\\r\\n" \
+		    --reply http --reply-check 'HTTP/1.1 200' --json "$j" \
+		    "127.0.0.1:$PORT"
+		tenkload_row "$cell" "$r" "$j" >>"$CSV"
+		tail -n 1 "$CSV" >&2
+		stop_server
+		start_nginx
+		o=$OUT/$cell-$r.wrk
+		run_client "$o" "$WRK" -t "$CT" -c "$HCONNS" -d "${DUR}s" \
+		    --latency "http://127.0.0.1:$PORT/f"
+		rps=$(awk '/^Requests\/sec:/ { print $2 }' "$o")
+		# "99%   26.95ms" (us, ms or s)
+		p99=$(awk '$1 == "99%" { v = $2; u = v; sub(/[a-z]+$/, "", v)
+			sub(/^[0-9.]+/, "", u)
+			print (u == "us") ? v / 1e3 : (u == "s") ? v * 1e3 : v }' \
+		    "$o")
+		e=$(awk '/Non-2xx|Socket errors/ { print "errors" }' "$o")
+		[ "$RC" -eq 0 ] && [ -n "$rps" ] || e=exit$RC
+		printf '%s,%s,wrk,%.0f,%s,%s,%s,%s\n' "$cell" "$r" \
+		    "${rps:-0}" "${p99:-nan}" \
+		    "$(peer_cpu "${rps:-0}" | tr ' ' ,)" "${e:-0}" \
+		    "$(load1)" >>"$CSV"
+		tail -n 1 "$CSV" >&2
+		stop_server
+		r=$((r + 1))
+	done
+fi
+
+echo
+echo "## median (min-max) of $RUNS runs"
+echo
+echo "| cell | client | req/s | p99 ms | client µs/req | server µs/req | client CPU | server CPU |"
+echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+for col in 4 5 6 7 8 9; do
+	awk -F, -v col="$col" 'NR > 1 { print $1 "/" $3, $col }' "$CSV" |
+	    median_table | awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
+done | awk '
+	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  f = ($2 == 4) ? "%.0f" : "%.2f"
+	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
+	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
+		printf "| %s | %s |", p[1], p[2]
+		for (c = 4; c <= 9; c++) printf " %s |", cell[k, c]
+		printf "\n" } }'
+echo
+echo "errors: $(awk -F, 'NR > 1 && $10 != 0 { n++ } END { print n + 0 }' \
+    "$CSV") runs with errors or a failed exit (column errors of $CSV)"
+
+echo
+echo "## same-run ratios tenkload / peer, median (min-max)"
+echo
+echo "Targets: redis ≥ 1.1 req/s and ≤ 0.8 client µs/req; HTTP ≥ 1.0" \
+    "and ≤ 0.9."
+echo
+echo "| cell | req/s | client µs/req |"
+echo "| --- | ---: | ---: |"
+for col in 4 6; do
+	awk -F, -v col="$col" 'NR > 1 { k[$1 "," $2] = $1
+		v[$1 "," $2, $3 == "tenkload"] = $col }
+		END { for (x in k) { a = v[x, 1]; b = v[x, 0]
+			if (b > 0 && a != "nan") print k[x], a / b } }' "$CSV" |
+	    sort -s -k1,1 | median_table |
+	    awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
+done | awk '
+	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  cell[k, $2] = sprintf("%.2f (%.2f-%.2f)", $3, $4, $5) }
+	END { for (i = 1; i <= n; i++) { k = ord[i]
+		printf "| %s | %s | %s |\n", k, cell[k, 4], cell[k, 6] } }'
+
+# ---- phase 3: a 1 s stall of nginx ---------------------------------------
+if [ "$HCONNS" -gt 0 ] && [ "$SRATE" -gt 0 ]; then
+	SC=$OUT/stall.csv
+	SCONNS=50
+	echo "run,client,p50_ms,p99_ms,p99_uncorrected_ms,max_ms,stall_in_window" >"$SC"
+	# stall PID: SIGSTOP the server 1.5 s after now, SIGCONT 1 s later
+	stall() {
+		sleep 1.5
+		date +%s%6N >"$OUT/stall.t"
+		kill -STOP "$SPID"
+		sleep 1
+		kill -CONT "$SPID"
+		date +%s%6N >>"$OUT/stall.t"
+	}
+	r=1
+	while [ "$r" -le "$RUNS" ]; do
+		start_nginx
+		j=$OUT/stall-$r.json
+		stall &
+		STPID=$!
+		"$TENKLOAD" -q --mode rate -R "$SRATE" -c "$SCONNS" -t "$CT" \
+		    -d 5s --connect-rate 100000 \
+		    -m "GET /f HTTP/1.1\\r\\nHost: 127.0.0.1:$PORT\\r\\n\\r\\n" \
+		    --reply http --reply-check 'HTTP/1.1 200' --json "$j" \
+		    "127.0.0.1:$PORT" >"$OUT/stall-$r.tenkload" 2>&1
+		wait "$STPID"
+		s0=$(head -n 1 "$OUT/stall.t")
+		inside=$(awk -v a="$(jget "$j" time.measure_start_us)" \
+		    -v b="$(jget "$j" time.measure_end_us)" -v s="$s0" \
+		    'BEGIN { print (s > a && s + 1e6 < b) ? "yes" : "no" }')
+		awk -v p50="$(jget "$j" latency.p50)" \
+		    -v p99="$(jget "$j" latency.p99)" \
+		    -v u99="$(jget "$j" latency_uncorrected.p99)" \
+		    -v mx="$(jget "$j" latency_uncorrected.max)" \
+		    -v r="$r" -v inside="$inside" 'BEGIN {
+			printf "%s,tenkload,%.2f,%.2f,%.2f,%.2f,%s\n", r,
+			    p50 / 1e6, p99 / 1e6, u99 / 1e6, mx / 1e6, inside }' \
+		    >>"$SC"
+		tail -n 1 "$SC" >&2
+		stop_server
+		start_nginx
+		o=$OUT/stall-$r.wrk
+		stall &
+		STPID=$!
+		"$WRK" -t "$CT" -c "$SCONNS" -d 5s --latency \
+		    "http://127.0.0.1:$PORT/f" >"$o" 2>&1
+		wait "$STPID"
+		awk -v r="$r" '
+		function ms(x, u) { u = x; sub(/[a-z]+$/, "", x)
+			sub(/^[0-9.]+/, "", u)
+			return (u == "us") ? x / 1e3 : (u == "s") ? x * 1e3 : x }
+		$1 == "Latency" && NF >= 4 { mx = ms($4) }
+		$1 == "50%" { p50 = ms($2) }
+		$1 == "99%" { p99 = ms($2) }
+		END { printf "%s,wrk,%.2f,%.2f,,%.2f,yes\n", r, p50, p99, mx }' \
+		    "$o" >>"$SC"
+		tail -n 1 "$SC" >&2
+		stop_server
+		r=$((r + 1))
+	done
+	echo
+	echo "## a 1 s stall of nginx 1.5 s into a 5 s run, $SCONNS" \
+	    "connections: median (min-max) of $RUNS runs"
+	echo
+	echo "tenkload --mode rate -R $SRATE (corrected: from the intended" \
+	    "send time); wrk closed loop with its after-the-run correction" \
+	    "(no -R: wrk2 is not packaged)."
+	echo
+	echo "| client | p50 ms | p99 ms | p99 uncorrected ms | max ms |"
+	echo "| --- | ---: | ---: | ---: | ---: |"
+	for col in 3 4 5 6; do
+		awk -F, -v col="$col" 'NR > 1 && $col != "" {
+			print $2, $col }' "$SC" | median_table |
+		    awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
+	done | awk '
+	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  cell[k, $2] = sprintf("%.1f (%.1f-%.1f)", $3, $4, $5) }
+	END { for (i = 1; i <= n; i++) { k = ord[i]
+		printf "| %s |", k
+		for (c = 3; c <= 6; c++)
+			printf " %s |", ((k, c) in cell) ? cell[k, c] : "-"
+		printf "\n" } }'
+	echo
+	echo "stall inside tenkload's measured window: $(awk -F, \
+	    'NR > 1 && $2 == "tenkload" { printf "%s ", $7 }' "$SC")"
+fi
+echo
+echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg); loads per run" \
+    "are in $CSV"

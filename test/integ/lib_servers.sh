@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Real servers for the integration scripts that load them with tenkload
+# (load_redis.sh, load_http.sh).  Sourced after lib.sh:
+#
+#	. "$(dirname "$0")/lib.sh"
+#	. "$(dirname "$0")/lib_servers.sh"
+#	need_prog redis-server redis-server	# or skip, saying why
+#	redis_start				# sets REDIS_PID, RADDR
+#
+# The servers are not part of tenk: `make test-deps` installs them, and a
+# plain `make test` without them skips these scripts with one line
+# naming what is missing (exit 77, lib.sh's skip).  Each runs as the
+# script's own process in the foreground, on a loopback port picked for
+# it, with its files in the script's $T; lib.sh's EXIT trap kills it by
+# PID (nginx runs as one process, master_process off, so that killing
+# that PID leaves no worker behind).
+
+# shellcheck shell=sh disable=SC2034
+
+# server_prog NAME: the path of program NAME, from PATH or from the sbin
+# directories a user's PATH lacks (Debian's nginx is /usr/sbin/nginx);
+# TK_SBIN overrides that list ("" to look on PATH only).
+server_prog() {
+	command -v "$1" 2>/dev/null && return 0
+	for _d in ${TK_SBIN-/usr/sbin /sbin}; do
+		if [ -x "$_d/$1" ]; then
+			echo "$_d/$1"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# need_prog NAME PACKAGE: skip the script, saying why, unless program
+# NAME is there.
+need_prog() {
+	server_prog "$1" >/dev/null ||
+	    skip "$1 not found (Debian package $2; make test-deps installs it)"
+}
+
+# port_listening PORT: something listens on 127.0.0.1:PORT (or on any
+# IPv4 address) by /proc/net/tcp, whose ports are in hex and whose
+# state 0A is LISTEN.
+port_listening() {
+	awk -v p="$(printf ':%04X' "$1")" '
+	$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
+	END { exit !f }' /proc/net/tcp
+}
+
+# free_port: a loopback port on which nothing listens right now (lib.sh's
+# dead_addr: bound with port 0 by a test tool, which is then killed).
+# Another process may take it before our server binds it, so the
+# *_start helpers below try three ports.
+free_port() {
+	_a=$(dead_addr)
+	echo "${_a##*:}"
+}
+
+# _serve_wait NAME PID PORT LOG: wait (10 s at most) until PID listens on
+# PORT; 0 when it does, 1 when PID exited first (the port was taken),
+# fail when it neither listens nor exits.
+_serve_wait() {
+	_n=200
+	while [ "$_n" -gt 0 ]; do
+		if port_listening "$3"; then
+			alive "$2" && return 0
+		fi
+		alive "$2" || return 1
+		sleep 0.05
+		_n=$((_n - 1))
+	done
+	fail "$1 did not listen on port $3 in 10 s: $(tail -n 5 "$4")"
+}
+
+# redis_start [ARGS...]: redis-server on 127.0.0.1 with no persistence,
+# its files in $T/redis; sets REDIS_PID, REDIS_PORT, REDIS_LOG and RADDR
+# (host:port).
+redis_start() {
+	_prog=$(server_prog redis-server) || fail "no redis-server"
+	mkdir -p "$T/redis"
+	REDIS_LOG=$T/redis/redis.log
+	for _try in 1 2 3; do
+		REDIS_PORT=$(free_port)
+		"$_prog" --port "$REDIS_PORT" --bind 127.0.0.1 --save '' \
+		    --appendonly no --daemonize no --dir "$T/redis" \
+		    "$@" >"$REDIS_LOG" 2>&1 &
+		REDIS_PID=$!
+		track "$REDIS_PID"
+		if _serve_wait redis-server "$REDIS_PID" "$REDIS_PORT" \
+		    "$REDIS_LOG"; then
+			RADDR=127.0.0.1:$REDIS_PORT
+			return 0
+		fi
+		wait "$REDIS_PID" 2>/dev/null
+	done
+	fail "redis-server did not start: $(tail -n 5 "$REDIS_LOG")"
+}
+
+# redis_stop: end the redis-server started last.
+redis_stop() {
+	kill -TERM "$REDIS_PID" 2>/dev/null
+	wait "$REDIS_PID" 2>/dev/null
+}
+
+# nginx_conf DIR PORT PROG: an nginx.conf in DIR serving DIR/html on
+# 127.0.0.1:PORT over HTTP/1.1 with keep-alive, every path nginx writes
+# in DIR.  nginx creates the temporary directory of each module it was
+# built with at start-up: where nginx -V names one (an absolute path,
+# /var/lib/nginx/... on Debian, not ours to write) it gets one in DIR;
+# the others default to the prefix, which -p makes DIR.
+nginx_conf() {
+	_temps=
+	for _m in client-body fastcgi proxy scgi uwsgi; do
+		if "$3" -V 2>&1 | grep -q -e "--http-$_m-temp-path"; then
+			_temps="$_temps	$(echo "$_m" | tr - _)_temp_path $1/tmp-$_m;
+"
+		fi
+	done
+	cat >"$1/nginx.conf" <<EOF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $1/nginx.pid;
+error_log $1/error.log warn;
+events {
+	worker_connections 2048;
+}
+http {
+	access_log off;
+	default_type application/octet-stream;
+	keepalive_timeout 60s;
+	keepalive_requests 1000000;
+$_temps	server {
+		listen 127.0.0.1:$2;
+		root $1/html;
+	}
+}
+EOF
+}
+
+# nginx_start: nginx serving $T/nginx/html/f (NGINX_FILE: 64 bytes) on a
+# loopback port; sets NGINX_PID, NGINX_PORT, NGINX_LOG and NADDR.
+NGINX_FILE=f
+nginx_start() {
+	_prog=$(server_prog nginx) || fail "no nginx"
+	_dir=$T/nginx
+	mkdir -p "$_dir/html"
+	printf '%063d\n' 0 >"$_dir/html/$NGINX_FILE"
+	NGINX_LOG=$_dir/error.log
+	for _try in 1 2 3; do
+		NGINX_PORT=$(free_port)
+		nginx_conf "$_dir" "$NGINX_PORT" "$_prog"
+		"$_prog" -p "$_dir" -c "$_dir/nginx.conf" \
+		    >"$_dir/stderr" 2>&1 &
+		NGINX_PID=$!
+		track "$NGINX_PID"
+		if _serve_wait nginx "$NGINX_PID" "$NGINX_PORT" \
+		    "$_dir/stderr"; then
+			NADDR=127.0.0.1:$NGINX_PORT
+			return 0
+		fi
+		wait "$NGINX_PID" 2>/dev/null
+	done
+	fail "nginx did not start: $(tail -n 5 "$_dir/stderr" "$NGINX_LOG")"
+}
+
+# nginx_stop: end the nginx started last.
+nginx_stop() {
+	kill -TERM "$NGINX_PID" 2>/dev/null
+	wait "$NGINX_PID" 2>/dev/null
+}

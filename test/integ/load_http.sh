@@ -1,0 +1,83 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# tenkload against a real nginx, started here as the script's own process
+# with its own configuration on a loopback port picked for it, serving a
+# small static file over HTTP/1.1: GETs with --reply http and
+# --reply-check 'HTTP/1.1 200' over keep-alive connections, one and eight
+# in flight; requests with "Connection: close", which nginx answers and
+# then closes, counted as reconnects and not as errors; and a path that
+# is not there, whose 404 fails the --reply-check.  Skipped, saying why,
+# without nginx (make test-deps installs it).
+# backends: none
+# timeout: 120
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_servers.sh"
+
+need_prog nginx nginx-light
+nginx_start
+
+# load NAME ARGS...: tenkload for 1 s against nginx with --reply http;
+# its exit status in RC, its report in $T/NAME.out, its JSON in
+# $T/NAME.json.
+load() {
+	_n=$1
+	shift
+	timeout 30 "$TENKLOAD" -q -d 1s --reply http "$@" \
+	    --json "$T/$_n.json" "$NADDR" >"$T/$_n.out" 2>"$T/$_n.err"
+	RC=$?
+}
+
+# served NAME: the run exited 0 with messages and no error.
+served() {
+	[ "$RC" -eq 0 ] ||
+	    fail "$1: tenkload exited $RC: $(cat "$T/$1.out" "$T/$1.err")"
+	_m=$(json_get "$T/$1.json" traffic.msgs) || fail "$1: no traffic.msgs"
+	[ "$_m" -gt 0 ] || fail "$1: no message counted"
+	_e=$(json_get "$T/$1.json" errors.total)
+	[ "$_e" = 0 ] || fail "$1: $_e errors: $(cat "$T/$1.out")"
+	echo "$1: $_m msgs, 0 errors"
+}
+
+get="GET /$NGINX_FILE HTTP/1.1\\r\\nHost: x\\r\\n"
+
+load keepalive -c 4 -t 1 -m "$get\\r\\n" --reply-check 'HTTP/1.1 200'
+served keepalive
+r=$(json_get "$T/keepalive.json" connections.reconnects) ||
+    fail "keepalive: no connections.reconnects in the JSON"
+[ "$r" = 0 ] || fail "keepalive: $r reconnects, nginx keeps them open"
+
+load pipelined -c 4 -t 2 -m "$get\\r\\n" --reply-check 'HTTP/1.1 200' \
+    --window 8
+served pipelined
+
+# nginx answers, says "Connection: close" and closes: tenkload opens the
+# connection again and counts it.
+load close -c 4 -t 1 -m "${get}Connection: close\\r\\n\\r\\n" \
+    --reply-check 'HTTP/1.1 200'
+served close
+r=$(json_get "$T/close.json" connections.reconnects) ||
+    fail "close: no connections.reconnects in the JSON"
+# every reply closes its connection: one reconnect per message, give or
+# take the connections open at the ends of the measured window
+[ "$((r + 4))" -ge "$(json_get "$T/close.json" traffic.msgs)" ] ||
+    fail "close: $r reconnects for $(json_get "$T/close.json" traffic.msgs) msgs"
+echo "close: $r reconnects"
+
+# 404: every reply is a valid HTTP response that fails the check.
+load missing -c 2 -t 1 -m 'GET /nothing-here HTTP/1.1\r\nHost: x\r\n\r\n' \
+    --reply-check 'HTTP/1.1 200'
+[ "$RC" -eq 1 ] ||
+    fail "404: tenkload exited $RC, want 1: $(cat "$T/missing.err")"
+mm=$(json_get "$T/missing.json" errors.mismatch) || fail "404: no JSON"
+[ "$mm" -gt 0 ] || fail "404: no mismatch counted"
+grep -q '^result: FAIL' "$T/missing.out" ||
+    fail "404: no 'result: FAIL' line: $(cat "$T/missing.out")"
+[ "$(grep -c 'mismatch at' "$T/missing.err")" = 1 ] ||
+    fail "404: the mismatch is not logged once: $(cat "$T/missing.err")"
+grep -q '404 Not Found' "$T/missing.err" ||
+    fail "404: the reply is not in the log: $(cat "$T/missing.err")"
+echo "404: $mm mismatches, exit 1"
+
+alive "$NGINX_PID" || fail "nginx died: $(tail -n 5 "$NGINX_LOG")"
+nginx_stop
+pass
