@@ -10,6 +10,7 @@
 #include <sys/queue.h>
 #include <sys/uio.h>
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,11 @@ struct tk_bufpool {
 	size_t			 nfree;	/* buffers on the free list */
 	size_t			 maxfree; /* beyond this, put() frees */
 	size_t			 inuse;	/* buffers handed out */
+	/* Optional accounting shared by pools: see tk_bufpool_account. */
+	atomic_size_t		*held;	/* bytes of buffers handed out */
+	size_t			 unit;	/* bytes a buffer costs */
+	size_t			 mark;	/* a get to here sets alert */
+	int			 alert;	/* for the owner to clear */
 };
 
 /*
@@ -45,6 +51,17 @@ struct tk_bufq {
 
 /* Set up an empty pool; never fails. bufsize must be > 0. */
 void	tk_bufpool_init(struct tk_bufpool *p, size_t bufsize, size_t maxfree);
+
+/*
+ * Count the memory of the buffers p hands out (header included) in
+ * *held, which pools of several threads may share: one relaxed atomic
+ * add per buffer taken or returned, none per byte.  A take that leaves
+ * *held at or above mark sets p->alert, for p's owner to act on (and
+ * clear) when it is safe to.  Spare buffers are not counted: at most
+ * maxfree per pool.
+ */
+void	tk_bufpool_account(struct tk_bufpool *p, atomic_size_t *held,
+	    size_t mark);
 
 /* Free every buffer on the free list (those in use stay theirs). */
 void	tk_bufpool_drain(struct tk_bufpool *p);

@@ -24,6 +24,17 @@ tk_bufpool_init(struct tk_bufpool *p, size_t bufsize, size_t maxfree)
 	p->nfree = 0;
 	p->maxfree = maxfree;
 	p->inuse = 0;
+	p->held = NULL;
+	p->unit = sizeof(struct tk_buf) + bufsize;
+	p->mark = SIZE_MAX;
+	p->alert = 0;
+}
+
+void
+tk_bufpool_account(struct tk_bufpool *p, atomic_size_t *held, size_t mark)
+{
+	p->held = held;
+	p->mark = mark;
 }
 
 void
@@ -57,6 +68,10 @@ tk_buf_get(struct tk_bufpool *p)
 	SLIST_NEXT(b, link) = NULL;
 	b->off = b->len = 0;
 	p->inuse++;
+	/* Relaxed: a gauge, ordering nothing; read against a watermark. */
+	if (p->held != NULL && atomic_fetch_add_explicit(p->held, p->unit,
+	    memory_order_relaxed) + p->unit >= p->mark)
+		p->alert = 1;
 	return b;
 }
 
@@ -66,6 +81,9 @@ tk_buf_put(struct tk_bufpool *p, struct tk_buf *b)
 {
 	assert(b != NULL && p->inuse > 0);
 	p->inuse--;
+	if (p->held != NULL)
+		atomic_fetch_sub_explicit(p->held, p->unit,
+		    memory_order_relaxed);
 	if (p->nfree < p->maxfree) {
 		SLIST_INSERT_HEAD(&p->free, b, link);
 		p->nfree++;

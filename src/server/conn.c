@@ -54,7 +54,8 @@
 #define WHEEL_GRAN_MIN	(10 * TK_MSEC)
 
 const char *const conn_reasons[CONN_NREASONS] = {
-	"eof", "reset", "error", "timeout", "shutdown", "fdlimit", "nomem"
+	"eof", "reset", "error", "timeout", "shutdown", "fdlimit", "nomem",
+	"memory"
 };
 
 static void	conn_io(struct tk_loop *, struct tk_io *);
@@ -231,7 +232,11 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 	return NULL;
 }
 
-/* The run-queue handler of every connection. */
+/*
+ * The run-queue handler of every connection.  A step that took a buffer
+ * near the memory budget left the pool's alert up: mem.c sheds here,
+ * where no connection is half-way through a step.
+ */
 static void
 conn_io(struct tk_loop *l, struct tk_io *io)
 {
@@ -239,6 +244,8 @@ conn_io(struct tk_loop *l, struct tk_io *io)
 
 	(void)l;
 	w->proto->step(w, (struct conn *)io);
+	if (w->pool.alert)
+		mem_check(w);
 }
 
 /*

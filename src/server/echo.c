@@ -19,7 +19,8 @@
  *
  * Backpressure: reads are sized to the room left under --buffer-limit,
  * so the queue never exceeds it; a full queue stops the reading (want
- * WRITE only) until the peer takes some of it.
+ * WRITE only) until the peer takes some of it.  Near the memory budget
+ * any queue counts as full (conn_limit(), mem.c).
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -175,7 +176,7 @@ echo_step(struct worker *w, struct conn *c)
 		return;
 
 	budget = ECHO_BUDGET;
-	while (c->state == ECHO_RUN && c->outq.len < limit &&
+	while (c->state == ECHO_RUN && c->outq.len < conn_limit(c->outq.len) &&
 	    (io->ready & TK_EV_READ) && budget > 0) {
 		room = limit - c->outq.len;
 		if (room > SCRATCH_SIZE)
@@ -215,7 +216,7 @@ echo_step(struct worker *w, struct conn *c)
 		return;
 	}
 	want = 0;
-	if (c->state == ECHO_RUN && c->outq.len < limit)
+	if (c->state == ECHO_RUN && c->outq.len < conn_limit(c->outq.len))
 		want |= TK_EV_READ;
 	if (c->outq.len > 0)
 		want |= TK_EV_WRITE;

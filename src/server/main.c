@@ -44,6 +44,7 @@ enum {
 	OPT_IDLE,
 	OPT_LOGLEVEL,
 	OPT_MAXCONNS,
+	OPT_MAXMEM,
 	OPT_PIDFILE,
 	OPT_SYSLOG,
 	OPT_USER,
@@ -67,6 +68,7 @@ static const struct option longopts[] = {
 	{ "listen",		required_argument, NULL, 'l' },
 	{ "log-level",		required_argument, NULL, OPT_LOGLEVEL },
 	{ "max-conns",		required_argument, NULL, OPT_MAXCONNS },
+	{ "max-memory",		required_argument, NULL, OPT_MAXMEM },
 	{ "max-conns-per-ip",	required_argument, NULL, OPT_MAXPERIP },
 	{ "pidfile",		required_argument, NULL, OPT_PIDFILE },
 	{ "retries",		required_argument, NULL, OPT_RETRIES },
@@ -103,10 +105,10 @@ usage(int full)
 	fprintf(f, "usage: tenkd echo [-l addr:port] [-t threads] "
 	    "[-b backend] [--max-conns n]\n"
 	    "\t[--backlog n] [--idle-timeout dur] [--drain-timeout dur]\n"
-	    "\t[--buffer-limit size] [--log-level level] [--syslog]\n"
-	    "\t[--access-log path] [--pidfile path] [--user user] "
-	    "[--group group]\n"
-	    "\t[--workers n] [--check]\n"
+	    "\t[--buffer-limit size] [--max-memory size] [--log-level level]\n"
+	    "\t[--syslog] [--access-log path] [--pidfile path] "
+	    "[--user user]\n"
+	    "\t[--group group] [--workers n] [--check]\n"
 	    "       tenkd proxy -u host:port[,weight=n] ... "
 	    "[--balance rr|leastconn|source]\n"
 	    "\t[--connect-timeout dur] [--fin-timeout dur] [--retries n]\n"
@@ -132,6 +134,10 @@ usage(int full)
 	    "(default 10s)\n"
 	    "      --buffer-limit SIZE  queued bytes per connection "
 	    "(default 64k)\n"
+	    "      --max-memory SIZE    queued bytes in all, 0 = no cap "
+	    "(default:\n"
+	    "                           half the cgroup limit or physical "
+	    "memory)\n"
 	    "      --log-level LEVEL    error, warn, info or debug "
 	    "(default info)\n"
 	    "      --syslog             log to syslog instead of stderr\n"
@@ -210,6 +216,7 @@ parse_args(int argc, char *argv[])
 	cfg->idle_timeout = DEFAULT_IDLE;
 	cfg->drain_timeout = DEFAULT_DRAIN;
 	cfg->buffer_limit = 0;		/* by mode, after parsing */
+	cfg->max_memory = -1;		/* mem_init() decides */
 	cfg->log_level = LOG_LVL_INFO;
 
 	while ((ch = tk_cli_getopt(argc, argv, ":b:hl:t:u:V", longopts)) !=
@@ -245,6 +252,10 @@ parse_args(int argc, char *argv[])
 		case OPT_BUFLIMIT:
 			cfg->buffer_limit = tk_cli_size(opt, optarg, 512,
 			    256ULL << 20);
+			break;
+		case OPT_MAXMEM:
+			cfg->max_memory = (long long)tk_cli_size(opt, optarg,
+			    0, 1ULL << 50);
 			break;
 		case OPT_CHECK:
 			cfg->check = 1;
@@ -552,6 +563,7 @@ main(int argc, char *argv[], char *envp[])
 	log_init("tenkd", cfg->log_level, cfg->syslog);
 	signal(SIGPIPE, SIG_IGN);
 	set_limits();
+	mem_init();
 
 	if (cfg->check) {
 		if ((l = tk_loop_new(cfg->backend, 0)) == NULL)

@@ -6,7 +6,8 @@
  * snapshot in its own thread and posts the reply back, and when all
  * replies are in the main thread logs them.  One round at a time: a
  * SIGUSR1 during a round asks for one more round after it, so a storm
- * of signals costs at most one extra round, not one per signal.
+ * of signals costs at most one extra round, not one per signal.  The
+ * memory budget's figures are process-wide atomics (mem.c), read here.
  */
 #include <stdio.h>
 #include <string.h>
@@ -108,6 +109,12 @@ stats_reply(struct tk_loop *l, struct tk_msg *m)
 		stats_add(&total, &srv.workers[i].snap);
 	}
 	stats_log("total", &total);
+	if (srv.mem_budget > 0)
+		log_info("stats memory: budget %zu queued %zu tight %d "
+		    "episodes %llu", srv.mem_budget,
+		    atomic_load_explicit(&srv.mem_held, memory_order_relaxed),
+		    atomic_load(&srv.mem_tight),
+		    (unsigned long long)atomic_load(&srv.mem_episodes));
 	if (srv.proto->stats != NULL)
 		srv.proto->stats();
 	srv.stats_busy = 0;

@@ -46,6 +46,7 @@ enum conn_reason {
 	CONN_SHUTDOWN,		/* force-closed at the drain deadline */
 	CONN_FDLIMIT,		/* fd beyond what the backend can watch */
 	CONN_NOMEM,		/* no buffer for the unsent tail */
+	CONN_MEMORY,		/* shed at the --max-memory budget */
 	CONN_NREASONS
 };
 
@@ -60,6 +61,7 @@ struct config {
 	uint64_t	 idle_timeout;		/* ns, 0 = never */
 	uint64_t	 drain_timeout;		/* ns */
 	size_t		 buffer_limit;		/* queued bytes per conn */
+	long long	 max_memory;		/* bytes, -1 = by default */
 	int		 log_level;
 	int		 syslog;
 	const char	*access_log;
@@ -207,6 +209,12 @@ struct worker {
 	struct tk_timer		 pause_timer;
 	atomic_int		 resume_posted;
 
+	/* The memory budget (mem.c). */
+	unsigned int		 mempaused:1;	/* not accepting meanwhile */
+	struct tk_timer		 mem_timer;	/* while an episode is on */
+	struct tk_msg		 m_mem;		/* an episode began */
+	atomic_int		 mem_posted;
+
 	/* Rate-limited warnings: when the last one went out, how many since. */
 	uint64_t		 warn_last[WARN_NKINDS];
 	uint64_t		 warn_skipped[WARN_NKINDS];
@@ -242,9 +250,38 @@ struct server {
 	unsigned int		 stats_busy:1;
 	unsigned int		 stats_again:1;
 	struct tk_timer		 drain_timer;
+
+	/*
+	 * The memory budget (mem.c): fixed at start, but the gauge, which
+	 * every worker's pool adds to per buffer, on a cache line of its
+	 * own, and the flag that the data path reads on the next.
+	 */
+	size_t			 mem_budget;	/* bytes, 0 = none */
+	size_t			 mem_high;	/* an episode from here */
+	size_t			 mem_low;	/* until below here */
+	_Alignas(64) atomic_size_t mem_held;	/* bytes in handed-out bufs */
+	_Alignas(64) atomic_int	 mem_tight;	/* an episode is on */
+	atomic_ullong		 mem_since;	/* when it began, ns */
+	atomic_ullong		 mem_episodes;
+	atomic_ullong		 mem_shed;	/* closed in this episode */
 };
 
 extern struct server	 srv;
+
+/*
+ * The most a connection holding queued bytes may queue before it stops
+ * reading: --buffer-limit, or what it holds already while the memory
+ * budget is tight (global backpressure).  The flag is read only when
+ * the queue is not empty, so a connection that keeps up never reads it.
+ */
+static inline size_t
+conn_limit(size_t queued)
+{
+	if (queued > 0 && atomic_load_explicit(&srv.mem_tight,
+	    memory_order_relaxed))
+		return queued;
+	return srv.cfg.buffer_limit;
+}
 
 /* worker.c */
 int		 worker_reserve(void);
@@ -253,6 +290,13 @@ void		 worker_start(struct worker *);
 void		 worker_free(struct worker *);
 void		 worker_conn_gone(struct worker *);
 int		 worker_warn_ok(struct worker *, enum warn_kind, uint64_t *);
+void		 worker_mem_resume(struct worker *);
+
+/* mem.c */
+void		 mem_init(void);
+void		 mem_worker_init(struct worker *);
+void		 mem_check(struct worker *);
+int		 mem_watch(struct worker *);
 
 /* conn.c */
 extern const char *const conn_reasons[CONN_NREASONS];

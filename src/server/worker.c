@@ -23,6 +23,10 @@
  * this thread resumes at once, and a successful accept resets it.  The
  * waiting connections stay in the backlog, so they are served as soon
  * as descriptors free up.
+ *
+ * Near the memory budget (mem.c) a worker stops polling its listeners
+ * the same way, until mem.c's tick sees the episode end; a listener
+ * woken meanwhile by another resume just pauses again.
  * XXX A reserved spare descriptor (accept-and-close) would tell those
  * clients no at once; we prefer that they wait and then get served.
  */
@@ -49,6 +53,7 @@ static void	 worker_accept(struct tk_loop *, struct tk_io *);
 static void	 listeners_want(struct worker *, unsigned int);
 static void	 pause_accept(struct worker *);
 static void	 pause_end(struct tk_loop *, struct tk_timer *);
+static int	 mem_pause(struct worker *);
 static void	 cap(struct worker *);
 static void	 uncap(struct worker *);
 static void	 resume_capped(struct worker *);
@@ -80,6 +85,7 @@ worker_init(struct worker *w, int id, const int *lfds)
 	conn_wheel_init(w);
 	tk_timer_init(&w->pause_timer, pause_end, w);
 	atomic_init(&w->resume_posted, 0);
+	mem_worker_init(w);
 
 	w->m_drain.fn = msg_drain;
 	w->m_force.fn = msg_force;
@@ -143,6 +149,7 @@ worker_free(struct worker *w)
 	}
 	tk_timer_cancel(w->l, &w->pause_timer);
 	tk_timer_cancel(w->l, &w->wheel_timer);
+	tk_timer_cancel(w->l, &w->mem_timer);
 	tk_bufpool_drain(&w->pool);
 	free(w->scratch);
 	tk_loop_free(w->l);
@@ -228,6 +235,9 @@ worker_accept(struct tk_loop *l, struct tk_io *io)
 	int			 fd, n;
 
 	(void)l;
+	if (atomic_load_explicit(&srv.mem_tight, memory_order_relaxed) &&
+	    mem_pause(w))
+		return;
 	for (n = 0; n < ACCEPT_BATCH; n++) {
 		if (!worker_reserve()) {
 			cap(w);
@@ -313,6 +323,34 @@ pause_end(struct tk_loop *l, struct tk_timer *t)
 	(void)l;
 	w->emfile = 0;
 	if (!w->draining && !w->capped)
+		listeners_want(w, TK_EV_READ);
+}
+
+/*
+ * Stop polling the listeners while the memory budget is tight; the
+ * listener keeps its ready bit, as at the cap.  Returns 0 (go on
+ * accepting) if no timer could be set to look again.
+ */
+static int
+mem_pause(struct worker *w)
+{
+	if (mem_watch(w) == -1)
+		return 0;
+	if (!w->mempaused)
+		log_debug("%s: thread %d", __func__, w->id);
+	w->mempaused = 1;
+	listeners_want(w, 0);
+	return 1;
+}
+
+/* mem.c: the episode is over. */
+void
+worker_mem_resume(struct worker *w)
+{
+	if (!w->mempaused)
+		return;
+	w->mempaused = 0;
+	if (!w->draining && !w->capped && !w->emfile)
 		listeners_want(w, TK_EV_READ);
 }
 

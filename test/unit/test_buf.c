@@ -3,14 +3,17 @@
  * The buffer pool and byte queues: random appends and consumes across
  * buffer boundaries checked byte for byte against a flat reference, pool
  * accounting (inuse back to 0, maxfree honoured, newest spare reused
- * first), a zeroed queue taken as empty, iovec limits, and an append
- * that runs out of memory leaving the queue as it was.
+ * first), the bytes held counted across pools sharing one gauge, a
+ * zeroed queue taken as empty, iovec limits, and an append that runs out
+ * of memory leaving the queue (and the gauge) as it was.
  */
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/uio.h>
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +195,64 @@ TEST(buf_pool)
 }
 
 /*
+ * Two pools (two threads in tenkd) sharing one gauge: it counts every
+ * buffer handed out at its full cost, spares not at all, and a take that
+ * reaches the mark raises that pool's alert only.
+ */
+TEST(buf_pool_account)
+{
+	struct tk_bufpool	 a, b;
+	struct tk_bufq		 qa = TK_BUFQ_INITIALIZER;
+	struct tk_bufq		 qb = TK_BUFQ_INITIALIZER;
+	atomic_size_t		 held;
+	char			 data[1000];
+	size_t			 unit;
+
+	memset(data, 'm', sizeof(data));
+	atomic_init(&held, 0);
+	tk_bufpool_init(&a, 100, 4);
+	tk_bufpool_init(&b, 100, 4);
+	unit = a.unit;
+	T_UEQ(unit, sizeof(struct tk_buf) + 100);
+	tk_bufpool_account(&a, &held, 12 * unit);
+	tk_bufpool_account(&b, &held, 12 * unit);
+
+	T_EQ(tk_bufq_append(&qa, &a, data, 550), 0);	/* 6 buffers */
+	T_UEQ(atomic_load(&held), 6 * unit);
+	T_EQ(tk_bufq_append(&qb, &b, data, 500), 0);	/* 5 more */
+	T_UEQ(atomic_load(&held), 11 * unit);
+	T_EQ(a.alert, 0);
+	T_EQ(b.alert, 0);
+	/* The tail's room first: no buffer, no change. */
+	T_EQ(tk_bufq_append(&qa, &a, data, 50), 0);
+	T_UEQ(atomic_load(&held), 11 * unit);
+	T_EQ(tk_bufq_append(&qa, &a, data, 1), 0);	/* the 12th */
+	T_UEQ(atomic_load(&held), 12 * unit);
+	T_EQ(a.alert, 1);
+	T_EQ(b.alert, 0);
+
+	/* Returned buffers leave the gauge, spares or not. */
+	tk_bufq_consume(&qa, &a, 300);
+	T_UEQ(atomic_load(&held), 9 * unit);
+	T_UEQ(a.nfree, 3);
+	tk_bufq_clear(&qb, &b);
+	T_UEQ(atomic_load(&held), 4 * unit);
+	tk_bufq_clear(&qa, &a);
+	T_UEQ(atomic_load(&held), 0);
+	T_UEQ(a.inuse + b.inuse, 0);
+
+	/* Spares handed out again are counted again. */
+	a.alert = 0;
+	T_EQ(tk_bufq_append(&qa, &a, data, 400), 0);
+	T_UEQ(atomic_load(&held), 4 * unit);
+	T_EQ(a.alert, 0);
+	tk_bufq_clear(&qa, &a);
+	T_UEQ(atomic_load(&held), 0);
+	tk_bufpool_drain(&a);
+	tk_bufpool_drain(&b);
+}
+
+/*
  * The free list is a stack: spares come back most recently returned
  * first, whose memory is the likeliest to be in cache.  Every spare is
  * handed out once before the pool allocates again.
@@ -311,6 +372,7 @@ TEST(buf_append_enomem)
 	struct tk_bufpool	 p;
 	struct tk_bufq		 q = TK_BUFQ_INITIALIZER;
 	struct rlimit		 rl;
+	atomic_size_t		 held;
 	const size_t		 big = 64 << 20;
 	unsigned char		*src;
 	struct iovec		 iov[4];
@@ -330,6 +392,8 @@ TEST(buf_append_enomem)
 		T_SKIP("address space limits do not mix with valgrind");
 
 	tk_bufpool_init(&p, big, 0);
+	atomic_init(&held, 0);
+	tk_bufpool_account(&p, &held, SIZE_MAX);
 	/* Read-only zero pages: the source costs address space only. */
 	src = mmap(NULL, 3 * big, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
 	    MAP_NORESERVE, -1, 0);
@@ -350,6 +414,7 @@ TEST(buf_append_enomem)
 	T_EQ(errno, ENOMEM);
 	T_UEQ(q.len, 5);
 	T_UEQ(p.inuse, 1);
+	T_UEQ(atomic_load(&held), p.unit);
 	T_OK(SLIST_FIRST(&q.bufs) == q.tail && q.tail != NULL);
 	T_EQ(tk_bufq_iov(&q, iov, 4), 1);
 	T_UEQ(iov[0].iov_len, 5);
@@ -359,5 +424,6 @@ TEST(buf_append_enomem)
 	T_UEQ(q.len, 11);
 	tk_bufq_clear(&q, &p);
 	T_UEQ(p.inuse, 0);
+	T_UEQ(atomic_load(&held), 0);
 	munmap(src, 3 * big);
 }
