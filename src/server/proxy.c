@@ -143,6 +143,9 @@ static void	proxy_close(struct worker *, struct conn *,
 static void	proxy_stats(void);
 static void	up_io(struct tk_loop *, struct tk_io *);
 static void	px_timer(struct tk_loop *, struct tk_timer *);
+static int	up_connect(struct upstream *);
+static void	no_port(struct worker *, struct psess *, struct upstream *,
+		    int);
 static int	connect_next(struct worker *, struct psess *, int);
 static int	connect_done(struct worker *, struct psess *);
 static int	pump(struct worker *, struct psess *, int);
@@ -221,6 +224,9 @@ proxy_option(int ch, const char *opt, const char *arg)
 			pxcf.send_proxy = 2;
 		else
 			tk_cli_bad(opt, arg, "not a version (v1, v2)");
+		break;
+	case OPT_SOURCE:
+		upstream_source_add(opt, arg);
 		break;
 	case OPT_WORKERS:
 		srv.cfg.workers = (int)tk_cli_num(opt, arg, 1, MAXWORKERS);
@@ -308,6 +314,42 @@ up_io(struct tk_loop *l, struct tk_io *io)
 }
 
 /*
+ * A nonblocking connect to u, from the next --source address.  When an
+ * address has no port left toward u, the others may: each is tried
+ * once before we give up.  Returns the fd, or -1 with errno set.
+ */
+static int
+up_connect(struct upstream *u)
+{
+	int	n = upstream_nsources(u), fd;
+
+	do {
+		fd = tk_sock_connect(upstream_addr(u), upstream_source(u));
+	} while (fd == -1 && upstream_port_error(errno) && --n > 0);
+	return fd;
+}
+
+/*
+ * No local port toward u: close the client at once with its own code,
+ * count it, and warn (rate-limited).  u stays up: upstream_failed() did
+ * not count this against it, and retrying it or another upstream would
+ * only spend more ports; the shortage is ours.
+ */
+static void
+no_port(struct worker *w, struct psess *s, struct upstream *u, int err)
+{
+	uint64_t	skipped;
+
+	w->st.noport++;
+	if (worker_warn_ok(w, WARN_NOPORT, &skipped))
+		log_warnx("thread %d: no local port toward upstream %s: %s; "
+		    "client closed (no-port; %llu similar suppressed)", w->id,
+		    upstream_name(u), strerror(err),
+		    (unsigned long long)skipped);
+	end(w, s, WHO_TENKD, "no-port", CONN_ERROR);
+}
+
+/*
  * Start a connect to the next upstream, after a failure with error err
  * (0 on the first attempt).  Returns 0 with a connect in progress, or
  * -1 after ending the session: no attempt left, no upstream up, or no
@@ -337,11 +379,17 @@ connect_next(struct worker *w, struct psess *s, int err)
 		s->attempts++;
 		s->tried |= 1ULL << upstream_index(u);
 		s->u = u;
-		if ((fd = tk_sock_connect(upstream_addr(u), NULL)) == -1) {
+		if ((fd = up_connect(u)) == -1) {
 			err = errno;
 			if (err == EMFILE || err == ENFILE || err == ENOBUFS ||
 			    err == ENOMEM) {
 				end(w, s, WHO_TENKD, "no-fd", CONN_ERROR);
+				return -1;
+			}
+			if (upstream_port_error(err)) {
+				s->u = NULL;
+				upstream_failed(u, now, err);
+				no_port(w, s, u, err);
 				return -1;
 			}
 			log_debug("%s: %s: %s", __func__, upstream_name(u),
@@ -375,8 +423,9 @@ connect_next(struct worker *w, struct psess *s, int err)
 static int
 connect_done(struct worker *w, struct psess *s)
 {
-	char	hdr[PP_MAXLEN];
-	int	err, n;
+	struct upstream	*u;
+	char		 hdr[PP_MAXLEN];
+	int		 err, n;
 
 	if ((err = tk_sock_error(s->up.fd)) == -1)
 		err = errno;
@@ -385,8 +434,13 @@ connect_done(struct worker *w, struct psess *s)
 		log_debug("%s: %s: %s", __func__, upstream_name(s->u),
 		    strerror(err));
 		(void)tk_io_close(w->l, &s->up);
-		upstream_failed(s->u, tk_loop_now(w->l), err);
+		u = s->u;
 		s->u = NULL;
+		upstream_failed(u, tk_loop_now(w->l), err);
+		if (upstream_port_error(err)) {
+			no_port(w, s, u, err);
+			return -1;
+		}
 		return connect_next(w, s, err);
 	}
 	upstream_connected(s->u);
