@@ -73,6 +73,7 @@ static const struct option longopts[] = {
 	{ "pidfile",		required_argument, NULL, OPT_PIDFILE },
 	{ "retries",		required_argument, NULL, OPT_RETRIES },
 	{ "send-proxy",		required_argument, NULL, OPT_SEND_PROXY },
+	{ "source",		required_argument, NULL, OPT_SOURCE },
 	{ "syslog",		no_argument,	   NULL, OPT_SYSLOG },
 	{ "threads",		required_argument, NULL, 't' },
 	{ "upstream",		required_argument, NULL, 'u' },
@@ -113,7 +114,7 @@ usage(int full)
 	    "[--balance rr|leastconn|source]\n"
 	    "\t[--connect-timeout dur] [--fin-timeout dur] [--retries n]\n"
 	    "\t[--fail-max n] [--fail-timeout dur] [--max-conns-per-ip n]\n"
-	    "\t[--send-proxy v1|v2] [echo's options]\n"
+	    "\t[--send-proxy v1|v2] [--source addr,...] [echo's options]\n"
 	    "       tenkd --help | --version\n");
 	if (!full)
 		exit(2);
@@ -163,6 +164,8 @@ usage(int full)
 	    "      --max-conns-per-ip N  sessions per client address "
 	    "(default 0: no cap)\n"
 	    "      --send-proxy VER     PROXY protocol header v1 or v2\n"
+	    "      --source LIST        local addresses for upstream "
+	    "connects, in turn\n"
 	    "  (--buffer-limit is per direction in proxy mode, default 16k;\n"
 	    "   --max-conns counts both sockets of a session)\n"
 	    "  -h, --help               this help\n"

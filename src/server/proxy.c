@@ -82,7 +82,15 @@ static const char *const who_names[] = {
 #define C2U		0	/* client to upstream */
 #define U2C		1	/* upstream to client */
 
-#define PX_BUDGET	(2 * SCRATCH_SIZE)	/* bytes read per turn */
+/*
+ * Bytes a session moves per pass of the run queue, both directions
+ * together, before it lets the others run: echo.c's ECHO_BUDGET.  A
+ * session has two watchers and each is queued on its own, so the
+ * budget belongs to the session and to the pass (see proxy_step), not
+ * to a call: otherwise a bulk session would get two turns a pass of
+ * two directions each, four times what an echo connection gets.
+ */
+#define PX_BUDGET	(2 * SCRATCH_SIZE)
 #define PX_IOV		16
 /*
  * --buffer-limit's default in proxy mode, per direction: the 16k of
@@ -114,7 +122,10 @@ struct psess {
 	uint64_t		 out;	/* bytes to the client */
 	uint64_t		 tx;	/* bytes to the upstream */
 	uint64_t		 rx;	/* bytes from the upstream */
+	uint64_t		 turn;	/* the pass budget is for */
+	uint32_t		 budget; /* bytes left to move in it */
 	uint8_t			 attempts;
+	uint8_t			 first_dir; /* pumped first this pass */
 	uint8_t			 who;	/* enum px_who, at end */
 	uint8_t			 first_fin; /* enum px_who */
 	uint8_t			 eof[2]; /* FIN read from the source */
@@ -143,9 +154,13 @@ static void	proxy_close(struct worker *, struct conn *,
 static void	proxy_stats(void);
 static void	up_io(struct tk_loop *, struct tk_io *);
 static void	px_timer(struct tk_loop *, struct tk_timer *);
+static int	up_connect(struct upstream *);
+static void	no_port(struct worker *, struct psess *, struct upstream *,
+		    int);
 static int	connect_next(struct worker *, struct psess *, int);
 static int	connect_done(struct worker *, struct psess *);
 static int	pump(struct worker *, struct psess *, int);
+static inline void spend(struct psess *, size_t);
 static int	forward(struct worker *, struct psess *, int, size_t);
 static int	flush(struct worker *, struct psess *, int);
 static void	set_wants(struct worker *, struct psess *);
@@ -221,6 +236,9 @@ proxy_option(int ch, const char *opt, const char *arg)
 			pxcf.send_proxy = 2;
 		else
 			tk_cli_bad(opt, arg, "not a version (v1, v2)");
+		break;
+	case OPT_SOURCE:
+		upstream_source_add(opt, arg);
 		break;
 	case OPT_WORKERS:
 		srv.cfg.workers = (int)tk_cli_num(opt, arg, 1, MAXWORKERS);
@@ -308,6 +326,42 @@ up_io(struct tk_loop *l, struct tk_io *io)
 }
 
 /*
+ * A nonblocking connect to u, from the next --source address.  When an
+ * address has no port left toward u, the others may: each is tried
+ * once before we give up.  Returns the fd, or -1 with errno set.
+ */
+static int
+up_connect(struct upstream *u)
+{
+	int	n = upstream_nsources(u), fd;
+
+	do {
+		fd = tk_sock_connect(upstream_addr(u), upstream_source(u));
+	} while (fd == -1 && upstream_port_error(errno) && --n > 0);
+	return fd;
+}
+
+/*
+ * No local port toward u: close the client at once with its own code,
+ * count it, and warn (rate-limited).  u stays up: upstream_failed() did
+ * not count this against it, and retrying it or another upstream would
+ * only spend more ports; the shortage is ours.
+ */
+static void
+no_port(struct worker *w, struct psess *s, struct upstream *u, int err)
+{
+	uint64_t	skipped;
+
+	w->st.noport++;
+	if (worker_warn_ok(w, WARN_NOPORT, &skipped))
+		log_warnx("thread %d: no local port toward upstream %s: %s; "
+		    "client closed (no-port; %llu similar suppressed)", w->id,
+		    upstream_name(u), strerror(err),
+		    (unsigned long long)skipped);
+	end(w, s, WHO_TENKD, "no-port", CONN_ERROR);
+}
+
+/*
  * Start a connect to the next upstream, after a failure with error err
  * (0 on the first attempt).  Returns 0 with a connect in progress, or
  * -1 after ending the session: no attempt left, no upstream up, or no
@@ -337,11 +391,17 @@ connect_next(struct worker *w, struct psess *s, int err)
 		s->attempts++;
 		s->tried |= 1ULL << upstream_index(u);
 		s->u = u;
-		if ((fd = tk_sock_connect(upstream_addr(u), NULL)) == -1) {
+		if ((fd = up_connect(u)) == -1) {
 			err = errno;
 			if (err == EMFILE || err == ENFILE || err == ENOBUFS ||
 			    err == ENOMEM) {
 				end(w, s, WHO_TENKD, "no-fd", CONN_ERROR);
+				return -1;
+			}
+			if (upstream_port_error(err)) {
+				s->u = NULL;
+				upstream_failed(u, now, err);
+				no_port(w, s, u, err);
 				return -1;
 			}
 			log_debug("%s: %s: %s", __func__, upstream_name(u),
@@ -375,8 +435,9 @@ connect_next(struct worker *w, struct psess *s, int err)
 static int
 connect_done(struct worker *w, struct psess *s)
 {
-	char	hdr[PP_MAXLEN];
-	int	err, n;
+	struct upstream	*u;
+	char		 hdr[PP_MAXLEN];
+	int		 err, n;
 
 	if ((err = tk_sock_error(s->up.fd)) == -1)
 		err = errno;
@@ -385,8 +446,13 @@ connect_done(struct worker *w, struct psess *s)
 		log_debug("%s: %s: %s", __func__, upstream_name(s->u),
 		    strerror(err));
 		(void)tk_io_close(w->l, &s->up);
-		upstream_failed(s->u, tk_loop_now(w->l), err);
+		u = s->u;
 		s->u = NULL;
+		upstream_failed(u, tk_loop_now(w->l), err);
+		if (upstream_port_error(err)) {
+			no_port(w, s, u, err);
+			return -1;
+		}
 		return connect_next(w, s, err);
 	}
 	upstream_connected(s->u);
@@ -444,6 +510,7 @@ static void
 proxy_step(struct worker *w, struct conn *c)
 {
 	struct psess	*s = (struct psess *)c;
+	uint64_t	 now;
 
 	if (c->state == PX_CONNECT) {
 		if (s->up.fd == -1 || (s->up.ready & (TK_EV_WRITE |
@@ -458,7 +525,21 @@ proxy_step(struct worker *w, struct conn *c)
 			return;
 		}
 	}
-	if (pump(w, s, C2U) == -1 || pump(w, s, U2C) == -1)
+	/*
+	 * One budget per session and pass of the run queue.  The pass is
+	 * told by the loop's time, which the loop reads once per
+	 * iteration, before the pass; a new time is a new pass.  The
+	 * direction that goes first alternates, so that one direction
+	 * cannot spend every budget while the other waits.
+	 */
+	now = tk_loop_now(w->l);
+	if (s->turn != now) {
+		s->turn = now;
+		s->budget = PX_BUDGET;
+		s->first_dir ^= 1;
+	}
+	if (pump(w, s, s->first_dir) == -1 ||
+	    pump(w, s, s->first_dir ^ 1) == -1)
 		return;
 	if (s->shut[C2U] && s->shut[U2C]) {
 		end(w, s, s->first_fin, "eof", CONN_EOF);
@@ -500,8 +581,10 @@ set_wants(struct worker *w, struct psess *s)
 /*
  * Direction d: flush its queue if the receiving side takes bytes, then
  * read from the sending side and forward, until it is drained, the
- * queue is full or the budget is spent; pass a FIN on once the queue is
- * empty.  Returns 0, or -1 after ending the session.
+ * queue is full or the session's budget is spent; pass a FIN on once
+ * the queue is empty.  Bytes flushed and bytes read both count against
+ * the budget (a byte read is sent at once or queued, so it is counted
+ * once).  Returns 0, or -1 after ending the session.
  */
 static int
 pump(struct worker *w, struct psess *s, int d)
@@ -509,14 +592,17 @@ pump(struct worker *w, struct psess *s, int d)
 	struct tk_io	*src = d == C2U ? &s->c.io : &s->up;
 	struct tk_io	*dst = d == C2U ? &s->up : &s->c.io;
 	struct tk_bufq	*q = d == C2U ? &s->upq : &s->c.outq;
-	size_t		 limit = srv.cfg.buffer_limit, room;
-	size_t		 budget = PX_BUDGET;
+	size_t		 limit = srv.cfg.buffer_limit, room, qlen;
 	ssize_t		 n;
 
-	if (q->len > 0 && (dst->ready & TK_EV_WRITE) && flush(w, s, d) == -1)
-		return -1;
+	if (q->len > 0 && (dst->ready & TK_EV_WRITE) && s->budget > 0) {
+		qlen = q->len;
+		if (flush(w, s, d) == -1)
+			return -1;
+		spend(s, qlen - q->len);
+	}
 	while (!s->eof[d] && q->len < limit && (src->ready & TK_EV_READ) &&
-	    budget > 0) {
+	    s->budget > 0) {
 		room = limit - q->len;
 		if (room > SCRATCH_SIZE)
 			room = SCRATCH_SIZE;
@@ -546,7 +632,7 @@ pump(struct worker *w, struct psess *s, int d)
 		conn_touch(&s->c, tk_loop_now(w->l));
 		if (forward(w, s, d, n) == -1)
 			return -1;
-		budget -= (size_t)n < budget ? (size_t)n : budget;
+		spend(s, n);
 		if ((size_t)n < room && (src->ready & TK_EV_HUP) == 0) {
 			tk_io_block(src, TK_EV_READ);
 			break;
@@ -558,6 +644,12 @@ pump(struct worker *w, struct psess *s, int d)
 		s->shut[d] = 1;
 	}
 	return 0;
+}
+
+static inline void
+spend(struct psess *s, size_t n)
+{
+	s->budget -= n < s->budget ? (uint32_t)n : s->budget;
 }
 
 static inline void

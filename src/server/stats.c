@@ -42,16 +42,18 @@ stats_add(struct stats *dst, const struct stats *src)
 	dst->bytes_out += src->bytes_out;
 	dst->bufs_inuse += src->bufs_inuse;
 	dst->bufs_free += src->bufs_free;
+	dst->noport += src->noport;
 }
 
 /*
  * "stats thread 0: accepted 12 active 2 closed eof 9 reset 1 ... in 123
- * out 123 bufs 0 spare 4", logged at level info.
+ * out 123 bufs 0 spare 4", and in proxy mode " no-port 0", logged at
+ * level info.
  */
 static void
 stats_log(const char *who, const struct stats *s)
 {
-	char	closed[256];
+	char	closed[256], noport[32];
 	size_t	len = 0;
 	int	i, n;
 
@@ -63,13 +65,18 @@ stats_log(const char *who, const struct stats *s)
 			break;
 		len += n;
 	}
+	/* Clients closed for want of a local port: the proxy's only. */
+	noport[0] = '\0';
+	if (srv.proto == &proto_proxy)
+		snprintf(noport, sizeof(noport), " no-port %llu",
+		    (unsigned long long)s->noport);
 	log_info("stats %s: accepted %llu active %llu closed%s in %llu "
-	    "out %llu bufs %llu spare %llu", who,
+	    "out %llu bufs %llu spare %llu%s", who,
 	    (unsigned long long)s->accepted, (unsigned long long)s->active,
 	    closed, (unsigned long long)s->bytes_in,
 	    (unsigned long long)s->bytes_out,
 	    (unsigned long long)s->bufs_inuse,
-	    (unsigned long long)s->bufs_free);
+	    (unsigned long long)s->bufs_free, noport);
 }
 
 /* SIGUSR1 on the main thread: start a round, or ask for one more. */

@@ -83,6 +83,7 @@ struct stats {
 	uint64_t	 bytes_out;
 	uint64_t	 bufs_inuse;		/* pool buffers in queues */
 	uint64_t	 bufs_free;		/* spare pool buffers */
+	uint64_t	 noport;		/* proxy: no local port */
 };
 
 struct worker;
@@ -177,6 +178,7 @@ enum warn_kind {
 	WARN_ACCEPT,		/* accept4, or watching its fd, failed */
 	WARN_FDLIMIT,		/* fd beyond what the backend can watch */
 	WARN_NOMEM,		/* no memory for a connection */
+	WARN_NOPORT,		/* proxy: connect found no local port */
 	WARN_NKINDS
 };
 
@@ -328,6 +330,7 @@ enum {
 	OPT_MAXPERIP,
 	OPT_RETRIES,
 	OPT_SEND_PROXY,
+	OPT_SOURCE,
 	OPT_WORKERS,
 };
 
@@ -364,6 +367,10 @@ struct upstream;
 int		 upstream_add(const char *, const char **);
 int		 upstream_count(void);
 void		 upstream_init(void);
+void		 upstream_source_add(const char *, const char *);
+const struct tk_addr *upstream_source(const struct upstream *);
+int		 upstream_nsources(const struct upstream *);
+int		 upstream_port_error(int);
 struct upstream	*upstream_pick(const struct sockaddr_in6 *, uint64_t,
 		    uint64_t);
 int		 upstream_index(const struct upstream *);

@@ -14,17 +14,29 @@
  * evenly through the cycle, not in runs), indexed by a shared counter.
  * Bytes are added to an upstream's counters when a session ends, not
  * per read, so the data path touches no shared cache line.
+ *
+ * --source gives the local addresses upstream connects leave from,
+ * taken in turn (a shared counter, as for round-robin).  Each address
+ * has the whole ephemeral port range toward each upstream (sock.c binds
+ * with IP_BIND_ADDRESS_NO_PORT), so n addresses give n times the
+ * sessions before connect(2) runs out of ports.
  * XXX With --workers each process keeps its own health and counters.
  */
 #include <sys/types.h>
 
-#include <netinet/in.h>
+#include <sys/socket.h>
 
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "tenk/cli.h"
 #include "tenk/clock.h"
 #include "tenk/log.h"
 #include "tenk/sock.h"
@@ -33,6 +45,7 @@
 #include "tenkd.h"
 
 #define MAXWEIGHT	100
+#define MAXSOURCES	256
 
 struct upstream {
 	struct tk_addr		 addr;
@@ -53,6 +66,9 @@ static int		 nups;
 static int		*sched;			/* upstream indexes */
 static int		 nsched;
 static atomic_uint	 rr_next;
+static struct tk_addr	 srcs[MAXSOURCES];	/* --source */
+static int		 nsrcs;
+static atomic_uint	 src_next;
 
 /*
  * Parse "HOST:PORT[,weight=N]" into the list.  Start-up only.  Returns
@@ -109,11 +125,137 @@ upstream_count(void)
 	return nups;
 }
 
-/* Build the round-robin schedule.  Start-up, after the last add. */
+static void
+source_add(const char *opt, const struct tk_addr *a)
+{
+	if (nsrcs == MAXSOURCES)
+		tk_cli_bad(opt, NULL, "more than %d addresses", MAXSOURCES);
+	srcs[nsrcs++] = *a;
+}
+
+/*
+ * --source ADDR[,ADDR|A-B...]: local addresses for upstream connects,
+ * without ports; ranges are IPv4 only, as tenkload's --source.
+ * Start-up; a bad list is a usage error.
+ */
+void
+upstream_source_add(const char *opt, const char *arg)
+{
+	struct tk_addr	 a, b;
+	const char	*errstr;
+	char		*copy, *p, *tok, *dash;
+	uint32_t	 lo, hi, x;
+
+	copy = xstrdup(arg);
+	for (p = copy; (tok = strsep(&p, ",")) != NULL; ) {
+		if ((dash = strchr(tok, '-')) != NULL)
+			*dash = '\0';
+		if (tk_addr_parse(tok, 0, &a, &errstr) == -1)
+			tk_cli_bad(opt, tok, "%s", errstr);
+		if (tk_addr_port(&a) != 0)
+			tk_cli_bad(opt, tok, "no port allowed");
+		if (dash == NULL) {
+			source_add(opt, &a);
+			continue;
+		}
+		if (tk_addr_parse(dash + 1, 0, &b, &errstr) == -1)
+			tk_cli_bad(opt, dash + 1, "%s", errstr);
+		*dash = '-';
+		if (a.ss.ss_family != AF_INET || b.ss.ss_family != AF_INET)
+			tk_cli_bad(opt, tok, "ranges are IPv4 only");
+		lo = ntohl(((struct sockaddr_in *)&a.ss)->sin_addr.s_addr);
+		hi = ntohl(((struct sockaddr_in *)&b.ss)->sin_addr.s_addr);
+		if (lo > hi || hi - lo >= MAXSOURCES)
+			tk_cli_bad(opt, tok, "bad range (lowest first, at "
+			    "most %d addresses)", MAXSOURCES);
+		for (x = lo;; x++) {
+			((struct sockaddr_in *)&a.ss)->sin_addr.s_addr =
+			    htonl(x);
+			source_add(opt, &a);
+			if (x == hi)
+				break;
+		}
+	}
+	free(copy);
+}
+
+/*
+ * Every --source address must be local and every upstream must have one
+ * of its family: bind each once, so that a typo is a usage error now
+ * rather than a run of EADDRNOTAVAIL connects that would read as
+ * exhausted ports.  Start-up.
+ */
+static void
+sources_check(void)
+{
+	char	a[TK_ADDRSTRLEN];
+	int	i, k, fd;
+
+	if (nsrcs == 0)
+		return;
+	for (i = 0; i < nsrcs; i++) {
+		fd = socket(srcs[i].ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC,
+		    0);
+		if (fd == -1 || bind(fd, (const struct sockaddr *)&srcs[i].ss,
+		    srcs[i].len) == -1)
+			tk_cli_bad("--source", tk_addr_fmt_host(&srcs[i], a,
+			    sizeof(a)), "%s", strerror(errno));
+		close(fd);
+	}
+	for (i = 0; i < nups; i++) {
+		for (k = 0; k < nsrcs; k++)
+			if (srcs[k].ss.ss_family == ups[i].addr.ss.ss_family)
+				break;
+		if (k == nsrcs)
+			tk_cli_bad("--source", NULL, "no address of the "
+			    "family of upstream %s", ups[i].name);
+	}
+}
+
+/*
+ * The --source address for the next connect to u, in turn among those
+ * of u's family, or NULL without --source (the kernel chooses).  Any
+ * thread.
+ */
+const struct tk_addr *
+upstream_source(const struct upstream *u)
+{
+	unsigned int	start;
+	int		i;
+
+	if (nsrcs == 0)
+		return NULL;
+	start = atomic_fetch_add_explicit(&src_next, 1, memory_order_relaxed);
+	for (i = 0; i < nsrcs; i++)
+		if (srcs[(start + i) % nsrcs].ss.ss_family ==
+		    u->addr.ss.ss_family)
+			return &srcs[(start + i) % nsrcs];
+	return NULL;
+}
+
+/* How many --source addresses u's connects can leave from (0: any). */
+int
+upstream_nsources(const struct upstream *u)
+{
+	int	i, n = 0;
+
+	for (i = 0; i < nsrcs; i++)
+		if (srcs[i].ss.ss_family == u->addr.ss.ss_family)
+			n++;
+	return n;
+}
+
+/*
+ * Build the round-robin schedule and check --source.  Start-up, after
+ * the last add.
+ */
 void
 upstream_init(void)
 {
 	int	cur[MAXUPSTREAMS], total = 0, i, k, best;
+
+	sources_check();
+	atomic_init(&src_next, 0);
 
 	for (i = 0; i < nups; i++) {
 		total += ups[i].weight;
@@ -256,9 +398,21 @@ upstream_connected(struct upstream *u)
 }
 
 /*
+ * connect(2) found no local port (EADDRNOTAVAIL; EADDRINUSE when bind
+ * or connect finds the 4-tuple taken): our shortage, not a sign that
+ * the upstream is sick (HAProxy's "RC" termination state).
+ */
+int
+upstream_port_error(int err)
+{
+	return err == EADDRNOTAVAIL || err == EADDRINUSE;
+}
+
+/*
  * A connect to u failed (err: the errno, or ETIMEDOUT): count it, and
- * after --fail-max in a row take u out for --fail-timeout.  Releases
- * the pick.
+ * after --fail-max in a row take u out for --fail-timeout.  A local
+ * port shortage is not counted against u: taking a healthy upstream out
+ * would turn the shortage into an outage.  Releases the pick.
  */
 void
 upstream_failed(struct upstream *u, uint64_t now, int err)
@@ -266,6 +420,8 @@ upstream_failed(struct upstream *u, uint64_t now, int err)
 	int	n;
 
 	atomic_fetch_sub(&u->active, 1);
+	if (upstream_port_error(err))
+		return;
 	atomic_fetch_add(&u->fails, 1);
 	n = atomic_fetch_add(&u->nfail, 1) + 1;
 	if (n < pxcf.fail_max || pxcf.fail_timeout == 0)

@@ -5,8 +5,10 @@
  * bug in the loop cannot hide on both ends.  Every failure is one line
  * on stderr starting with "pxtool:" and exit status 1; bad usage exits 2.
  *
- *	upstream [-p] [-d ms | -s | -f bytes] [-l addr:port]
+ *	upstream [-P] [-p] [-d ms | -s | -f bytes] [-l addr:port]
  *		an upstream; prints "listening on ADDR:PORT" on stderr.  With
+ *		-P each connection's peer is printed on stdout as one line
+ *		"peer ADDR:PORT" when it is accepted.  With
  *		-p each connection must start with a PROXY protocol header
  *		(v1 or v2), printed on stdout as one line "PROXY v1 TCP4 src
  *		dst sport dport".  Then per connection: echo until EOF and
@@ -17,6 +19,14 @@
  *	blackhole [-l addr:port]
  *		a listener that never accepts, its backlog filled by its own
  *		connections, so that further connects hang in SYN-SENT.
+ *	exhaust -S addr addr:port
+ *		connect from the source address addr (any port) to
+ *		addr:port until connect(2) finds no local port
+ *		(EADDRNOTAVAIL), print "held N" on stdout and keep the N
+ *		connections open until killed: the ports of addr toward
+ *		addr:port are used up, and no other 4-tuple is touched.
+ *		Meant for a network namespace with a narrow
+ *		ip_local_port_range.
  *	client [-r] [-n bytes] [-T secs] addr:port
  *		connect; without -r send bytes, shut down the write side and
  *		read until EOF; with -r read until EOF first, then send and
@@ -48,6 +58,7 @@
 #define BUFSZ	(64 * 1024)
 
 static int	 opt_proxy;
+static int	 opt_peer;
 static long	 opt_delay = -1;
 static int	 opt_silent;
 static long	 opt_first = -1;
@@ -56,9 +67,10 @@ static pthread_mutex_t out_mtx = PTHREAD_MUTEX_INITIALIZER;
 static noreturn void
 usage(void)
 {
-	fprintf(stderr, "usage: pxtool upstream [-p] [-d ms | -s | -f bytes] "
-	    "[-l addr:port]\n"
+	fprintf(stderr, "usage: pxtool upstream [-P] [-p] "
+	    "[-d ms | -s | -f bytes] [-l addr:port]\n"
 	    "       pxtool blackhole [-l addr:port]\n"
+	    "       pxtool exhaust -S addr addr:port\n"
 	    "       pxtool client [-r] [-n bytes] [-T secs] addr:port\n");
 	exit(2);
 }
@@ -223,7 +235,9 @@ serve(void *arg)
 static void
 upstream(const char *addr)
 {
+	struct tk_addr	peer;
 	pthread_t	t;
+	char		name[TK_ADDRSTRLEN];
 	int		lfd, fd;
 
 	lfd = tool_listen(addr, 1024, 0);
@@ -233,10 +247,45 @@ upstream(const char *addr)
 				continue;
 			tool_die("accept");
 		}
+		if (opt_peer && tk_sock_peer(fd, &peer) == 0) {
+			pthread_mutex_lock(&out_mtx);
+			printf("peer %s\n", tk_addr_fmt(&peer, name,
+			    sizeof(name)));
+			fflush(stdout);
+			pthread_mutex_unlock(&out_mtx);
+		}
 		if (pthread_create(&t, NULL, serve, (void *)(intptr_t)fd) != 0)
 			tool_fail("pthread_create");
 		pthread_detach(t);
 	}
+}
+
+/*
+ * Use up the local ports of src toward dst: nonblocking connects (the
+ * peer need not accept) until one fails with EADDRNOTAVAIL.  Each
+ * binds src with IP_BIND_ADDRESS_NO_PORT (tk_sock_connect), so the
+ * port is picked per 4-tuple and other destinations keep theirs.
+ */
+static void
+exhaust(const char *srcarg, const char *dstarg)
+{
+	struct tk_addr	 src, dst;
+	const char	*errstr;
+	long		 n = 0;
+
+	if (tk_addr_parse(srcarg, 0, &src, &errstr) == -1 ||
+	    tk_addr_parse(dstarg, -1, &dst, &errstr) == -1)
+		tool_fail("%s", errstr);
+	while (tk_sock_connect(&dst, &src) != -1)
+		if (++n > 200000)
+			tool_fail("still connecting after %ld: is the port "
+			    "range narrow?", n);
+	if (errno != EADDRNOTAVAIL)
+		tool_die("connect");
+	printf("held %ld\n", n);
+	fflush(stdout);
+	for (;;)
+		pause();
 }
 
 /*
@@ -350,7 +399,7 @@ client(const char *addr, long bytes, int recv_first, double timeout)
 int
 main(int argc, char *argv[])
 {
-	const char	*addr = "127.0.0.1:0", *cmd, *errstr;
+	const char	*addr = "127.0.0.1:0", *cmd, *errstr, *src = NULL;
 	double		 timeout = 30;
 	long		 bytes = 1000;
 	int		 ch, recv_first = 0;
@@ -361,7 +410,7 @@ main(int argc, char *argv[])
 	argc--;
 	argv++;
 	signal(SIGPIPE, SIG_IGN);
-	while ((ch = getopt(argc, argv, "d:f:l:n:prsT:")) != -1) {
+	while ((ch = getopt(argc, argv, "d:f:l:n:PprS:sT:")) != -1) {
 		switch (ch) {
 		case 'd':
 			opt_delay = strtonum(optarg, 0, 600000, &errstr);
@@ -381,11 +430,17 @@ main(int argc, char *argv[])
 			if (errstr != NULL)
 				usage();
 			break;
+		case 'P':
+			opt_peer = 1;
+			break;
 		case 'p':
 			opt_proxy = 1;
 			break;
 		case 'r':
 			recv_first = 1;
+			break;
+		case 'S':
+			src = optarg;
 			break;
 		case 's':
 			opt_silent = 1;
@@ -405,6 +460,8 @@ main(int argc, char *argv[])
 		upstream(addr);
 	else if (strcmp(cmd, "blackhole") == 0 && argc == 0)
 		blackhole(addr);
+	else if (strcmp(cmd, "exhaust") == 0 && argc == 1 && src != NULL)
+		exhaust(src, argv[0]);
 	else if (strcmp(cmd, "client") == 0 && argc == 1)
 		client(argv[0], bytes, recv_first, timeout);
 	else
