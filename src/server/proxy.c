@@ -556,17 +556,17 @@ proxy_step(struct worker *w, struct conn *c)
 static void
 set_wants(struct worker *w, struct psess *s)
 {
-	size_t		limit = srv.cfg.buffer_limit;
 	unsigned int	cw = 0, uw = 0;
 
 	if (s->c.state == PX_CONNECT)
 		uw = TK_EV_WRITE;
 	else {
-		if (!s->eof[C2U] && s->upq.len < limit)
+		if (!s->eof[C2U] && s->upq.len < conn_limit(s->upq.len))
 			cw |= TK_EV_READ;
 		if (s->c.outq.len > 0)
 			cw |= TK_EV_WRITE;
-		if (!s->eof[U2C] && s->c.outq.len < limit)
+		if (!s->eof[U2C] &&
+		    s->c.outq.len < conn_limit(s->c.outq.len))
 			uw |= TK_EV_READ;
 		if (s->upq.len > 0)
 			uw |= TK_EV_WRITE;
@@ -592,7 +592,7 @@ pump(struct worker *w, struct psess *s, int d)
 	struct tk_io	*src = d == C2U ? &s->c.io : &s->up;
 	struct tk_io	*dst = d == C2U ? &s->up : &s->c.io;
 	struct tk_bufq	*q = d == C2U ? &s->upq : &s->c.outq;
-	size_t		 limit = srv.cfg.buffer_limit, room, qlen;
+	size_t		 room, qlen;
 	ssize_t		 n;
 
 	if (q->len > 0 && (dst->ready & TK_EV_WRITE) && s->budget > 0) {
@@ -601,9 +601,10 @@ pump(struct worker *w, struct psess *s, int d)
 			return -1;
 		spend(s, qlen - q->len);
 	}
-	while (!s->eof[d] && q->len < limit && (src->ready & TK_EV_READ) &&
-	    s->budget > 0) {
-		room = limit - q->len;
+	/* conn_limit(): --buffer-limit, or no more while memory is tight. */
+	while (!s->eof[d] && q->len < conn_limit(q->len) &&
+	    (src->ready & TK_EV_READ) && s->budget > 0) {
+		room = conn_limit(q->len) - q->len;
 		if (room > SCRATCH_SIZE)
 			room = SCRATCH_SIZE;
 		n = recv(src->fd, w->scratch, room, 0);
