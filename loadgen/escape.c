@@ -13,18 +13,6 @@
 
 #include "framing.h"
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Decode text into out, at most outlen bytes: "\r", "\n", "\t", "\\",
  * "\0" (one NUL byte) and "\xHH" (exactly two hex digits) stand for one
@@ -68,8 +56,8 @@ escape_parse(const char *text, void *out, size_t outlen, const char **errstr)
 				c = '\0';
 				break;
 			case 'x':
-				if ((hi = hexval(s[1])) == -1 ||
-				    (lo = hexval(s[2])) == -1) {
+				if ((hi = escape_hexval(s[1])) == -1 ||
+				    (lo = escape_hexval(s[2])) == -1) {
 					*errstr = "\\x needs two hex digits";
 					return -1;
 				}

@@ -37,10 +37,9 @@ fu_table(struct framing *fr)
 static int
 fu_line_parse(struct framing *fr, const char *arg, const char **errstr)
 {
-	if (arg != NULL) {
-		*errstr = "line takes no argument";
-		return -1;
-	}
+	/* Any argument was refused by framing_line.noarg. */
+	(void)arg;
+	(void)errstr;
 	fr->delim[0] = '\n';
 	fr->dlen = 1;
 	fu_table(fr);
@@ -66,15 +65,6 @@ fu_until_parse(struct framing *fr, const char *arg, const char **errstr)
 	fr->dlen = (size_t)n;
 	fu_table(fr);
 	return 0;
-}
-
-static void
-fu_begin(const struct framing *fr, struct fr_state *st,
-    const struct fr_req *req)
-{
-	(void)fr;
-	(void)st;
-	(void)req;
 }
 
 static enum fr_res
@@ -116,16 +106,18 @@ fu_feed(const struct framing *fr, struct fr_state *st,
 
 const struct framing_ops framing_line = {
 	"line",
+	"line takes no argument",
 	fu_line_parse,
-	fu_begin,
+	NULL,
 	fu_feed,
 	NULL
 };
 
 const struct framing_ops framing_until = {
 	"until",
+	NULL,
 	fu_until_parse,
-	fu_begin,
+	NULL,
 	fu_feed,
 	NULL
 };

@@ -45,7 +45,11 @@ framing_parse(struct framing *fr, const char *spec, const char **errstr)
 		    strncmp((*op)->name, spec, len) != 0)
 			continue;
 		fr->ops = *op;
-		return (*op)->parse(fr, arg, errstr);
+		if (arg != NULL && (*op)->noarg != NULL) {
+			*errstr = (*op)->noarg;
+			return -1;
+		}
+		return (*op)->parse != NULL ? (*op)->parse(fr, arg, errstr) : 0;
 	}
 	*errstr = "unknown framing";
 	return -1;
@@ -82,7 +86,8 @@ framing_begin(const struct framing *fr, struct fr_state *st,
 	static const struct fr_req	 none;
 
 	memset(st, 0, sizeof(*st));
-	fr->ops->begin(fr, st, req != NULL ? req : &none);
+	if (fr->ops->begin != NULL)
+		fr->ops->begin(fr, st, req != NULL ? req : &none);
 }
 
 /*
