@@ -395,7 +395,8 @@ load_run() {
 # load_has NAME KEY OP VALUE WHAT: KEY of $T/NAME.json compares to VALUE
 # by test(1)'s OP (-eq, -gt, ...), or the script fails with "NAME: WHAT".
 load_has() {
-	[ "$(json_get "$T/$1.json" "$2")" "$3" "$4" ] || fail "$1: $5"
+	# test(1), not [: shellcheck cannot parse [ with OP in a variable.
+	test "$(json_get "$T/$1.json" "$2")" "$3" "$4" || fail "$1: $5"
 }
 
 # replysrv_start ARGS...: test/tools/replysrv (a server answering in one of
