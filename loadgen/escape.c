@@ -82,6 +82,24 @@ escape_parse(const char *text, void *out, size_t outlen, const char **errstr)
 }
 
 /*
+ * As escape_parse(), and an empty result is refused too, with *errstr
+ * the phrase empty: for the texts that must hold a byte (until:TEXT,
+ * --reply-check).  Returns the number of bytes, at least 1, or -1.
+ */
+ssize_t
+escape_parse_some(const char *text, void *out, size_t outlen,
+    const char *empty, const char **errstr)
+{
+	ssize_t	 n;
+
+	if ((n = escape_parse(text, out, outlen, errstr)) == 0) {
+		*errstr = empty;
+		return -1;
+	}
+	return n;
+}
+
+/*
  * Write n bytes of buf into dst as one printable line: printable ASCII
  * as is, backslash, CR, LF and tab as "\\", "\r", "\n", "\t", every
  * other byte as "\xHH".  dst (dstlen >= 1) is always NUL-terminated;

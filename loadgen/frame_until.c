@@ -51,17 +51,9 @@ fu_until_parse(struct framing *fr, const char *arg, const char **errstr)
 {
 	ssize_t	 n;
 
-	if (arg == NULL || *arg == '\0') {
-		*errstr = "until needs a text";
+	if ((n = escape_parse_some(arg != NULL ? arg : "", fr->delim,
+	    sizeof(fr->delim), "until needs a text", errstr)) == -1)
 		return -1;
-	}
-	if ((n = escape_parse(arg, fr->delim, sizeof(fr->delim),
-	    errstr)) == -1)
-		return -1;
-	if (n == 0) {
-		*errstr = "until needs a text";
-		return -1;
-	}
 	fr->dlen = (size_t)n;
 	fu_table(fr);
 	return 0;

@@ -64,13 +64,9 @@ framing_check(struct framing *fr, const char *text, const char **errstr)
 {
 	ssize_t	 n;
 
-	if ((n = escape_parse(text, fr->check, sizeof(fr->check),
-	    errstr)) == -1)
+	if ((n = escape_parse_some(text, fr->check, sizeof(fr->check),
+	    "empty", errstr)) == -1)
 		return -1;
-	if (n == 0) {
-		*errstr = "empty";
-		return -1;
-	}
 	fr->clen = (size_t)n;
 	return 0;
 }

@@ -209,6 +209,8 @@ int		 framing_eof(const struct framing *, struct fr_state *);
 
 /* escape.c */
 ssize_t		 escape_parse(const char *, void *, size_t, const char **);
+ssize_t		 escape_parse_some(const char *, void *, size_t, const char *,
+		    const char **);
 size_t		 escape_bytes(char *, size_t, const void *, size_t);
 
 /*
