@@ -13,18 +13,6 @@
 
 #include "framing.h"
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * Decode text into out, at most outlen bytes: "\r", "\n", "\t", "\\",
  * "\0" (one NUL byte) and "\xHH" (exactly two hex digits) stand for one
@@ -68,8 +56,8 @@ escape_parse(const char *text, void *out, size_t outlen, const char **errstr)
 				c = '\0';
 				break;
 			case 'x':
-				if ((hi = hexval(s[1])) == -1 ||
-				    (lo = hexval(s[2])) == -1) {
+				if ((hi = escape_hexval(s[1])) == -1 ||
+				    (lo = escape_hexval(s[2])) == -1) {
 					*errstr = "\\x needs two hex digits";
 					return -1;
 				}
@@ -91,6 +79,24 @@ escape_parse(const char *text, void *out, size_t outlen, const char **errstr)
 		o[n++] = (unsigned char)c;
 	}
 	return (ssize_t)n;
+}
+
+/*
+ * As escape_parse(), and an empty result is refused too, with *errstr
+ * the phrase empty: for the texts that must hold a byte (until:TEXT,
+ * --reply-check).  Returns the number of bytes, at least 1, or -1.
+ */
+ssize_t
+escape_parse_some(const char *text, void *out, size_t outlen,
+    const char *empty, const char **errstr)
+{
+	ssize_t	 n;
+
+	if ((n = escape_parse(text, out, outlen, errstr)) == 0) {
+		*errstr = empty;
+		return -1;
+	}
+	return n;
 }
 
 /*

@@ -12,17 +12,6 @@
 #include "tenk/parse.h"
 #include "framing.h"
 
-static int
-fb_echo_parse(struct framing *fr, const char *arg, const char **errstr)
-{
-	(void)fr;
-	if (arg != NULL) {
-		*errstr = "echo takes no argument";
-		return -1;
-	}
-	return 0;
-}
-
 static void
 fb_echo_begin(const struct framing *fr, struct fr_state *st,
     const struct fr_req *req)
@@ -76,15 +65,6 @@ fb_bytes_parse(struct framing *fr, const char *arg, const char **errstr)
 	return tk_parse_size(arg, 1, FR_MAXBYTES, &fr->n, errstr);
 }
 
-static void
-fb_bytes_begin(const struct framing *fr, struct fr_state *st,
-    const struct fr_req *req)
-{
-	(void)fr;
-	(void)st;
-	(void)req;
-}
-
 static enum fr_res
 fb_bytes_feed(const struct framing *fr, struct fr_state *st,
     const unsigned char *buf, size_t n, size_t *used)
@@ -102,7 +82,8 @@ fb_bytes_feed(const struct framing *fr, struct fr_state *st,
 
 const struct framing_ops framing_echo = {
 	"echo",
-	fb_echo_parse,
+	"echo takes no argument",
+	NULL,
 	fb_echo_begin,
 	fb_echo_feed,
 	NULL
@@ -110,8 +91,9 @@ const struct framing_ops framing_echo = {
 
 const struct framing_ops framing_bytes = {
 	"bytes",
+	NULL,
 	fb_bytes_parse,
-	fb_bytes_begin,
+	NULL,
 	fb_bytes_feed,
 	NULL
 };

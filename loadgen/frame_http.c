@@ -60,18 +60,6 @@ ht_tchar(unsigned char c)
 }
 
 static int
-ht_hex(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static int
 ht_tok_is(const struct fr_http *h, const char *s)
 {
 	size_t	 n = strlen(s);
@@ -213,7 +201,7 @@ ht_byte(struct fr_http *h, unsigned char c)
 	case HT_VALUE:
 		return ht_value(h, c);
 	case HT_CSIZE:
-		if ((d = ht_hex(c)) != -1) {
+		if ((d = escape_hexval(c)) != -1) {
 			if (++h->sub > HT_MAXHEX)
 				return "chunk size too large";
 			h->left = h->left * 16 + (uint64_t)d;
@@ -342,17 +330,6 @@ ht_eol(struct fr_state *st, const char **why)
 	return r;
 }
 
-static int
-ht_parse(struct framing *fr, const char *arg, const char **errstr)
-{
-	(void)fr;
-	if (arg != NULL) {
-		*errstr = "http takes no argument";
-		return -1;
-	}
-	return 0;
-}
-
 /* Note a HEAD request, whose response has no body. */
 static void
 ht_begin(const struct framing *fr, struct fr_state *st,
@@ -441,7 +418,8 @@ ht_eof(const struct framing *fr, const struct fr_state *st)
 
 const struct framing_ops framing_http = {
 	"http",
-	ht_parse,
+	"http takes no argument",
+	NULL,
 	ht_begin,
 	ht_feed,
 	ht_eof

@@ -29,15 +29,6 @@ fp_parse(struct framing *fr, const char *arg, const char **errstr)
 	return 0;
 }
 
-static void
-fp_begin(const struct framing *fr, struct fr_state *st,
-    const struct fr_req *req)
-{
-	(void)fr;
-	(void)st;
-	(void)req;
-}
-
 static enum fr_res
 fp_feed(const struct framing *fr, struct fr_state *st,
     const unsigned char *buf, size_t n, size_t *used)
@@ -65,8 +56,9 @@ fp_feed(const struct framing *fr, struct fr_state *st,
 
 const struct framing_ops framing_prefix = {
 	"prefix",
+	NULL,
 	fp_parse,
-	fp_begin,
+	NULL,
 	fp_feed,
 	NULL
 };

@@ -135,6 +135,29 @@ rd_line_end(struct fr_redis *r)
 }
 
 /*
+ * The length on the header line of a bulk string or aggregate, at most
+ * max: returns 0 with it in *n, 1 for the RESP2 null ("$-1" or "*-1",
+ * where the kind is null), or -1 with a phrase in *why.
+ */
+static int
+rd_length(const struct fr_redis *r, unsigned char null, uint64_t max,
+    const char *toolong, uint64_t *n, const char **why)
+{
+	if (r->neg) {
+		if (r->num == 1 && r->kind == null)
+			return 1;
+		*why = "bad length";
+		return -1;
+	}
+	if ((uint64_t)r->num > max) {
+		*why = toolong;
+		return -1;
+	}
+	*n = (uint64_t)r->num;
+	return 0;
+}
+
+/*
  * The header line is complete.  Returns 1 when the reply is, 0 when
  * more elements or bytes follow, or a phrase in *why.
  */
@@ -142,22 +165,16 @@ static int
 rd_header(struct fr_redis *r, const char **why)
 {
 	uint64_t	 n;
+	int		 k;
 
 	switch (r->kind) {
 	case '$':
 	case '!':
 	case '=':
-		if (r->neg) {
-			if (r->num == 1 && r->kind == '$')
-				return rd_element(r);
-			*why = "bad length";
-			return -1;
-		}
-		if ((uint64_t)r->num > FR_REDIS_MAXBULK) {
-			*why = "bulk string too long";
-			return -1;
-		}
-		r->left = (uint64_t)r->num;
+		if ((k = rd_length(r, '$', FR_REDIS_MAXBULK,
+		    "bulk string too long", &n, why)) != 0)
+			return k == 1 ? rd_element(r) : -1;
+		r->left = n;
 		r->phase = r->left > 0 ? RD_BULK : RD_BULK_CR;
 		return 0;
 	case '*':
@@ -165,17 +182,9 @@ rd_header(struct fr_redis *r, const char **why)
 	case '>':
 	case '%':
 	case '|':
-		if (r->neg) {
-			if (r->num == 1 && r->kind == '*')
-				return rd_element(r);
-			*why = "bad length";
-			return -1;
-		}
-		if ((uint64_t)r->num > FR_REDIS_MAXAGG) {
-			*why = "aggregate too long";
-			return -1;
-		}
-		n = (uint64_t)r->num;
+		if ((k = rd_length(r, '*', FR_REDIS_MAXAGG,
+		    "aggregate too long", &n, why)) != 0)
+			return k == 1 ? rd_element(r) : -1;
 		if (r->kind == '%' || r->kind == '|')
 			n *= 2;
 		if (n == 0) {
@@ -197,26 +206,6 @@ rd_header(struct fr_redis *r, const char **why)
 	default:
 		return rd_element(r);
 	}
-}
-
-static int
-rd_parse(struct framing *fr, const char *arg, const char **errstr)
-{
-	(void)fr;
-	if (arg != NULL) {
-		*errstr = "redis takes no argument";
-		return -1;
-	}
-	return 0;
-}
-
-static void
-rd_begin(const struct framing *fr, struct fr_state *st,
-    const struct fr_req *req)
-{
-	(void)fr;
-	(void)st;
-	(void)req;
 }
 
 static enum fr_res
@@ -288,8 +277,9 @@ rd_feed(const struct framing *fr, struct fr_state *st,
 
 const struct framing_ops framing_redis = {
 	"redis",
-	rd_parse,
-	rd_begin,
+	"redis takes no argument",
+	NULL,
+	NULL,
 	rd_feed,
 	NULL
 };

@@ -37,10 +37,9 @@ fu_table(struct framing *fr)
 static int
 fu_line_parse(struct framing *fr, const char *arg, const char **errstr)
 {
-	if (arg != NULL) {
-		*errstr = "line takes no argument";
-		return -1;
-	}
+	/* Any argument was refused by framing_line.noarg. */
+	(void)arg;
+	(void)errstr;
 	fr->delim[0] = '\n';
 	fr->dlen = 1;
 	fu_table(fr);
@@ -52,29 +51,12 @@ fu_until_parse(struct framing *fr, const char *arg, const char **errstr)
 {
 	ssize_t	 n;
 
-	if (arg == NULL || *arg == '\0') {
-		*errstr = "until needs a text";
+	if ((n = escape_parse_some(arg != NULL ? arg : "", fr->delim,
+	    sizeof(fr->delim), "until needs a text", errstr)) == -1)
 		return -1;
-	}
-	if ((n = escape_parse(arg, fr->delim, sizeof(fr->delim),
-	    errstr)) == -1)
-		return -1;
-	if (n == 0) {
-		*errstr = "until needs a text";
-		return -1;
-	}
 	fr->dlen = (size_t)n;
 	fu_table(fr);
 	return 0;
-}
-
-static void
-fu_begin(const struct framing *fr, struct fr_state *st,
-    const struct fr_req *req)
-{
-	(void)fr;
-	(void)st;
-	(void)req;
 }
 
 static enum fr_res
@@ -116,16 +98,18 @@ fu_feed(const struct framing *fr, struct fr_state *st,
 
 const struct framing_ops framing_line = {
 	"line",
+	"line takes no argument",
 	fu_line_parse,
-	fu_begin,
+	NULL,
 	fu_feed,
 	NULL
 };
 
 const struct framing_ops framing_until = {
 	"until",
+	NULL,
 	fu_until_parse,
-	fu_begin,
+	NULL,
 	fu_feed,
 	NULL
 };

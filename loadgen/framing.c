@@ -45,7 +45,11 @@ framing_parse(struct framing *fr, const char *spec, const char **errstr)
 		    strncmp((*op)->name, spec, len) != 0)
 			continue;
 		fr->ops = *op;
-		return (*op)->parse(fr, arg, errstr);
+		if (arg != NULL && (*op)->noarg != NULL) {
+			*errstr = (*op)->noarg;
+			return -1;
+		}
+		return (*op)->parse != NULL ? (*op)->parse(fr, arg, errstr) : 0;
 	}
 	*errstr = "unknown framing";
 	return -1;
@@ -60,13 +64,9 @@ framing_check(struct framing *fr, const char *text, const char **errstr)
 {
 	ssize_t	 n;
 
-	if ((n = escape_parse(text, fr->check, sizeof(fr->check),
-	    errstr)) == -1)
+	if ((n = escape_parse_some(text, fr->check, sizeof(fr->check),
+	    "empty", errstr)) == -1)
 		return -1;
-	if (n == 0) {
-		*errstr = "empty";
-		return -1;
-	}
 	fr->clen = (size_t)n;
 	return 0;
 }
@@ -82,7 +82,8 @@ framing_begin(const struct framing *fr, struct fr_state *st,
 	static const struct fr_req	 none;
 
 	memset(st, 0, sizeof(*st));
-	fr->ops->begin(fr, st, req != NULL ? req : &none);
+	if (fr->ops->begin != NULL)
+		fr->ops->begin(fr, st, req != NULL ? req : &none);
 }
 
 /*

@@ -155,14 +155,18 @@ struct fr_state {
 struct framing;
 
 /*
- * The operations of one framing.  parse() reads the spec after its
- * name and ':' (arg NULL when there was no ':').  begin() and feed()
- * act as framing_begin() and framing_feed() but leave st->pos, and
- * --reply-check, to framing.c.  eof() may be NULL: EOF never ends a
+ * The operations of one framing.  noarg, when not NULL, is the phrase
+ * that refuses an argument (a ':' after the name), so that parse() sees
+ * none.  parse() reads the spec after its name and ':' (arg NULL when
+ * there was no ':'); NULL: there is nothing to read.  begin() and
+ * feed() act as framing_begin() and framing_feed() but leave st->pos,
+ * and --reply-check, to framing.c; begin() may be NULL when the cleared
+ * state is all a reply needs.  eof() may be NULL: EOF never ends a
  * reply.
  */
 struct framing_ops {
 	const char	*name;
+	const char	*noarg;
 	int		(*parse)(struct framing *, const char *arg,
 			    const char **errstr);
 	void		(*begin)(const struct framing *, struct fr_state *,
@@ -205,6 +209,25 @@ int		 framing_eof(const struct framing *, struct fr_state *);
 
 /* escape.c */
 ssize_t		 escape_parse(const char *, void *, size_t, const char **);
+ssize_t		 escape_parse_some(const char *, void *, size_t, const char *,
+		    const char **);
 size_t		 escape_bytes(char *, size_t, const void *, size_t);
+
+/*
+ * The value of hex digit c (either case), or -1 if c is none: for "\xHH",
+ * HTTP chunk sizes and JSON's "\uHHHH".  Inline, because json.c, which
+ * tenkbench links without the framings, uses it too.
+ */
+static inline int
+escape_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
 
 #endif /* TENK_LOADGEN_FRAMING_H */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "framing.h"
 #include "loadgen.h"
 
 #define JSON_MAXDEPTH	32
@@ -162,23 +163,15 @@ jp_fail(struct jp *j, const char *why)
 static int
 jp_hex4(struct jp *j, unsigned int *c)
 {
-	int	k;
-	char	h;
+	int	k, d;
 
 	if (j->end - j->p < 4)
 		return jp_fail(j, "bad \\u escape");
 	*c = 0;
 	for (k = 0; k < 4; k++) {
-		h = *j->p++;
-		*c <<= 4;
-		if (h >= '0' && h <= '9')
-			*c |= (unsigned int)(h - '0');
-		else if (h >= 'a' && h <= 'f')
-			*c |= (unsigned int)(h - 'a' + 10);
-		else if (h >= 'A' && h <= 'F')
-			*c |= (unsigned int)(h - 'A' + 10);
-		else
+		if ((d = escape_hexval(*j->p++)) == -1)
 			return jp_fail(j, "bad \\u escape");
+		*c = *c << 4 | (unsigned int)d;
 	}
 	return 0;
 }

@@ -131,6 +131,24 @@ static const struct field fields[] = {
 
 #define NFIELDS		(sizeof(fields) / sizeof(fields[0]))
 
+/* The histograms, in the order written, after the fields. */
+static const struct {
+	const char	*key;
+	size_t		 off;
+} hists[] = {
+	{ "latency", OFF(lat) },
+	{ "latency_uncorrected", OFF(lat_unc) },
+	{ "connect_latency", OFF(conn_lat) }
+};
+
+#define NHISTS		(sizeof(hists) / sizeof(hists[0]))
+
+static struct lg_hist *
+hist_at(struct report *r, size_t i)
+{
+	return (struct lg_hist *)(void *)((char *)r + hists[i].off);
+}
+
 static void
 field_write(FILE *f, const struct report *r, const struct field *fl, int last)
 {
@@ -247,9 +265,8 @@ report_json_write(FILE *f, const struct report *r)
 		if (last)
 			fprintf(f, "  },\n");
 	}
-	json_hist(f, "latency", r, &r->lat, 0);
-	json_hist(f, "latency_uncorrected", r, &r->lat_unc, 0);
-	json_hist(f, "connect_latency", r, &r->conn_lat, 1);
+	for (i = 0; i < NHISTS; i++)
+		json_hist(f, hists[i].key, r, hist_at(&c, i), i + 1 == NHISTS);
 	fprintf(f, "}\n");
 	fflush(f);
 	return ferror(f) ? -1 : 0;
@@ -337,12 +354,10 @@ report_json_read(const char *buf, size_t len, struct report *r,
 	/* A report from before the framings replied in echo. */
 	if (r->reply[0] == '\0')
 		strlcpy(r->reply, "echo", sizeof(r->reply));
-	if (hist_read(json_get(&root, "latency"), &r->lat, errstr) == -1 ||
-	    hist_read(json_get(&root, "latency_uncorrected"), &r->lat_unc,
-	    errstr) == -1 ||
-	    hist_read(json_get(&root, "connect_latency"), &r->conn_lat,
-	    errstr) == -1)
-		goto out;
+	for (i = 0; i < NHISTS; i++)
+		if (hist_read(json_get(&root, hists[i].key), hist_at(r, i),
+		    errstr) == -1)
+			goto out;
 	ret = 0;
  out:
 	json_free(&root);

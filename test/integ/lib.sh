@@ -171,13 +171,24 @@ nofile() {
 	ulimit -n
 }
 
+# _tool_start NAME ARGS...: test/tools/NAME in the background, its stderr
+# in a log of its own, until it listens; sets TOOL_PID, TOOL_LOG and
+# LISTEN_ADDR.
+_tool_start() {
+	_tn=$1
+	shift
+	TOOL_LOG=$T/$_tn.$$.$(date +%s%N).log
+	"$TOOLS/$_tn" "$@" 2>"$TOOL_LOG" &
+	TOOL_PID=$!
+	await_listen "$_tn" "$TOOL_PID" "$TOOL_LOG"
+}
+
 # faultsrv_start ARGS...: start the faulty echo server (test/tools/faultsrv)
 # on 127.0.0.1:0; sets FAULT_PID, FAULT_LOG and FADDR (host:port).
 faultsrv_start() {
-	FAULT_LOG=$T/faultsrv.$$.$(date +%s%N).log
-	"$TOOLS/faultsrv" "$@" 2>"$FAULT_LOG" &
-	FAULT_PID=$!
-	await_listen faultsrv "$FAULT_PID" "$FAULT_LOG"
+	_tool_start faultsrv "$@"
+	FAULT_PID=$TOOL_PID
+	FAULT_LOG=$TOOL_LOG
 	FADDR=$LISTEN_ADDR
 }
 
@@ -359,15 +370,41 @@ help_in_man() {
 	done
 }
 
-# --- Helper for the load_reply_*.sh scripts. ---
+# --- Helpers for the load_*.sh scripts. ---
+
+# load_bad WORD ARGS...: tenkload ARGS is a usage error naming WORD.
+load_bad() {
+	_bw=$1
+	shift
+	usage_error "$_bw" "$TENKLOAD" "$@"
+}
+
+# load_run NAME ARGS...: tenkload -q -t 2 -d 1s with ARGS (options, then
+# the target), its report in $T/NAME.json, its output in $T/NAME.out and
+# $T/NAME.err; it must exit 0 with no error.
+load_run() {
+	_lr=$1
+	shift
+	timeout 30 "$TENKLOAD" -q -t 2 -d 1s --json "$T/$_lr.json" "$@" \
+	    >"$T/$_lr.out" 2>"$T/$_lr.err" ||
+	    fail "$_lr: exit $?: $(cat "$T/$_lr.out" "$T/$_lr.err")"
+	[ "$(json_get "$T/$_lr.json" errors.total)" -eq 0 ] ||
+	    fail "$_lr: errors: $(grep errors: "$T/$_lr.out")"
+}
+
+# load_has NAME KEY OP VALUE WHAT: KEY of $T/NAME.json compares to VALUE
+# by test(1)'s OP (-eq, -gt, ...), or the script fails with "NAME: WHAT".
+load_has() {
+	# test(1), not [: shellcheck cannot parse [ with OP in a variable.
+	test "$(json_get "$T/$1.json" "$2")" "$3" "$4" || fail "$1: $5"
+}
 
 # replysrv_start ARGS...: test/tools/replysrv (a server answering in one of
 # tenkload's reply framings, or in none) on 127.0.0.1:0; sets RS_PID,
 # RS_LOG and RSADDR (host:port).
 replysrv_start() {
-	RS_LOG=$T/replysrv.$$.$(date +%s%N).log
-	"$TOOLS/replysrv" "$@" 2>"$RS_LOG" &
-	RS_PID=$!
-	await_listen replysrv "$RS_PID" "$RS_LOG"
+	_tool_start replysrv "$@"
+	RS_PID=$TOOL_PID
+	RS_LOG=$TOOL_LOG
 	RSADDR=$LISTEN_ADDR
 }

@@ -15,21 +15,12 @@
 run() {
 	_run=$1
 	shift
-	timeout 30 "$TENKLOAD" -q -c 4 -t 2 -d 1s --json "$T/$_run.json" \
-	    "$@" "$RSADDR" >"$T/$_run.out" 2>"$T/$_run.err" ||
-	    fail "$_run: exit $?: $(cat "$T/$_run.out" "$T/$_run.err")"
-	[ "$(json_get "$T/$_run.json" errors.total)" -eq 0 ] ||
-	    fail "$_run: errors: $(grep errors: "$T/$_run.out")"
-	[ "$(json_get "$T/$_run.json" connections.reconnects)" -gt 0 ] ||
-	    fail "$_run: no reconnects"
-	[ "$(json_get "$T/$_run.json" connections.established)" -eq 4 ] ||
-	    fail "$_run: established is not 4"
-	[ "$(json_get "$T/$_run.json" connections.attempted)" -eq 4 ] ||
-	    fail "$_run: attempted is not 4"
-	[ "$(json_get "$T/$_run.json" connections.open_at_end)" -eq 4 ] ||
-	    fail "$_run: open at end is not 4"
-	[ "$(json_get "$T/$_run.json" connections.unserved)" -eq 0 ] ||
-	    fail "$_run: unserved connections"
+	load_run "$_run" -c 4 "$@" "$RSADDR"
+	load_has "$_run" connections.reconnects -gt 0 "no reconnects"
+	load_has "$_run" connections.established -eq 4 "established is not 4"
+	load_has "$_run" connections.attempted -eq 4 "attempted is not 4"
+	load_has "$_run" connections.open_at_end -eq 4 "open at end is not 4"
+	load_has "$_run" connections.unserved -eq 0 "unserved connections"
 	grep -q '^  reconnects: [1-9]' "$T/$_run.out" ||
 	    fail "$_run: no reconnects line: $(cat "$T/$_run.out")"
 }

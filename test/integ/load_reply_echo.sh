@@ -16,16 +16,9 @@ run() {
 	_run=$1
 	shift
 	# shellcheck disable=SC2046
-	timeout 30 "$TENKLOAD" -q $(be_opt) -c 8 -t 2 -d 1s \
-	    --json "$T/$_run.json" "$@" "$ADDR" >"$T/$_run.out" \
-	    2>"$T/$_run.err" ||
-	    fail "$_run: exit $?: $(cat "$T/$_run.out" "$T/$_run.err")"
-	[ "$(json_get "$T/$_run.json" errors.total)" -eq 0 ] ||
-	    fail "$_run: errors: $(grep errors: "$T/$_run.out")"
-	[ "$(json_get "$T/$_run.json" traffic.msgs)" -gt 0 ] ||
-	    fail "$_run: no messages"
-	[ "$(json_get "$T/$_run.json" traffic.verified_bytes)" -gt 0 ] ||
-	    fail "$_run: nothing verified"
+	load_run "$_run" $(be_opt) -c 8 "$@" "$ADDR"
+	load_has "$_run" traffic.msgs -gt 0 "no messages"
+	load_has "$_run" traffic.verified_bytes -gt 0 "nothing verified"
 }
 
 run plain -m 'hello, \x00\xff\t\\ world\r\n'

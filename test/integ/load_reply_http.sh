@@ -18,16 +18,10 @@ NL='
 run() {
 	_run=$1
 	shift
-	timeout 30 "$TENKLOAD" -q -c 4 -t 2 -d 1s --json "$T/$_run.json" \
-	    -m 'GET / HTTP/1.1\n' --reply http "$@" "$RSADDR" \
-	    >"$T/$_run.out" 2>"$T/$_run.err" ||
-	    fail "$_run: exit $?: $(cat "$T/$_run.out" "$T/$_run.err")"
-	[ "$(json_get "$T/$_run.json" errors.total)" -eq 0 ] ||
-	    fail "$_run: errors: $(grep errors: "$T/$_run.out")"
-	[ "$(json_get "$T/$_run.json" traffic.msgs)" -gt 0 ] ||
-	    fail "$_run: no messages"
-	[ "$(json_get "$T/$_run.json" connections.unserved)" -eq 0 ] ||
-	    fail "$_run: unserved connections"
+	load_run "$_run" -c 4 -m 'GET / HTTP/1.1\n' --reply http "$@" \
+	    "$RSADDR"
+	load_has "$_run" traffic.msgs -gt 0 "no messages"
+	load_has "$_run" connections.unserved -eq 0 "unserved connections"
 }
 
 # replysrv adds a CRLF to each answer: the end of the headers, or the

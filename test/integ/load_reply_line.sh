@@ -15,15 +15,9 @@ replysrv_start --line
 run() {
 	_n=$1
 	shift
-	timeout 30 "$TENKLOAD" -q -c 4 -t 2 -d 1s --json "$T/$_n.json" \
-	    "$@" "$RSADDR" >"$T/$_n.out" 2>"$T/$_n.err" ||
-	    fail "$_n: exit $?: $(cat "$T/$_n.out" "$T/$_n.err")"
-	[ "$(json_get "$T/$_n.json" errors.total)" -eq 0 ] ||
-	    fail "$_n: errors: $(grep errors: "$T/$_n.out")"
-	[ "$(json_get "$T/$_n.json" traffic.msgs)" -gt 0 ] ||
-	    fail "$_n: no messages"
-	[ "$(json_get "$T/$_n.json" connections.unserved)" -eq 0 ] ||
-	    fail "$_n: unserved connections"
+	load_run "$_n" -c 4 "$@" "$RSADDR"
+	load_has "$_n" traffic.msgs -gt 0 "no messages"
+	load_has "$_n" connections.unserved -eq 0 "unserved connections"
 	[ ! -s "$T/$_n.err" ] || fail "$_n: stderr: $(cat "$T/$_n.err")"
 }
 

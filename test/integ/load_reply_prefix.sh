@@ -13,14 +13,9 @@ run() {
 	_run=$1
 	replysrv_start --prefix "$2"
 	shift 2
-	timeout 30 "$TENKLOAD" -q -c 4 -t 2 -d 1s --json "$T/$_run.json" \
-	    "$@" "$RSADDR" >"$T/$_run.out" 2>"$T/$_run.err" ||
-	    fail "$_run: exit $?: $(cat "$T/$_run.out" "$T/$_run.err")"
+	load_run "$_run" -c 4 "$@" "$RSADDR"
 	kill "$RS_PID"
-	[ "$(json_get "$T/$_run.json" errors.total)" -eq 0 ] ||
-	    fail "$_run: errors: $(grep errors: "$T/$_run.out")"
-	[ "$(json_get "$T/$_run.json" traffic.msgs)" -gt 0 ] ||
-	    fail "$_run: no messages"
+	load_has "$_run" traffic.msgs -gt 0 "no messages"
 }
 
 run u16 u16be -m '\x00\x05hello' --reply prefix:u16be --window 4

@@ -6,36 +6,29 @@
 # timeout: 60
 . "$(dirname "$0")/lib.sh"
 
-# bad WORD ARGS...: tenkload ARGS is a usage error naming WORD.
-bad() {
-	_bw=$1
-	shift
-	usage_error "$_bw" "$TENKLOAD" "$@"
-}
-
 A=127.0.0.1:9
 head -c 1048577 /dev/zero >"$T/big"
 : >"$T/empty"
-bad '-m: empty message' -m '' $A
-bad '-m a\\q: unknown escape' -m 'a\q' $A
-bad '--message \\x4: \\x needs two hex digits' --message '\x4' $A
-bad '--message \\012: octal escapes' --message '\012' $A
-bad '--first-message: empty message' --first-message= $A
-bad "--message-file $T/nope: No such file" --message-file "$T/nope" $A
-bad "--message-file $T/big: larger than 1 MiB" --message-file "$T/big" $A
-bad "--message-file $T/empty: empty file" --message-file "$T/empty" $A
-bad '--message-file: one message only' -m x --message-file "$T/big" $A
-bad '-m: one message only' -m x -m y $A
-bad '--size: not with a message' -m x -s 10 $A
-bad '--reply bogus: unknown framing' --reply bogus $A
-bad '--reply bytes: bytes needs a size' --reply bytes $A
-bad '--reply echo:1: echo takes no argument' --reply echo:1 $A
-bad '--reply-check \\z: unknown escape' --reply-check '\z' $A
-bad '--window: not with --mode connect' -M connect --window 2 $A
-bad '--conn-lifetime 0: too small' --conn-lifetime 0 $A
-bad '--conn-lifetime: not with --mode idle' -M idle --conn-lifetime 5 $A
-bad '--conn-lifetime: not with --mode connect' -M connect \
+load_bad '-m: empty message' -m '' $A
+load_bad '-m a\\q: unknown escape' -m 'a\q' $A
+load_bad '--message \\x4: \\x needs two hex digits' --message '\x4' $A
+load_bad '--message \\012: octal escapes' --message '\012' $A
+load_bad '--first-message: empty message' --first-message= $A
+load_bad "--message-file $T/nope: No such file" --message-file "$T/nope" $A
+load_bad "--message-file $T/big: larger than 1 MiB" --message-file "$T/big" $A
+load_bad "--message-file $T/empty: empty file" --message-file "$T/empty" $A
+load_bad '--message-file: one message only' -m x --message-file "$T/big" $A
+load_bad '-m: one message only' -m x -m y $A
+load_bad '--size: not with a message' -m x -s 10 $A
+load_bad '--reply bogus: unknown framing' --reply bogus $A
+load_bad '--reply bytes: bytes needs a size' --reply bytes $A
+load_bad '--reply echo:1: echo takes no argument' --reply echo:1 $A
+load_bad '--reply-check \\z: unknown escape' --reply-check '\z' $A
+load_bad '--window: not with --mode connect' -M connect --window 2 $A
+load_bad '--conn-lifetime 0: too small' --conn-lifetime 0 $A
+load_bad '--conn-lifetime: not with --mode idle' -M idle --conn-lifetime 5 $A
+load_bad '--conn-lifetime: not with --mode connect' -M connect \
     --conn-lifetime 5 $A
-bad '-M bogus: not a mode (pingpong, rate, stream, idle, connect)' \
+load_bad '-M bogus: not a mode (pingpong, rate, stream, idle, connect)' \
     -M bogus $A
 pass

@@ -551,6 +551,12 @@ TEST(framing_http)
 		    "Content-Length: 100\r\n\r\n", 0, 0 },
 		{ get, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
 		    "5\r\nhello\r\n0\r\n\r\n", 0, 0 },
+		/*
+		 * A chunk size in lower-case hex; bare LFs, so that a size
+		 * one too large cannot pass by taking the CR.
+		 */
+		{ get, "HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n"
+		    "b\nhello world\n0\n\n", 0, 0 },
 		{ get, "HTTP/1.1 200 OK\r\n"
 		    "transfer-encoding: gzip, CHUNKED\r\n\r\n"
 		    "3;name=value\r\nabc\r\nA \r\n0123456789\r\n"

@@ -87,6 +87,23 @@ valid_utf8(const unsigned char *p)
 	return 1;
 }
 
+/*
+ * s goes out as valid UTF-8 and reads back as it was; returns its JSON
+ * form, malloc'ed.
+ */
+static char *
+round_trip(const char *s)
+{
+	char	*q, *back;
+
+	T_PTR(q = quote(s));
+	T_OK(valid_utf8((const unsigned char *)q));
+	T_PTR(back = unquote(q));
+	T_OK(strcmp(back, s) == 0);
+	free(back);
+	return q;
+}
+
 TEST(json_str_escapes)
 {
 	static const struct {
@@ -112,17 +129,13 @@ TEST(json_str_escapes)
 		{ "\x80",		"\"\\u0080\"" },
 		{ "\xe2\x82\xac\xac",	"\"\xe2\x82\xac\\u00ac\"" },
 	};
-	char	*q, *back;
+	char	*q;
 	size_t	 i;
 
 	for (i = 0; i < NELEM(cases); i++) {
-		T_PTR(q = quote(cases[i].in));
+		q = round_trip(cases[i].in);
 		if (strcmp(q, cases[i].want) != 0)
 			T_FAIL("case %zu: got %s", i, q);
-		T_OK(valid_utf8((const unsigned char *)q));
-		T_PTR(back = unquote(q));
-		T_OK(strcmp(back, cases[i].in) == 0);
-		free(back);
 		free(q);
 	}
 }
@@ -134,7 +147,6 @@ TEST(json_str_round_trip)
 	    0x7f, 0x80, 0xbf, 0xc2, 0xc3, 0xe0, 0xed, 0xef, 0xf0, 0xf4,
 	    0xff, 0xa0, 0x9f };
 	unsigned char			 s[4];
-	char				*q, *back;
 	size_t				 n = NELEM(set), i, j, k;
 
 	for (i = 0; i < n; i++)
@@ -144,12 +156,7 @@ TEST(json_str_round_trip)
 				s[1] = set[j];
 				s[2] = set[k];
 				s[3] = '\0';
-				T_PTR(q = quote((const char *)s));
-				T_OK(valid_utf8((const unsigned char *)q));
-				T_PTR(back = unquote(q));
-				T_OK(strcmp(back, (const char *)s) == 0);
-				free(back);
-				free(q);
+				free(round_trip((const char *)s));
 			}
 }
 
