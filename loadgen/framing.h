@@ -37,7 +37,7 @@
  *			this framing can hold (used < n); st.why is a short
  *			phrase saying why.  The state is dead: close the
  *			connection, count a mismatch, log the bytes once
- *			through escape_bytes().
+ *			through log_escape().
  *
  * A reply may arrive split at any byte and several may arrive in one
  * chunk; the parsers keep everything they need in fr_state and never
@@ -205,6 +205,5 @@ int		 framing_eof(const struct framing *, struct fr_state *);
 
 /* escape.c */
 ssize_t		 escape_parse(const char *, void *, size_t, const char **);
-size_t		 escape_bytes(char *, size_t, const void *, size_t);
 
 #endif /* TENK_LOADGEN_FRAMING_H */
