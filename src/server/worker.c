@@ -316,13 +316,24 @@ pause_end(struct tk_loop *l, struct tk_timer *t)
 		listeners_want(w, TK_EV_READ);
 }
 
-/* Stop polling the listeners at --max-conns; see the top comment. */
+/*
+ * Stop polling the listeners at --max-conns; see the top comment.  The
+ * first worker to pause counts the cap as reached and may log it (once
+ * a second at most); the others pausing with it add nothing.
+ */
 static void
 cap(struct worker *w)
 {
+	uint64_t	skipped;
+
 	if (!w->capped) {
 		w->capped = 1;
-		atomic_fetch_add(&srv.ncapped, 1);
+		if (atomic_fetch_add(&srv.ncapped, 1) == 0 &&
+		    stats_cap(CAP_MAXCONNS, &skipped))
+			log_warnx("reached --max-conns %llu: not accepting, "
+			    "new clients wait in the backlog (%llu similar "
+			    "suppressed)", (unsigned long long)srv.max_conns,
+			    (unsigned long long)skipped);
 		listeners_want(w, 0);
 		log_debug("%s: thread %d at --max-conns %llu", __func__,
 		    w->id, (unsigned long long)srv.max_conns);

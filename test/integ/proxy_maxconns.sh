@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # --max-conns counts both sockets of a session: with 10, five sessions
-# are open and the sixth client waits in the backlog until one leaves.
+# are open and the sixth client waits in the backlog until one leaves,
+# the cap logged and counted.
 # After churn (normal closes and resets) the count is back to zero.
 # timeout: 90
 . "$(dirname "$0")/lib.sh"
@@ -11,6 +12,10 @@ tenkd_start proxy --threads 2 -u "$UPADDR" --max-conns 10
 cap_full 5 -d 60
 s=$(tenkd_stats) || exit 1
 [ "$(stat_val "$s" accepted)" -le 6 ] || fail "accepted beyond the cap: $s"
+grep -q 'reached --max-conns 10: not accepting' "$TENKD_LOG" ||
+    fail "no cap line: $(cat "$TENKD_LOG")"
+c=$(grep 'stats caps:' "$TENKD_LOG" | tail -n 1)
+[ "$(stat_val "$c" max-conns)" -ge 1 ] || fail "cap not counted: $c"
 kill -TERM "$HOLD_PID"
 wait_exit 20 "$EXTRA_PID"
 [ "$STATUS" -eq 0 ] || fail "waiting clients failed: $(cat "$T/e")"
