@@ -273,6 +273,7 @@ void		 worker_start(struct worker *);
 void		 worker_free(struct worker *);
 void		 worker_conn_gone(struct worker *);
 int		 worker_warn_ok(struct worker *, enum warn_kind, uint64_t *);
+const char	*worker_sessions(uint64_t);
 
 /* conn.c */
 extern const char *const conn_reasons[CONN_NREASONS];

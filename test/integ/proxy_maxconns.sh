@@ -3,7 +3,8 @@
 # --max-conns counts both sockets of a session: with 10, five sessions
 # are open and the sixth client waits in the backlog until one leaves,
 # the cap logged and counted.
-# After churn (normal closes and resets) the count is back to zero.
+# After churn (normal closes and resets) the count is back to zero; the
+# drain line counts sessions.
 # timeout: 90
 . "$(dirname "$0")/lib.sh"
 
@@ -36,4 +37,20 @@ _zero() {
 wait_for 20 _zero || fail "not back to zero: $(grep 'stats' "$TENKD_LOG" |
     tail -n 4)"
 [ "$(ups_stat "$UPADDR" active)" -eq 0 ] || fail "upstream active"
+
+# Messages count sessions, not sockets: three open drain as three.
+"$TKCLI" hold -c 3 -d 60 "$ADDR" >"$T/h3" 2>&1 &
+h3=$!
+track "$h3"
+wait_line 20 "$T/h3" '^ready 3' || fail "hold: $(cat "$T/h3")"
+_three() {
+	[ "$(stat_val "$(tenkd_stats)" active)" -eq 3 ]
+}
+wait_for 20 _three || fail "three sessions not open"
+kill -TERM "$TENKD_PID"
+wait_line 10 "$TENKD_LOG" 'draining 3 sessions for' ||
+    fail "drain line: $(grep 'SIGTERM' "$TENKD_LOG")"
+kill -TERM "$h3"
+wait_exit 20 "$TENKD_PID"
+[ "$STATUS" -eq 0 ] || fail "exit status $STATUS"
 pass
