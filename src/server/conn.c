@@ -324,8 +324,8 @@ conn_access_reopen(void)
  * One access-log line: the real-time clock in UTC to the millisecond and
  * a space, then fmt, which ends in a newline.  Echo and proxy share it.
  * What fmt makes is escaped (log_escape) but for that newline, so a
- * string from outside (an upstream as given, a PROXY TLV) can neither
- * forge a line nor reach a terminal raw.  A line too long for raw is
+ * string from outside (none yet but formatted addresses; PROXY TLVs
+ * later) can neither forge a line nor reach a terminal raw.  A line too long for raw is
  * dropped rather than cut; line has room for raw fully escaped.  The
  * one write(2) keeps lines from several workers whole (O_APPEND).
  */
