@@ -325,9 +325,10 @@ conn_access_reopen(void)
  * a space, then fmt, which ends in a newline.  Echo and proxy share it.
  * What fmt makes is escaped (log_escape) but for that newline, so a
  * string from outside (none yet but formatted addresses; PROXY TLVs
- * later) can neither forge a line nor reach a terminal raw.  A line too long for raw is
- * dropped rather than cut; line has room for raw fully escaped.  The
- * one write(2) keeps lines from several workers whole (O_APPEND).
+ * later) can neither forge a line nor reach a terminal raw.  A line
+ * too long for raw is dropped rather than cut; line has room for raw
+ * fully escaped.  The one write(2) keeps lines from several workers
+ * whole (O_APPEND).
  */
 void
 conn_access_write(const char *fmt, ...)

@@ -29,15 +29,20 @@ static char	optname[64];
 
 /*
  * The one line of a bad command line: the option, its argument and the
- * reason, escaped as a log line is (log_escape), so that an argument
- * holding a newline or a terminal escape cannot forge a second line.
+ * reason, with control bytes and bytes outside printable ASCII escaped
+ * as a log line's are (log_escape), so that an argument holding a
+ * newline or a terminal escape cannot forge a second line.  Backslashes
+ * stay as typed: a value such as --message 'PING\r\n' is shown as the
+ * user wrote it.
  */
 noreturn void
 tk_cli_bad(const char *opt, const char *arg, const char *fmt, ...)
 {
-	va_list	ap;
-	char	msg[1024], out[1024];
-	int	n = 0;
+	va_list		 ap;
+	char		 msg[1024], out[1024];
+	const char	*p;
+	size_t		 o = 0, k, m;
+	int		 n = 0;
 
 	if (opt != NULL && arg != NULL)
 		n = snprintf(msg, sizeof(msg), "%s %s: ", opt,
@@ -52,7 +57,18 @@ tk_cli_bad(const char *opt, const char *arg, const char *fmt, ...)
 	va_start(ap, fmt);
 	(void)vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
 	va_end(ap);
-	(void)log_escape(out, sizeof(out), msg, strlen(msg));
+	for (p = msg; *p != '\0' && o < sizeof(out) - 1; p += k) {
+		if ((k = strcspn(p, "\\")) == 0) {
+			out[o++] = '\\';
+			k = 1;
+			continue;
+		}
+		m = log_escape(out + o, sizeof(out) - o, p, k);
+		o += strlen(out + o);
+		if (m < k)
+			break;		/* out is full */
+	}
+	out[o] = '\0';
 	fprintf(stderr, "%s: %s\n", getprogname(), out);
 	exit(2);
 }

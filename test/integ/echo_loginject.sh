@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Log injection: a newline, an ESC sequence or another control byte in
 # any string from outside (option values, upstreams as given, paths,
-# names) reaches the error log escaped ("\n", "\x1b", "\\"), never raw:
-# no forged line, no terminal escape, the escape visible.  The access
-# log goes through the same escaping (test/unit/test_log.c covers the
-# escaper); what reaches it from outside today is the client's address
-# only, so here it is checked to stay one clean line per session.
+# names) reaches the error log escaped ("\n", "\x1b", "\\"; a backslash
+# in a command-line error is shown as typed), never raw: no forged line,
+# no terminal escape, the escape visible.  The access log goes through
+# the same escaping (test/unit/test_log.c covers the escaper); what
+# reaches it from outside today is the client's address only, so here
+# it is checked to stay one clean line per session.
 # backends: none
 # timeout: 60
 . "$(dirname "$0")/lib.sh"
@@ -42,8 +43,10 @@ refused 'evil\nFAKE LOG LINE:80: ' proxy -u "evil${NL}FAKE LOG LINE:80"
 refused 'evil\x1b[31m\nFAKE:80' proxy -u "evil${ESC}[31m${NL}FAKE:80"
 refused '127.0.0.1:0\x1b[2J\x1b]0;owned\x07: ' echo \
     -l "127.0.0.1:0${ESC}[2J${ESC}]0;owned$(printf '\007')"
-refused 'nobody\r\nFAKE: no such user' echo --user "nobody$(printf '\r')${NL}FAKE"
-refused 'wheel\\\nFAKE: no such group' echo --group "wheel\\${NL}FAKE"
+CR=$(printf '\r')
+refused 'nobody\r\nFAKE: no such user' echo --user "nobody${CR}${NL}FAKE"
+# (a backslash on the command line is shown as typed)
+refused 'wheel\\nFAKE: no such group' echo --group "wheel\\${NL}FAKE"
 refused 'ep\x1b[0mll' echo --backend "ep${ESC}[0mll"
 refused '5s\nFAKE' echo --idle-timeout "5s${NL}FAKE"
 refused '\x7f\xff\x01' echo --log-level "$(printf '\177\377\001')"
