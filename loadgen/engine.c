@@ -237,7 +237,7 @@ lg_conn_mismatch(struct tk_loop *l, struct lg_conn *c, const char *why,
 	size_t	k;
 
 	if (!atomic_flag_test_and_set(&c->th->e->logged)) {
-		k = escape_bytes(esc, sizeof(esc), p,
+		k = log_escape(esc, sizeof(esc), p,
 		    n > SHOW_BYTES ? SHOW_BYTES : n);
 		log_warnx("connection %llu: mismatch at reply byte %llu: %s: "
 		    "\"%s\"%s (later mismatches are only counted)",

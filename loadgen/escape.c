@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * C escapes both ways: escape_parse() turns the text of -m/--message,
- * until:TEXT and --reply-check into bytes; escape_bytes() turns any
- * bytes (a reply that did not match) into one printable line for a log
- * or a JSON string, in the same escapes, so that what a log shows can
- * be pasted back into a command line.
+ * C escapes: escape_parse() turns the text of -m/--message, until:TEXT
+ * and --reply-check into bytes.  The other way, any bytes into one
+ * printable line in the same escapes, is log_escape() in the library,
+ * which tenkd's logs use too: what a log shows can be pasted back into
+ * a command line.
  */
 #include <sys/types.h>
-
-#include <stdio.h>
-#include <string.h>
 
 #include "framing.h"
 
@@ -97,50 +94,4 @@ escape_parse_some(const char *text, void *out, size_t outlen,
 		return -1;
 	}
 	return n;
-}
-
-/*
- * Write n bytes of buf into dst as one printable line: printable ASCII
- * as is, backslash, CR, LF and tab as "\\", "\r", "\n", "\t", every
- * other byte as "\xHH".  dst (dstlen >= 1) is always NUL-terminated;
- * the output stops before an escape that would not fit whole.  Returns
- * how many bytes of buf were written, n unless dst was too short.
- */
-size_t
-escape_bytes(char *dst, size_t dstlen, const void *buf, size_t n)
-{
-	const unsigned char	*p = buf;
-	char			 e[5];
-	size_t			 i, o = 0, k;
-
-	for (i = 0; i < n; i++) {
-		switch (p[i]) {
-		case '\\':
-			k = (size_t)snprintf(e, sizeof(e), "\\\\");
-			break;
-		case '\r':
-			k = (size_t)snprintf(e, sizeof(e), "\\r");
-			break;
-		case '\n':
-			k = (size_t)snprintf(e, sizeof(e), "\\n");
-			break;
-		case '\t':
-			k = (size_t)snprintf(e, sizeof(e), "\\t");
-			break;
-		default:
-			if (p[i] >= 0x20 && p[i] < 0x7f) {
-				e[0] = (char)p[i];
-				k = 1;
-			} else
-				k = (size_t)snprintf(e, sizeof(e), "\\x%02x",
-				    p[i]);
-			break;
-		}
-		if (o + k >= dstlen)
-			break;
-		memcpy(dst + o, e, k);
-		o += k;
-	}
-	dst[o] = '\0';
-	return i;
 }

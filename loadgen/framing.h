@@ -37,7 +37,7 @@
  *			this framing can hold (used < n), byte st.pos of the
  *			reply; st.why is a short phrase saying why.  The
  *			state is dead: close the connection, count a
- *			mismatch, log the bytes once through escape_bytes().
+ *			mismatch, log the bytes once through log_escape().
  *
  * A reply may arrive split at any byte and several may arrive in one
  * chunk; the parsers keep everything they need in fr_state and never
@@ -211,7 +211,6 @@ int		 framing_eof(const struct framing *, struct fr_state *);
 ssize_t		 escape_parse(const char *, void *, size_t, const char **);
 ssize_t		 escape_parse_some(const char *, void *, size_t, const char *,
 		    const char **);
-size_t		 escape_bytes(char *, size_t, const void *, size_t);
 
 /*
  * The value of hex digit c (either case), or -1 if c is none: for "\xHH",

@@ -6,6 +6,7 @@
 #ifndef TENK_LOG_H
 #define TENK_LOG_H
 
+#include <stddef.h>
 #include <stdnoreturn.h>
 
 #define LOG_LVL_ERR	0
@@ -28,6 +29,23 @@ int	log_getlevel(void);
 
 /* Reopen the sink (SIGHUP); a no-op for stderr. */
 void	log_reopen(void);
+
+/*
+ * n bytes of buf as printable text in dst (always NUL-terminated):
+ * backslash, CR, LF and tab as C escapes, any other byte outside
+ * printable ASCII as "\xHH".  Stops before an escape that does not fit;
+ * returns how many bytes of buf were written.  The access log and
+ * tenkload's mismatch line use it.
+ */
+size_t	log_escape(char *dst, size_t dstlen, const void *buf, size_t n);
+
+/*
+ * The same with backslashes left as they are: what every log line and a
+ * bad command line go through, so that text escaped by log_escape()
+ * reads as written.  Control and non-ASCII bytes are escaped all the
+ * same, so nothing can forge a line.
+ */
+size_t	log_escape_ctl(char *dst, size_t dstlen, const void *buf, size_t n);
 
 /*
  * One line at each level; log_warn appends ": strerror(errno)".  All of

@@ -330,34 +330,44 @@ conn_access_reopen(void)
 /*
  * One access-log line: the real-time clock in UTC to the millisecond and
  * a space, then fmt, which ends in a newline.  Echo and proxy share it.
- * A line too long for the buffer is dropped rather than cut; the one
- * write(2) keeps lines from several workers whole (O_APPEND).
+ * What fmt makes is escaped (log_escape) but for that newline, so a
+ * string from outside (none yet but formatted addresses; PROXY TLVs
+ * later) can neither forge a line nor reach a terminal raw.  A line
+ * too long for raw is dropped rather than cut; line has room for raw
+ * fully escaped.  The one write(2) keeps lines from several workers
+ * whole (O_APPEND).
  */
 void
 conn_access_write(const char *fmt, ...)
 {
 	va_list		 ap;
 	struct tm	 tm;
-	char		 line[512];
+	char		 raw[512], line[sizeof(raw) * 4 + 64];
 	uint64_t	 now = tk_clock_real();
 	time_t		 sec = (time_t)(now / TK_SEC);
-	size_t		 n;
-	int		 m;
-	ssize_t		 r;
+	size_t		 n, m;
+	int		 r;
+	ssize_t		 w;
 
+	va_start(ap, fmt);
+	r = vsnprintf(raw, sizeof(raw), fmt, ap);
+	va_end(ap);
+	if (r < 0 || (size_t)r >= sizeof(raw))
+		return;
+	m = (size_t)r;
+	if (m > 0 && raw[m - 1] == '\n')
+		m--;
 	gmtime_r(&sec, &tm);
 	n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
 	n += snprintf(line + n, sizeof(line) - n, ".%03lluZ ",
 	    (unsigned long long)(now % TK_SEC / TK_MSEC));
-	va_start(ap, fmt);
-	m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
-	va_end(ap);
-	if (m < 0 || (size_t)m >= sizeof(line) - n)
-		return;
-	n += m;
+	/* Leaves room for the newline: m <= 511 escapes to at most 2044. */
+	(void)log_escape(line + n, sizeof(line) - n - 1, raw, m);
+	n += strlen(line + n);
+	line[n++] = '\n';
 	do {
-		r = write(srv.access_fd, line, n);
-	} while (r == -1 && errno == EINTR);
+		w = write(srv.access_fd, line, n);
+	} while (w == -1 && errno == EINTR);
 }
 
 /*

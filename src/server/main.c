@@ -7,9 +7,11 @@
  * SIGUSR1 asks for statistics (stats.c).  Serving is in worker.c,
  * conn.c and the protocol files.
  */
+#include <sys/prctl.h>
 #include <sys/types.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <libutil.h>
@@ -92,7 +94,9 @@ static void	parse_args(int, char *[]);
 static void	add_listen(const char *, const char *);
 static void	set_limits(void);
 static void	open_listeners(int *);
+static void	check_path(const char *, const char *);
 static void	drop_privileges(void);
+static uint64_t	sessions_now(void);
 static void	on_signal(struct tk_loop *, int, void *);
 static void	drain_deadline(struct tk_loop *, struct tk_timer *);
 static void	force_all(void);
@@ -431,9 +435,37 @@ open_listeners(int *lfds)
 }
 
 /*
- * --user/--group, after binding: supplementary groups, then the group,
- * then the user (the other way round the group could no longer be
- * changed), then check that none can be taken back.
+ * --check: whether path (NULL: not asked for) can be opened for writing
+ * as tenkd will open it, before any privilege is dropped.  An existing
+ * file is opened for append and left as it was, so checking beside a
+ * running tenkd truncates nothing and ignores its pidfile lock; a
+ * missing one is created and removed.  Dies with one line otherwise.
+ */
+static void
+check_path(const char *what, const char *path)
+{
+	int	fd, created = 0;
+
+	if (path == NULL)
+		return;
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd == -1 && errno == ENOENT) {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		created = fd != -1;
+	}
+	if (fd == -1)
+		fatal("%s %s", what, path);
+	close(fd);
+	if (created && unlink(path) == -1)
+		fatal("%s %s: removing the file made to check it", what, path);
+}
+
+/*
+ * --user/--group, after binding: supplementary groups (only the target
+ * group: none of root's stay), then the group, then the user (the other
+ * way round the group could no longer be changed), then check that none
+ * can be taken back.  PR_SET_NO_NEW_PRIVS (Linux 3.5) last: no execve(2)
+ * of a set-user-ID or file-capability binary can give any back either.
  */
 static void
 drop_privileges(void)
@@ -461,9 +493,26 @@ drop_privileges(void)
 		if (cfg->uid != 0 && setuid(0) != -1)
 			fatalx("could regain root after dropping it");
 	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		fatal("prctl PR_SET_NO_NEW_PRIVS");
 	log_info("running as user %s group %u",
 	    cfg->user != NULL ? cfg->user : "(unchanged)",
 	    (unsigned int)cfg->gid);
+}
+
+/*
+ * Sessions open now, for messages, from the --max-conns count (the one
+ * figure main may read while workers run): a proxy session holds two
+ * units, its client's and its upstream's, an echo connection one.  A
+ * worker between its reservation and the session's start holds one unit
+ * more for a moment, which the halving mostly absorbs.
+ */
+static uint64_t
+sessions_now(void)
+{
+	uint64_t	n = atomic_load(&srv.nconns);
+
+	return srv.proto == &proto_proxy ? n / 2 : n;
 }
 
 static void
@@ -487,16 +536,16 @@ on_signal(struct tk_loop *l, int signo, void *arg)
 	case SIGINT:
 	case SIGTERM:
 		if (srv.draining) {
-			log_info("SIG%s again: closing all connections now",
-			    sigabbrev_np(signo));
+			log_info("SIG%s again: closing all %s now",
+			    sigabbrev_np(signo), worker_sessions(2));
 			force_all();
 			break;
 		}
 		srv.draining = 1;
-		n = atomic_load(&srv.nconns);
-		log_info("SIG%s: no longer accepting, draining %llu "
-		    "connection%s for up to %s", sigabbrev_np(signo),
-		    (unsigned long long)n, n == 1 ? "" : "s",
+		n = sessions_now();
+		log_info("SIG%s: no longer accepting, draining %llu %s for "
+		    "up to %s", sigabbrev_np(signo), (unsigned long long)n,
+		    worker_sessions(n),
 		    tk_fmt_duration(srv.cfg.drain_timeout, dur, sizeof(dur)));
 		setproctitle("%s: draining", srv.cfg.mode);
 		for (i = 0; i < srv.nworkers; i++)
@@ -513,12 +562,12 @@ on_signal(struct tk_loop *l, int signo, void *arg)
 static void
 drain_deadline(struct tk_loop *l, struct tk_timer *t)
 {
-	uint64_t	n = atomic_load(&srv.nconns);
+	uint64_t	n = sessions_now();
 
 	(void)l;
 	(void)t;
-	log_info("drain timeout: closing %llu connection%s",
-	    (unsigned long long)n, n == 1 ? "" : "s");
+	log_info("drain timeout: closing %llu %s", (unsigned long long)n,
+	    worker_sessions(n));
 	force_all();
 }
 
@@ -572,6 +621,8 @@ main(int argc, char *argv[], char *envp[])
 		if ((l = tk_loop_new(cfg->backend, 0)) == NULL)
 			fatal("backend %s", cfg->backend != NULL ?
 			    cfg->backend : "default");
+		check_path("pidfile", cfg->pidfile);
+		check_path("access log", cfg->access_log);
 		log_info("configuration OK: %s, %d thread%s, backend %s, "
 		    "%d address%s", cfg->mode, cfg->threads,
 		    cfg->threads == 1 ? "" : "s", tk_loop_backend(l),

@@ -8,14 +8,16 @@
  * hash chains would grow long under a wide scan.  IPv4 and IPv6 are
  * kept apart, an IPv4-mapped IPv6 address (a dual-stack listener)
  * counting as IPv6.  The threads of the process share the tree under
- * one mutex, taken once per accept and close.  XXX With --workers the
- * cap is per process; a shared count would need memory the master maps
- * for its workers.
+ * one mutex, taken once per accept and close.  A refusal is counted and
+ * logged (at most once a second) through stats_cap().  XXX With
+ * --workers the cap is per process; a shared count would need memory
+ * the master maps for its workers.
  */
 #include <sys/socket.h>
 #include <sys/tree.h>
 
 #include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <assert.h>
 #include <errno.h>
@@ -23,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tenk/log.h"
 #include "tenkd.h"
 
 struct perip {
@@ -89,16 +92,34 @@ perip_key(struct perip *k, const struct sockaddr_in6 *sa)
 	}
 }
 
+/* A refusal at the cap: counted, and logged at most once a second. */
+static void
+perip_refused(const struct perip *k, long long max)
+{
+	char		host[INET6_ADDRSTRLEN];
+	uint64_t	skipped;
+
+	if (!stats_cap(CAP_PERIP, &skipped))
+		return;
+	if (k->family == AF_UNSPEC ||
+	    inet_ntop(k->family, k->addr, host, sizeof(host)) == NULL)
+		strlcpy(host, "?", sizeof(host));
+	log_warnx("client %s reached --max-conns-per-ip %lld: session "
+	    "refused (%llu similar suppressed)", host, max,
+	    (unsigned long long)skipped);
+}
+
 /*
  * Count one more session from sa, a sockaddr_in or sockaddr_in6 (any
  * other family shares one count), unless max are open already.
- * Returns 0, or -1 with errno EUSERS at the cap or ENOMEM.  Any thread.
+ * Returns 0, or -1 with errno EUSERS at the cap (counted and logged) or
+ * ENOMEM.  Any thread.
  */
 int
 perip_take(const struct sockaddr_in6 *sa, long long max)
 {
 	struct perip	 key, *e;
-	int		 rv = 0;
+	int		 rv = 0, refused = 0;
 
 	assert(max > 0);
 	perip_key(&key, sa);
@@ -112,12 +133,16 @@ perip_take(const struct sockaddr_in6 *sa, long long max)
 		RB_INSERT(perip_tree, &perip_root, e);
 	}
 	if (e->n >= max) {
-		errno = EUSERS;
+		refused = 1;
 		rv = -1;
 	} else
 		e->n++;
  out:
 	pthread_mutex_unlock(&perip_mtx);
+	if (refused) {
+		perip_refused(&key, max);
+		errno = EUSERS;
+	}
 	return rv;
 }
 

@@ -8,16 +8,55 @@
  * SIGUSR1 during a round asks for one more round after it, so a storm
  * of signals costs at most one extra round, not one per signal.  The
  * memory budget's figures are process-wide atomics (mem.c), read here.
+ *
+ * The caps (--max-conns, --max-conns-per-ip) are counted for the whole
+ * process, not per worker: the per-IP count is shared by the threads
+ * and --max-conns is one count for all, so a thread's share would mean
+ * little.  stats_cap() counts and rate-limits their log lines.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "tenk/clock.h"
 #include "tenk/log.h"
 #include "tenkd.h"
 
+#define CAP_WARN_EVERY	((long long)TK_SEC) /* a line per cap and second */
+
+/* As the caps are named on the "stats caps" line; see enum cap_kind. */
+const char *const cap_names[CAP_NKINDS] = {
+	"max-conns",
+	"ip-limit",
+};
+
 static void	stats_add(struct stats *, const struct stats *);
 static void	stats_log(const char *, const struct stats *);
+static void	stats_caps(void);
 static void	stats_reply(struct tk_loop *, struct tk_msg *);
+
+/*
+ * Count one more time cap k was reached, and say whether its line may
+ * be logged now: at most one a second for the whole process, whichever
+ * thread gets there first.  *skipped gets how many were held back since
+ * the last line.  Any thread.
+ */
+int
+stats_cap(enum cap_kind k, uint64_t *skipped)
+{
+	struct capcount		*cc = &srv.caps[k];
+	unsigned long long	 now = tk_clock_mono(), last;
+
+	atomic_fetch_add(&cc->n, 1);
+	last = atomic_load(&cc->last);
+	/* Signed: another thread may have stored a later now. */
+	if ((last != 0 && (long long)(now - last) < CAP_WARN_EVERY) ||
+	    !atomic_compare_exchange_strong(&cc->last, &last, now)) {
+		atomic_fetch_add(&cc->skipped, 1);
+		return 0;
+	}
+	*skipped = atomic_exchange(&cc->skipped, 0);
+	return 1;
+}
 
 /* Copy w's counters with the figures kept elsewhere.  Worker thread. */
 void
@@ -79,6 +118,25 @@ stats_log(const char *who, const struct stats *s)
 	    (unsigned long long)s->bufs_free, noport);
 }
 
+/* "stats caps: max-conns 3 ip-limit 0": how often each cap was reached. */
+static void
+stats_caps(void)
+{
+	char	line[256];
+	size_t	len = 0;
+	int	i, n;
+
+	line[0] = '\0';
+	for (i = 0; i < CAP_NKINDS; i++) {
+		n = snprintf(line + len, sizeof(line) - len, " %s %llu",
+		    cap_names[i], atomic_load(&srv.caps[i].n));
+		if (n < 0 || (size_t)n >= sizeof(line) - len)
+			break;
+		len += n;
+	}
+	log_info("stats caps:%s", line);
+}
+
 /* SIGUSR1 on the main thread: start a round, or ask for one more. */
 void
 stats_request(void)
@@ -122,6 +180,7 @@ stats_reply(struct tk_loop *l, struct tk_msg *m)
 		    atomic_load_explicit(&srv.mem_held, memory_order_relaxed),
 		    atomic_load(&srv.mem_tight),
 		    (unsigned long long)atomic_load(&srv.mem_episodes));
+	stats_caps();
 	if (srv.proto->stats != NULL)
 		srv.proto->stats();
 	srv.stats_busy = 0;

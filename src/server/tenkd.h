@@ -172,6 +172,25 @@ struct listener {
 /* The idle wheel: see conn.c. */
 #define WHEEL_SLOTS	1024
 
+/*
+ * The caps that hold clients back, each counted for the whole process
+ * and logged at most once a second (stats_cap); SIGUSR1 prints the
+ * counts as "stats caps: max-conns N ip-limit N".  A new cap (the
+ * memory budget) adds its kind before CAP_NKINDS and its name to
+ * cap_names in stats.c, and calls stats_cap() where it bites.
+ */
+enum cap_kind {
+	CAP_MAXCONNS = 0,	/* accepting paused at --max-conns */
+	CAP_PERIP,		/* a session refused at --max-conns-per-ip */
+	CAP_NKINDS
+};
+
+struct capcount {
+	atomic_ullong		 n;		/* times reached */
+	atomic_ullong		 last;		/* last line, monotonic ns */
+	atomic_ullong		 skipped;	/* reached since, not logged */
+};
+
 /* Warnings a worker rate-limits, each kind on its own (worker_warn_ok). */
 enum warn_kind {
 	WARN_EMFILE = 0,	/* accept4: out of descriptors */
@@ -243,6 +262,7 @@ struct server {
 	uint64_t		 nofile;	/* RLIMIT_NOFILE */
 	atomic_ullong		 nconns;	/* all threads */
 	atomic_int		 ncapped;	/* workers paused at the cap */
+	struct capcount		 caps[CAP_NKINDS];
 	int			 access_fd;	/* -1 when off */
 	int			 ndone;		/* workers drained (main) */
 	int			 nstats;	/* replies this round (main) */
@@ -299,6 +319,7 @@ void		 mem_init(void);
 void		 mem_worker_init(struct worker *);
 void		 mem_check(struct worker *);
 int		 mem_watch(struct worker *);
+const char	*worker_sessions(uint64_t);
 
 /* conn.c */
 extern const char *const conn_reasons[CONN_NREASONS];
@@ -316,6 +337,8 @@ void		 conn_access_write(const char *, ...)
 extern const struct proto proto_echo;
 
 /* stats.c */
+extern const char *const cap_names[CAP_NKINDS];
+int		 stats_cap(enum cap_kind, uint64_t *);
 void		 stats_snapshot(struct worker *, struct stats *);
 void		 stats_request(void);
 

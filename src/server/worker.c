@@ -177,6 +177,19 @@ worker_warn_ok(struct worker *w, enum warn_kind kind, uint64_t *skipped)
 }
 
 /*
+ * What messages call n of the protocol's sessions: a worker counts one
+ * per session in nconns, which is a connection in echo but a client and
+ * its upstream in proxy.  Any thread.
+ */
+const char *
+worker_sessions(uint64_t n)
+{
+	if (srv.proto == &proto_proxy)
+		return n == 1 ? "session" : "sessions";
+	return n == 1 ? "connection" : "connections";
+}
+
+/*
  * Take one unit of --max-conns, or return 0 at the cap.  With no cap
  * the count is still kept, for the statistics.
  */
@@ -354,13 +367,24 @@ worker_mem_resume(struct worker *w)
 		listeners_want(w, TK_EV_READ);
 }
 
-/* Stop polling the listeners at --max-conns; see the top comment. */
+/*
+ * Stop polling the listeners at --max-conns; see the top comment.  The
+ * first worker to pause counts the cap as reached and may log it (once
+ * a second at most); the others pausing with it add nothing.
+ */
 static void
 cap(struct worker *w)
 {
+	uint64_t	skipped;
+
 	if (!w->capped) {
 		w->capped = 1;
-		atomic_fetch_add(&srv.ncapped, 1);
+		if (atomic_fetch_add(&srv.ncapped, 1) == 0 &&
+		    stats_cap(CAP_MAXCONNS, &skipped))
+			log_warnx("reached --max-conns %llu: not accepting, "
+			    "new clients wait in the backlog (%llu similar "
+			    "suppressed)", (unsigned long long)srv.max_conns,
+			    (unsigned long long)skipped);
 		listeners_want(w, 0);
 		log_debug("%s: thread %d at --max-conns %llu", __func__,
 		    w->id, (unsigned long long)srv.max_conns);
@@ -441,8 +465,8 @@ msg_drain(struct tk_loop *l, struct tk_msg *m)
 		w->capped = 0;
 		atomic_fetch_sub(&srv.ncapped, 1);
 	}
-	log_debug("%s: thread %d: %llu connection%s left", __func__, w->id,
-	    (unsigned long long)w->nconns, w->nconns == 1 ? "" : "s");
+	log_debug("%s: thread %d: %llu %s left", __func__, w->id,
+	    (unsigned long long)w->nconns, worker_sessions(w->nconns));
 	check_done(w);
 }
 
@@ -455,8 +479,8 @@ msg_force(struct tk_loop *l, struct tk_msg *m)
 	if (!w->draining)
 		msg_drain(l, &w->m_drain);
 	if (w->nconns > 0)
-		log_info("thread %d: closing %llu connection%s", w->id,
-		    (unsigned long long)w->nconns, w->nconns == 1 ? "" : "s");
+		log_info("thread %d: closing %llu %s", w->id,
+		    (unsigned long long)w->nconns, worker_sessions(w->nconns));
 	conn_close_all(w, CONN_SHUTDOWN);
 	check_done(w);
 }

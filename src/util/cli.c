@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "tenk/cli.h"
+#include "tenk/log.h"
 #include "tenk/loop.h"
 #include "tenk/parse.h"
 
@@ -26,20 +27,36 @@
 
 static char	optname[64];
 
+/*
+ * The one line of a bad command line: the option, its argument and the
+ * reason, with control bytes and bytes outside printable ASCII escaped
+ * as a log line's are (log_escape_ctl), so that an argument holding a
+ * newline or a terminal escape cannot forge a second line.  Backslashes
+ * stay as typed: a value such as --message 'PING\r\n' is shown as the
+ * user wrote it.
+ */
 noreturn void
 tk_cli_bad(const char *opt, const char *arg, const char *fmt, ...)
 {
-	va_list	ap;
+	va_list		 ap;
+	char		 msg[1024], out[1024];
+	int		 n = 0;
 
-	fprintf(stderr, "%s: ", getprogname());
 	if (opt != NULL && arg != NULL)
-		fprintf(stderr, "%s %s: ", opt, *arg == '\0' ? "\"\"" : arg);
+		n = snprintf(msg, sizeof(msg), "%s %s: ", opt,
+		    *arg == '\0' ? "\"\"" : arg);
 	else if (opt != NULL || arg != NULL)
-		fprintf(stderr, "%s: ", opt != NULL ? opt : arg);
+		n = snprintf(msg, sizeof(msg), "%s: ", opt != NULL ? opt : arg);
+	if (n < 0)
+		n = 0;
+	else if ((size_t)n >= sizeof(msg))
+		n = sizeof(msg) - 1;
+	msg[n] = '\0';
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	(void)vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	(void)log_escape_ctl(out, sizeof(out), msg, strlen(msg));
+	fprintf(stderr, "%s: %s\n", getprogname(), out);
 	exit(2);
 }
 

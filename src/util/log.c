@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Logging: one line per event to stderr as "progname: message", or to
- * syslog(3) with facility daemon.  This file owns the sink and the level;
- * rate limiting of repeated warnings is left to the callers, which know
- * what "the same warning" means.
+ * syslog(3) with facility daemon.  This file owns the sink, the level and
+ * the escaping that keeps one event on one line: whatever the message
+ * says (a host name or path from the command line, later a PROXY TLV),
+ * control and non-ASCII bytes go out as C escapes, so nobody outside can
+ * forge a line or send a terminal escape sequence.  Rate limiting of
+ * repeated warnings is left to the callers, which know what "the same
+ * warning" means.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -130,8 +134,104 @@ append(char *line, size_t len, size_t max, const char *s, int *cut)
 }
 
 /*
- * Format one line and hand it to the sink.  with_errno appends the text
- * of errno as it was on entry, and errno is left as it was.  The line is
+ * Write n bytes of buf into dst as one printable line: printable ASCII
+ * as is, backslash, CR, LF and tab as "\\", "\r", "\n", "\t", every
+ * other byte as "\xHH" (ESC is "\x1b").  dst (dstlen >= 1) is always
+ * NUL-terminated; the output stops before an escape that would not fit
+ * whole.  Returns how many bytes of buf were written, n unless dst was
+ * too short.  Any thread.
+ *
+ * libbsd has strnvis(3), but only in octal ("\033"), with an strnvis
+ * whose argument order differs between its NetBSD and OpenBSD forms,
+ * and stravis(3) allocates; this is the form tenkload's --message reads
+ * back (escape_parse), so what a log shows can be pasted into a command.
+ */
+size_t
+log_escape(char *dst, size_t dstlen, const void *buf, size_t n)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	const unsigned char	*p = buf;
+	char			 e[4];
+	size_t			 i, o = 0, k;
+
+	for (i = 0; i < n; i++) {
+		k = 2;
+		e[0] = '\\';
+		switch (p[i]) {
+		case '\\':
+			e[1] = '\\';
+			break;
+		case '\r':
+			e[1] = 'r';
+			break;
+		case '\n':
+			e[1] = 'n';
+			break;
+		case '\t':
+			e[1] = 't';
+			break;
+		default:
+			if (p[i] >= 0x20 && p[i] < 0x7f) {
+				e[0] = (char)p[i];
+				k = 1;
+			} else {
+				e[1] = 'x';
+				e[2] = hex[p[i] >> 4];
+				e[3] = hex[p[i] & 0xf];
+				k = 4;
+			}
+			break;
+		}
+		if (o + k >= dstlen)
+			break;
+		memcpy(dst + o, e, k);
+		o += k;
+	}
+	dst[o] = '\0';
+	return i;
+}
+
+/*
+ * As log_escape(), but a backslash stays as it is: what a log line and a
+ * bad command line show.  A backslash cannot end a line or reach a
+ * terminal, and a message escaped by log_escape() before it is logged
+ * (a reply's bytes, say) then reads as it was written, not with every
+ * backslash doubled.  Returns how many bytes of buf were written.
+ */
+size_t
+log_escape_ctl(char *dst, size_t dstlen, const void *buf, size_t n)
+{
+	const char	*p = buf;
+	size_t		 i = 0, o = 0, k, m;
+
+	if (dstlen == 0)
+		return 0;
+	dst[0] = '\0';
+	while (i < n) {
+		if (p[i] == '\\') {
+			if (o + 1 >= dstlen)
+				break;
+			dst[o++] = '\\';
+			dst[o] = '\0';
+			i++;
+			continue;
+		}
+		for (k = i; k < n && p[k] != '\\'; k++)
+			;
+		m = log_escape(dst + o, dstlen - o, p + i, k - i);
+		o += strlen(dst + o);
+		i += m;
+		if (i < k)
+			break;		/* dst is full */
+	}
+	return i;
+}
+
+/*
+ * Format one line and hand it to the sink.  The formatted message is
+ * escaped (log_escape_ctl), so no argument can end the line early or reach
+ * a terminal raw.  with_errno appends the text of errno as it was on
+ * entry, and errno is left as it was.  The line is
  * built on the stack and written with one write(2): writes of up to
  * PIPE_BUF bytes to a pipe are atomic, and to a file or terminal one
  * write is at least never split between two lines.
@@ -140,9 +240,10 @@ static void
 log_emit(int level, int with_errno, const char *fmt, va_list ap)
 {
 	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
-	char		 line[LOG_LINEMAX], ebuf[128];
+	char		 line[LOG_LINEMAX], raw[LOG_LINEMAX], ebuf[128];
 	const char	*etext;
 	size_t		 len = 0, max = sizeof(line) - 1; /* + newline */
+	size_t		 m;
 	ssize_t		 n;
 	int		 saved_errno = errno, cut = 0, r;
 
@@ -152,13 +253,16 @@ log_emit(int level, int with_errno, const char *fmt, va_list ap)
 		    getprogname(), &cut);
 		len = append(line, len, max, ": ", &cut);
 	}
-	r = vsnprintf(line + len, max - len, fmt, ap);
+	r = vsnprintf(raw, sizeof(raw), fmt, ap);
 	if (r > 0) {
-		if ((size_t)r >= max - len) {
-			r = (int)(max - len - 1);
+		m = (size_t)r;
+		if (m >= sizeof(raw)) {
+			m = sizeof(raw) - 1;
 			cut = 1;
 		}
-		len += (size_t)r;
+		if (log_escape_ctl(line + len, max - len, raw, m) < m)
+			cut = 1;
+		len += strlen(line + len);
 	}
 	if (with_errno) {
 		/* The GNU strerror_r returns a pointer, maybe not to ebuf. */

@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # --max-conns counts both sockets of a session: with 10, five sessions
-# are open and the sixth client waits in the backlog until one leaves.
-# After churn (normal closes and resets) the count is back to zero.
+# are open and the sixth client waits in the backlog until one leaves,
+# the cap logged and counted.
+# After churn (normal closes and resets) the count is back to zero; the
+# drain line counts sessions.
 # timeout: 90
 . "$(dirname "$0")/lib.sh"
 
@@ -11,6 +13,10 @@ tenkd_start proxy --threads 2 -u "$UPADDR" --max-conns 10
 cap_full 5 -d 60
 s=$(tenkd_stats) || exit 1
 [ "$(stat_val "$s" accepted)" -le 6 ] || fail "accepted beyond the cap: $s"
+grep -q 'reached --max-conns 10: not accepting' "$TENKD_LOG" ||
+    fail "no cap line: $(cat "$TENKD_LOG")"
+c=$(grep 'stats caps:' "$TENKD_LOG" | tail -n 1)
+[ "$(stat_val "$c" max-conns)" -ge 1 ] || fail "cap not counted: $c"
 kill -TERM "$HOLD_PID"
 wait_exit 20 "$EXTRA_PID"
 [ "$STATUS" -eq 0 ] || fail "waiting clients failed: $(cat "$T/e")"
@@ -31,4 +37,20 @@ _zero() {
 wait_for 20 _zero || fail "not back to zero: $(grep 'stats' "$TENKD_LOG" |
     tail -n 4)"
 [ "$(ups_stat "$UPADDR" active)" -eq 0 ] || fail "upstream active"
+
+# Messages count sessions, not sockets: three open drain as three.
+"$TKCLI" hold -c 3 -d 60 "$ADDR" >"$T/h3" 2>&1 &
+h3=$!
+track "$h3"
+wait_line 20 "$T/h3" '^ready 3' || fail "hold: $(cat "$T/h3")"
+_three() {
+	[ "$(stat_val "$(tenkd_stats)" active)" -eq 3 ]
+}
+wait_for 20 _three || fail "three sessions not open"
+kill -TERM "$TENKD_PID"
+wait_line 10 "$TENKD_LOG" 'draining 3 sessions for' ||
+    fail "drain line: $(grep 'SIGTERM' "$TENKD_LOG")"
+kill -TERM "$h3"
+wait_exit 20 "$TENKD_PID"
+[ "$STATUS" -eq 0 ] || fail "exit status $STATUS"
 pass

@@ -4,6 +4,8 @@
 # at once (logged as tenkd/connect ip-limit); 127.0.0.1, 127.0.0.2 and
 # ::1 are counted apart, each up to the cap; and once the clients leave
 # every count is back to zero: the cap is whole again, not one more.
+# Each refusal is counted on "stats caps" and logged, at most once a
+# second.
 # timeout: 90
 . "$(dirname "$0")/lib.sh"
 
@@ -57,6 +59,11 @@ h1=$HOLD_PID
 refused "$ADDR"
 wait_line 10 "$T/acc" '^[^ ]* 127\.0\.0\.1:[0-9]* .*tenkd/connect ip-limit' ||
     fail "access log: $(cat "$T/acc")"
+grep -q 'client 127\.0\.0\.1 reached --max-conns-per-ip 5: session refused' \
+    "$TENKD_LOG" || fail "no cap line: $(cat "$TENKD_LOG")"
+tenkd_stats >/dev/null || exit 1
+c=$(grep 'stats caps:' "$TENKD_LOG" | tail -n 1)
+[ "$(stat_val "$c" ip-limit)" -eq 1 ] || fail "refusal not counted: $c"
 
 # 127.0.0.2 has a count of its own: five held, the sixth refused.
 "$TKCLI" echo -v -S 1 -c 5 -b 16 -d 60 "$ADDR" >"$T/h2" 2>&1 &
@@ -96,6 +103,13 @@ refused "$ADDR"
 kill -TERM "$h1"
 wait_exit 20 "$h1"
 wait_for 20 _active 0 || fail "sessions left"
+# Every refusal counted, the lines rate-limited: no more than refusals.
+tenkd_stats >/dev/null || exit 1
+c=$(grep 'stats caps:' "$TENKD_LOG" | tail -n 1)
+n=$(stat_val "$c" ip-limit)
+[ "$n" -ge 3 ] || fail "refusals not counted: $c"
+[ "$(grep -c 'reached --max-conns-per-ip' "$TENKD_LOG")" -le "$n" ] ||
+    fail "more cap lines than refusals"
 "$TKCLI" echo -c 5 -b 1-10k "$ADDR" || fail "after the holders left"
 "$TKCLI" echo -S 1 -c 5 -b 1-10k "$ADDR" || fail "127.0.0.2 after"
 pass

@@ -2,13 +2,15 @@
 /*
  * The C escapes of -m/--message (loadgen/escape.c): each escape, each
  * refusal with its phrase, the output bound; and the log form of any
- * bytes, bounded, which escape_parse() reads back to the same bytes.
+ * bytes (log_escape, in the library), bounded, which escape_parse()
+ * reads back to the same bytes.
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "../../loadgen/framing.h"
 #include "../t.h"
+#include "tenk/log.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -75,19 +77,19 @@ TEST(escape_bytes)
 {
 	char	 dst[32];
 
-	T_UEQ(escape_bytes(dst, sizeof(dst), "+OK\r\n", 5), 5);
+	T_UEQ(log_escape(dst, sizeof(dst), "+OK\r\n", 5), 5);
 	T_STREQ(dst, "+OK\\r\\n");
-	T_UEQ(escape_bytes(dst, sizeof(dst), "a\0\tb\\\x7f\x80\xff", 8), 8);
+	T_UEQ(log_escape(dst, sizeof(dst), "a\0\tb\\\x7f\x80\xff", 8), 8);
 	T_STREQ(dst, "a\\x00\\tb\\\\\\x7f\\x80\\xff");
-	T_UEQ(escape_bytes(dst, sizeof(dst), "", 0), 0);
+	T_UEQ(log_escape(dst, sizeof(dst), "", 0), 0);
 	T_STREQ(dst, "");
 
 	/* Bounded: never half an escape, always terminated. */
-	T_UEQ(escape_bytes(dst, 6, "ab\x01", 3), 2);
+	T_UEQ(log_escape(dst, 6, "ab\x01", 3), 2);
 	T_STREQ(dst, "ab");
-	T_UEQ(escape_bytes(dst, 7, "ab\x01", 3), 3);
+	T_UEQ(log_escape(dst, 7, "ab\x01", 3), 3);
 	T_STREQ(dst, "ab\\x01");
-	T_UEQ(escape_bytes(dst, 1, "ab", 2), 0);
+	T_UEQ(log_escape(dst, 1, "ab", 2), 0);
 	T_STREQ(dst, "");
 }
 
@@ -109,7 +111,7 @@ TEST(escape_round_trip)
 		if (round % 2 == 0)	/* and some mostly printable */
 			for (i = 0; i < n; i++)
 				in[i] = (unsigned char)(' ' + in[i] % 96);
-		T_UEQ(escape_bytes(text, sizeof(text), in, n), n);
+		T_UEQ(log_escape(text, sizeof(text), in, n), n);
 		T_UEQ(strspn(text, " !\"#$%&'()*+,-./0123456789:;<=>?@"
 		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`"
 		    "abcdefghijklmnopqrstuvwxyz{|}~"), strlen(text));

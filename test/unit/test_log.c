@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Logging to stderr: the line format, levels, errno kept and appended,
- * long lines cut, fatal() exiting 1.  stderr is pointed at a temporary
+ * long lines cut, fatal() exiting 1, and the escaping that keeps a
+ * message with control bytes on one line.  stderr is pointed at a temporary
  * file and read back.
  */
 #include <sys/wait.h>
@@ -107,6 +108,85 @@ TEST(log_long_line)
 	T_GT(len, 500);
 	T_LT(len, sizeof(big));
 	T_OK(strncmp(out, "tenkd: xxx", 10) == 0);
+	T_OK(strcmp(out + len - 4, "...\n") == 0);
+	T_OK(strchr(out, '\n') == out + len - 1);
+}
+
+TEST(log_escape)
+{
+	char	dst[64];
+
+	T_UEQ(log_escape(dst, sizeof(dst), "evil\nFAKE", 9), 9);
+	T_STREQ(dst, "evil\\nFAKE");
+	T_UEQ(log_escape(dst, sizeof(dst), "\x1b[31mred\r\t\\", 11), 11);
+	T_STREQ(dst, "\\x1b[31mred\\r\\t\\\\");
+	T_UEQ(log_escape(dst, sizeof(dst), "a\0b\x7f\x9b\xff ~", 8), 8);
+	T_STREQ(dst, "a\\x00b\\x7f\\x9b\\xff ~");
+	/* Never half an escape, always terminated. */
+	T_UEQ(log_escape(dst, 4, "ab\n", 3), 2);
+	T_STREQ(dst, "ab");
+	T_UEQ(log_escape(dst, 1, "a", 1), 0);
+	T_STREQ(dst, "");
+}
+
+/* A message with a newline or an ESC is one line, its escapes visible. */
+TEST(log_escaped_lines)
+{
+	char	want[256];
+
+	log_init("tenkd", LOG_LVL_INFO, 0);
+	capture();
+	log_warnx("upstream %s is down", "evil\nFAKE LOG LINE:80");
+	log_info("%s", "\x1b]0;title\x07\x1b[2J");
+	errno = ENOENT;
+	log_warn("pidfile %s", "/tmp/a\r\nb");
+	snprintf(want, sizeof(want),
+	    "tenkd: upstream evil\\nFAKE LOG LINE:80 is down\n"
+	    "tenkd: \\x1b]0;title\\x07\\x1b[2J\n"
+	    "tenkd: pidfile /tmp/a\\r\\nb: %s\n", strerror(ENOENT));
+	T_STREQ(captured(), want);
+}
+
+/*
+ * A log line keeps backslashes as they are (text escaped before it is
+ * logged reads as written) and still escapes every control byte.
+ */
+TEST(log_escape_ctl)
+{
+	char	dst[64];
+
+	T_UEQ(log_escape_ctl(dst, sizeof(dst), "a\\r\n\x1b", 5), 5);
+	T_STREQ(dst, "a\\r\\n\\x1b");
+	T_UEQ(log_escape_ctl(dst, sizeof(dst), "\"+OK\\r\\n\"", 9), 9);
+	T_STREQ(dst, "\"+OK\\r\\n\"");
+	/* Bounded: never half an escape, always terminated. */
+	T_UEQ(log_escape_ctl(dst, 3, "\\\n", 2), 1);
+	T_STREQ(dst, "\\");
+	T_UEQ(log_escape_ctl(dst, 1, "\\", 1), 0);
+	T_STREQ(dst, "");
+
+	log_init("tenkload", LOG_LVL_INFO, 0);
+	capture();
+	log_warnx("reply \"%s\"", "+OK\\r\\n");
+	T_STREQ(captured(), "tenkload: reply \"+OK\\r\\n\"\n");
+}
+
+/* Escapes that would pass the line's end cut it with the mark. */
+TEST(log_escaped_long)
+{
+	char		 big[900];
+	const char	*out;
+	size_t		 len;
+
+	log_init("tenkd", LOG_LVL_INFO, 0);
+	capture();
+	memset(big, '\n', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	log_info("%s", big);
+	out = captured();
+	len = strlen(out);
+	T_GT(len, 500);
+	T_OK(strncmp(out, "tenkd: \\n\\n", 11) == 0);
 	T_OK(strcmp(out + len - 4, "...\n") == 0);
 	T_OK(strchr(out, '\n') == out + len - 1);
 }
