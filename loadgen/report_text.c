@@ -131,9 +131,13 @@ report_print(FILE *f, const struct report *r)
 		fprintf(f, "%s%s %llu", i > 0 ? ", " : "", report_err_names[i],
 		    (unsigned long long)r->errs[i]);
 	fprintf(f, ")\n");
-	fprintf(f, "verified: %llu bytes echoed%s\n",
-	    (unsigned long long)r->verified,
-	    r->verify ? " and checked" : " (not checked: --no-verify)");
+	if (r->reply[0] != '\0' && strcmp(r->reply, "echo") != 0)
+		fprintf(f, "verified: %llu reply bytes read as %s\n",
+		    (unsigned long long)r->verified, r->reply);
+	else
+		fprintf(f, "verified: %llu bytes echoed%s\n",
+		    (unsigned long long)r->verified, r->verify ?
+		    " and checked" : " (not checked: --no-verify)");
 }
 
 /* Sum the counters of src into dst; p99 takes the larger. */
