@@ -281,10 +281,20 @@ static int
 jp_push(struct jp *j, struct jv *v, struct jv **kid)
 {
 	struct jv	*nk;
+	size_t		 cap;
 
-	if ((nk = reallocarray(v->kid, v->n + 1, sizeof(*nk))) == NULL)
-		return jp_fail(j, "out of memory");
-	v->kid = nk;
+	/*
+	 * Doubling: a histogram's bucket array has thousands of members,
+	 * and growing by one copied the array each time (quadratic, and
+	 * seconds under AddressSanitizer, whose realloc always moves).
+	 */
+	if (v->n == v->cap) {
+		cap = v->cap > 0 ? 2 * v->cap : 8;
+		if ((nk = reallocarray(v->kid, cap, sizeof(*nk))) == NULL)
+			return jp_fail(j, "out of memory");
+		v->kid = nk;
+		v->cap = cap;
+	}
 	*kid = &v->kid[v->n++];
 	memset(*kid, 0, sizeof(**kid));
 	return 0;

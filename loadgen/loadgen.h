@@ -381,6 +381,7 @@ struct jv {
 	int		 isint;
 	struct jv	*kid;		/* JV_ARR, JV_OBJ */
 	size_t		 n;
+	size_t		 cap;		/* kid's room, grown by doubling */
 };
 
 void		 json_str(FILE *, const char *);

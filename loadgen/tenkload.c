@@ -264,10 +264,12 @@ parse_message(const char *opt, const char *text, size_t *len)
 	ssize_t		 n;
 
 	buf = xmalloc(strlen(text) + 1);
-	if ((n = escape_parse(text, buf, strlen(text), &errstr)) == -1)
+	if ((n = escape_parse(text, buf, strlen(text), &errstr)) <= 0) {
+		free(buf);		/* LeakSanitizer checks at exit */
+		if (n == 0)
+			tk_cli_bad(opt, NULL, "empty message");
 		tk_cli_bad(opt, text, "%s", errstr);
-	if (n == 0)
-		tk_cli_bad(opt, NULL, "empty message");
+	}
 	*len = (size_t)n;
 	return buf;
 }
