@@ -263,6 +263,14 @@ parse_args(int argc, char *argv[])
 		case OPT_MAXMEM:
 			cfg->max_memory = (long long)tk_cli_size(opt, optarg,
 			    0, 1ULL << 50);
+			/*
+			 * Below a few pool buffers the marks (90%, 80%)
+			 * round to nothing and an episode could never end.
+			 */
+			if (cfg->max_memory > 0 &&
+			    cfg->max_memory < MEM_MIN_BUDGET)
+				tk_cli_bad(opt, optarg, "too small (0 for no "
+				    "budget, else at least 64k)");
 			break;
 		case OPT_CHECK:
 			cfg->check = 1;

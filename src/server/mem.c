@@ -11,8 +11,11 @@
  * when it comes back, a relaxed atomic add per buffer, never per
  * message or byte (buf.c); a connection that keeps up never takes a
  * buffer, so it never touches the gauge.  A take that leaves the gauge
- * at or above the high mark raises the pool's alert, which conn.c looks
- * at after each step, when closing connections is safe.
+ * at or above the high mark raises the pool's alert, which the caller
+ * of each step looks at (conn.c's conn_io, and proxy.c's up_io for the
+ * upstream's side), when closing connections is safe.  Whom to close is
+ * scored on everything a connection holds queued (proto->queued: both
+ * of a proxy session's directions).
  *
  * An episode begins at 90% of the budget (logged once, counted):
  * connections that hold queued bytes stop reading (conn_limit() in
@@ -286,14 +289,17 @@ worst(struct worker *w)
 	struct conn	*c, *top = NULL;
 	uint64_t	 score, best = 0;
 	uint32_t	 nowu;
+	size_t		 q;
 	int		 i;
 
 	nowu = (uint32_t)(tk_loop_now(w->l) >> CONN_TSHIFT);
 	for (i = 0; i < WHEEL_SLOTS; i++)
 		LIST_FOREACH(c, &w->wheel[i], slot) {
-			if (c->outq.len == 0)
+			q = w->proto->queued != NULL ? w->proto->queued(c) :
+			    c->outq.len;
+			if (q == 0)
 				continue;
-			score = (uint64_t)((c->outq.len + POOL_BUFSIZE - 1) /
+			score = (uint64_t)((q + POOL_BUFSIZE - 1) /
 			    POOL_BUFSIZE) << 32 | (uint32_t)(nowu - c->last);
 			if (score > best) {
 				best = score;

@@ -170,6 +170,7 @@ static void	fail(struct worker *, struct psess *, int);
 static void	discard(struct worker *, struct psess *);
 static int	proxy_header(struct psess *, char *, size_t);
 static void	access_line(struct worker *, struct psess *, const char *);
+static size_t	queued(const struct conn *);
 
 const struct proto proto_proxy = {
 	.name = "proxy",
@@ -178,6 +179,7 @@ const struct proto proto_proxy = {
 	.step = proxy_step,
 	.close = proxy_close,
 	.stats = proxy_stats,
+	.queued = queued,
 	.own_log = 1,
 };
 
@@ -321,8 +323,22 @@ up_io(struct tk_loop *l, struct tk_io *io)
 	struct psess	*s = (struct psess *)((char *)io -
 			    offsetof(struct psess, up));
 
+	struct worker	*w = io->arg;
+
 	(void)l;
-	proxy_step(io->arg, &s->c);
+	proxy_step(w, &s->c);
+	/* As conn_io() does for the client's side. */
+	if (w->pool.alert)
+		mem_check(w);
+}
+
+/* Both of a session's queues: toward the client and the upstream. */
+static size_t
+queued(const struct conn *c)
+{
+	const struct psess	*s = (const struct psess *)c;
+
+	return c->outq.len + s->upq.len;
 }
 
 /*

@@ -34,6 +34,7 @@
 
 #define SCRATCH_SIZE	(64 * 1024)	/* per-thread read buffer */
 #define POOL_BUFSIZE	(16 * 1024 - 64) /* a pool buffer, header apart */
+#define MEM_MIN_BUDGET	(64 * 1024)	/* --max-memory, unless 0 */
 #define POOL_MAXFREE	64		/* spare buffers kept per thread */
 #define ACCEPT_BATCH	64		/* accepts per listener turn */
 
@@ -159,6 +160,11 @@ struct proto {
 	void		(*close)(struct worker *, struct conn *,
 			    enum conn_reason);
 	void		(*stats)(void);
+	/*
+	 * Optional: the bytes c holds queued in every direction, for the
+	 * memory budget's choice of whom to close; NULL: c->outq alone.
+	 */
+	size_t		(*queued)(const struct conn *);
 	int		 own_log;	/* writes its own access-log line */
 };
 
@@ -175,9 +181,11 @@ struct listener {
 /*
  * The caps that hold clients back, each counted for the whole process
  * and logged at most once a second (stats_cap); SIGUSR1 prints the
- * counts as "stats caps: max-conns N ip-limit N".  A new cap (the
- * memory budget) adds its kind before CAP_NKINDS and its name to
- * cap_names in stats.c, and calls stats_cap() where it bites.
+ * counts as "stats caps: max-conns N ip-limit N".  A new cap adds its
+ * kind before CAP_NKINDS and its name to cap_names in stats.c, and
+ * calls stats_cap() where it bites.  The memory budget has a line of
+ * its own ("stats memory", mem.c), since it counts episodes and the
+ * connections it closed, not refusals.
  */
 enum cap_kind {
 	CAP_MAXCONNS = 0,	/* accepting paused at --max-conns */
@@ -313,13 +321,13 @@ void		 worker_free(struct worker *);
 void		 worker_conn_gone(struct worker *);
 int		 worker_warn_ok(struct worker *, enum warn_kind, uint64_t *);
 void		 worker_mem_resume(struct worker *);
+const char	*worker_sessions(uint64_t);
 
 /* mem.c */
 void		 mem_init(void);
 void		 mem_worker_init(struct worker *);
 void		 mem_check(struct worker *);
 int		 mem_watch(struct worker *);
-const char	*worker_sessions(uint64_t);
 
 /* conn.c */
 extern const char *const conn_reasons[CONN_NREASONS];

@@ -34,6 +34,7 @@ bad '--listen'		echo --listen no.such.host.invalid:1
 bad '-l 127.0.0.1:7000: given twice' \
 			echo -l 127.0.0.1:7000 -l 127.0.0.1:7000
 bad '--threads 0: too small (1 to 256)' echo --threads 0
+bad '--max-memory 1k: too small (0 for no budget' echo --max-memory 1k
 bad '-t 100000: too large (1 to 256)' echo -t 100000
 bad '--threads two: invalid'	echo --threads=two
 bad '--threads: needs a value'	echo --threads

@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# The memory budget in proxy mode: clients that send and never read fill
+# the queues toward them with what the upstream echoes back.  tenkd
+# stays alive, the bytes queued stay within --max-memory, sessions are
+# closed for "memory", and a normal client is still served byte-exact.
+# backends: epoll
+# timeout: 120
+. "$(dirname "$0")/lib.sh"
+
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1
+export ASAN_OPTIONS
+
+budget=4096			# KiB
+nc=120
+upstream_start --threads 1
+tenkd_start proxy --threads 2 --buffer-limit 64k --max-memory 4m \
+    -u "$UPADDR"
+"$TKCLI" echo -c 4 -b 1m "$ADDR" || fail "warm-up echo"
+
+i=0
+while [ $i -lt $nc ]; do
+	"$TKCLI" noread -c 1 "$ADDR" >"$T/nr.$i" 2>&1 &
+	track $!
+	i=$((i + 1))
+done
+_settled() {
+	for _f in "$T"/nr.*; do
+		[ -s "$_f" ] || return 1
+	done
+}
+wait_for 60 _settled || fail "the clients did not settle"
+alive "$TENKD_PID" || fail "tenkd died"
+grep -q 'memory: .* queued, 90% of the 4.0 MiB budget' "$TENKD_LOG" ||
+    fail "no episode was logged"
+
+"$TKCLI" echo -c 4 -b 1m "$ADDR" || fail "echo beside stuck clients"
+
+s=$(tenkd_stats) || exit 1
+shed=$(stat_val "$s" memory)
+[ "${shed:-0}" -gt 0 ] || fail "no session closed for memory: $s"
+m=$(grep 'stats memory:' "$TENKD_LOG" | tail -n 1)
+queued=$(stat_val "$m" queued)
+[ "$queued" -le $(( budget * 1024 )) ] ||
+    fail "$queued bytes queued over the budget: $m"
+echo "$nc stuck clients: $shed sessions closed for memory, $queued bytes" \
+    "queued"
+pass
