@@ -18,10 +18,17 @@ lim=$(nofile)
 [ "$lim" = unlimited ] || [ "$lim" -ge $((n + 200)) ] ||
     skip "ulimit -n $lim: need $((n + 200)) per process"
 
+# ThreadSanitizer slows every thread 5-15 times: there a tenth of the
+# clients may wait out the 5 s window (seen: 23 of 10,000 at load 7);
+# every one must still be established, without error.
+mu=0
+[ "$(sanitizer)" = thread ] && mu=$((n / 10))
+
 upstream_start --threads 2
 tenkd_start proxy --workers 2 --threads 1 -u "$UPADDR"
-timeout 150 "$TENKLOAD" -M pingpong -c "$n" -t 2 --connect-rate 2000 --warmup 2s \
-    -d 5s -s 64 --json "$T/r.json" "$ADDR" >"$T/out" 2>"$T/err" ||
+timeout 150 "$TENKLOAD" -M pingpong -c "$n" -t 2 --connect-rate 2000 \
+    --warmup 2s --max-unserved "$mu" -d 5s -s 64 --json "$T/r.json" \
+    "$ADDR" >"$T/out" 2>"$T/err" ||
     fail "tenkload: $(tail -n 5 "$T/out" "$T/err")"
 for k in requested established open_at_end; do
 	v=$(json_get "$T/r.json" connections.$k)
