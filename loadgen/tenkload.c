@@ -327,87 +327,6 @@ set_framing(struct lg_conf *conf, const char *check)
 }
 
 static void
-add_source(struct lg_conf *conf, const struct tk_addr *a)
-{
-	if (conf->nsources == MAXSOURCES)
-		tk_cli_bad("--source", NULL, "more than %d addresses",
-		    MAXSOURCES);
-	conf->sources = xreallocarray(conf->sources, conf->nsources + 1,
-	    sizeof(*conf->sources));
-	conf->sources[conf->nsources++] = *a;
-}
-
-/* ADDR[,ADDR|ADDR-ADDR...]; ranges are IPv4 only. */
-static void
-parse_sources(struct lg_conf *conf, const char *opt, const char *s)
-{
-	struct tk_addr		 a, b;
-	struct sockaddr_in	*sa;
-	const char		*errstr;
-	char			*copy, *p, *tok, *dash;
-	uint32_t		 lo, hi, x;
-
-	copy = xstrdup(s);
-	for (p = copy; (tok = strsep(&p, ",")) != NULL; ) {
-		dash = strchr(tok, '-');
-		if (dash != NULL)
-			*dash = '\0';
-		if (tk_addr_parse(tok, 0, &a, &errstr) == -1)
-			tk_cli_bad(opt, tok, "%s", errstr);
-		if (tk_addr_port(&a) != 0)
-			tk_cli_bad(opt, tok, "no port allowed");
-		if (dash == NULL) {
-			add_source(conf, &a);
-			continue;
-		}
-		if (tk_addr_parse(dash + 1, 0, &b, &errstr) == -1)
-			tk_cli_bad(opt, dash + 1, "%s", errstr);
-		*dash = '-';
-		if (a.ss.ss_family != AF_INET || b.ss.ss_family != AF_INET)
-			tk_cli_bad(opt, tok, "ranges are IPv4 only");
-		lo = ntohl(((struct sockaddr_in *)&a.ss)->sin_addr.s_addr);
-		hi = ntohl(((struct sockaddr_in *)&b.ss)->sin_addr.s_addr);
-		if (lo > hi || hi - lo >= MAXSOURCES)
-			tk_cli_bad(opt, tok, "bad range (lowest first, at "
-			    "most %d addresses)", MAXSOURCES);
-		for (x = lo;; x++) {
-			sa = (struct sockaddr_in *)&a.ss;
-			sa->sin_addr.s_addr = htonl(x);
-			add_source(conf, &a);
-			if (x == hi)
-				break;
-		}
-	}
-	free(copy);
-}
-
-/*
- * Bind a socket to each source address once, so that an address that is
- * not local is a usage error here, not a run of EADDRNOTAVAIL connects
- * that would read as exhausted ports.
- */
-static void
-check_sources(const struct lg_conf *conf)
-{
-	char	 a[TK_ADDRSTRLEN];
-	size_t	 i;
-	int	 fd;
-
-	for (i = 0; i < conf->nsources; i++) {
-		fd = socket(conf->sources[i].ss.ss_family,
-		    SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd == -1)
-			fatal("socket");
-		if (bind(fd, (const struct sockaddr *)&conf->sources[i].ss,
-		    conf->sources[i].len) == -1)
-			tk_cli_bad("--source", tk_addr_fmt_host(
-			    &conf->sources[i], a, sizeof(a)), "%s",
-			    strerror(errno));
-		close(fd);
-	}
-}
-
-static void
 save_args(struct lg_conf *conf, int argc, char *argv[])
 {
 	int	i;
@@ -933,7 +852,8 @@ main(int argc, char *argv[], char *envp[])
 			conf.verify = 0;
 			break;
 		case OPT_SOURCE:
-			parse_sources(&conf, opt, optarg);
+			tk_cli_sources(opt, optarg, MAXSOURCES, &conf.sources,
+			    &conf.nsources);
 			break;
 		case OPT_PROCS:
 			conf.procs = (int)tk_cli_num(opt, optarg, 1,
@@ -1008,7 +928,7 @@ main(int argc, char *argv[], char *envp[])
 		    conf.targets[0].ss.ss_family)
 			tk_cli_bad("--source", NULL, "address family differs "
 			    "from the target's");
-	check_sources(&conf);
+	tk_cli_sources_check("--source", conf.sources, conf.nsources);
 	check_outputs(&conf);
 
 	/*

@@ -73,6 +73,25 @@ const char	*tk_cli_backend(const char *opt, const char *arg);
 /* The compiled-in backends, best first, one a line on stdout; exit 0. */
 noreturn void	 tk_cli_backend_list(void);
 
+struct tk_addr;
+
+/*
+ * A source list, "ADDR[,ADDR|A-B...]": local addresses without ports,
+ * ranges A-B IPv4 only, appended to *list (grown with reallocarray(3);
+ * *n counts them), at most max in all.  Bad input ends through
+ * tk_cli_bad().  Start-up.
+ */
+void		 tk_cli_sources(const char *opt, const char *arg, size_t max,
+		    struct tk_addr **list, size_t *n);
+
+/*
+ * Bind a socket to each of the n addresses once, so that an address
+ * that is not local is a usage error now, not a run of EADDRNOTAVAIL
+ * connects that would read as exhausted ports.  Start-up.
+ */
+void		 tk_cli_sources_check(const char *opt,
+		    const struct tk_addr *list, size_t n);
+
 /*
  * Raise the soft RLIMIT_NOFILE to the hard limit (an unlimited one
  * counts as 2^20, the kernel's default nr_open) and store the soft limit

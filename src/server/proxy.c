@@ -154,7 +154,6 @@ static void	proxy_close(struct worker *, struct conn *,
 static void	proxy_stats(void);
 static void	up_io(struct tk_loop *, struct tk_io *);
 static void	px_timer(struct tk_loop *, struct tk_timer *);
-static int	up_connect(struct upstream *);
 static void	no_port(struct worker *, struct psess *, struct upstream *,
 		    int);
 static int	connect_next(struct worker *, struct psess *, int);
@@ -342,22 +341,6 @@ queued(const struct conn *c)
 }
 
 /*
- * A nonblocking connect to u, from the next --source address.  When an
- * address has no port left toward u, the others may: each is tried
- * once before we give up.  Returns the fd, or -1 with errno set.
- */
-static int
-up_connect(struct upstream *u)
-{
-	int	n = upstream_nsources(u), fd;
-
-	do {
-		fd = tk_sock_connect(upstream_addr(u), upstream_source(u));
-	} while (fd == -1 && upstream_port_error(errno) && --n > 0);
-	return fd;
-}
-
-/*
  * No local port toward u: close the client at once with its own code,
  * count it, and warn (rate-limited).  u stays up: upstream_failed() did
  * not count this against it, and retrying it or another upstream would
@@ -407,7 +390,7 @@ connect_next(struct worker *w, struct psess *s, int err)
 		s->attempts++;
 		s->tried |= 1ULL << upstream_index(u);
 		s->u = u;
-		if ((fd = up_connect(u)) == -1) {
+		if ((fd = upstream_connect(u)) == -1) {
 			err = errno;
 			if (err == EMFILE || err == ENFILE || err == ENOBUFS ||
 			    err == ENOMEM) {

@@ -399,8 +399,7 @@ int		 upstream_add(const char *, const char **);
 int		 upstream_count(void);
 void		 upstream_init(void);
 void		 upstream_source_add(const char *, const char *);
-const struct tk_addr *upstream_source(const struct upstream *);
-int		 upstream_nsources(const struct upstream *);
+int		 upstream_connect(const struct upstream *);
 int		 upstream_port_error(int);
 struct upstream	*upstream_pick(const struct sockaddr_in6 *, uint64_t,
 		    uint64_t);

@@ -66,9 +66,15 @@ static int		 nups;
 static int		*sched;			/* upstream indexes */
 static int		 nsched;
 static atomic_uint	 rr_next;
-static struct tk_addr	 srcs[MAXSOURCES];	/* --source */
-static int		 nsrcs;
-static atomic_uint	 src_next;
+static struct tk_addr	*srcs;			/* --source, as given */
+static size_t		 nsrcs;
+
+/* --source by family ([0] IPv4, [1] IPv6), each taken in its own turn. */
+static struct srcset {
+	struct tk_addr	*a;
+	size_t		 n;
+	atomic_uint	 next;
+} srcset[2];
 
 /*
  * Parse "HOST:PORT[,weight=N]" into the list.  Start-up only.  Returns
@@ -125,14 +131,6 @@ upstream_count(void)
 	return nups;
 }
 
-static void
-source_add(const char *opt, const struct tk_addr *a)
-{
-	if (nsrcs == MAXSOURCES)
-		tk_cli_bad(opt, NULL, "more than %d addresses", MAXSOURCES);
-	srcs[nsrcs++] = *a;
-}
-
 /*
  * --source ADDR[,ADDR|A-B...]: local addresses for upstream connects,
  * without ports; ranges are IPv4 only, as tenkload's --source.
@@ -141,108 +139,68 @@ source_add(const char *opt, const struct tk_addr *a)
 void
 upstream_source_add(const char *opt, const char *arg)
 {
-	struct tk_addr	 a, b;
-	const char	*errstr;
-	char		*copy, *p, *tok, *dash;
-	uint32_t	 lo, hi, x;
+	tk_cli_sources(opt, arg, MAXSOURCES, &srcs, &nsrcs);
+}
 
-	copy = xstrdup(arg);
-	for (p = copy; (tok = strsep(&p, ",")) != NULL; ) {
-		if ((dash = strchr(tok, '-')) != NULL)
-			*dash = '\0';
-		if (tk_addr_parse(tok, 0, &a, &errstr) == -1)
-			tk_cli_bad(opt, tok, "%s", errstr);
-		if (tk_addr_port(&a) != 0)
-			tk_cli_bad(opt, tok, "no port allowed");
-		if (dash == NULL) {
-			source_add(opt, &a);
-			continue;
-		}
-		if (tk_addr_parse(dash + 1, 0, &b, &errstr) == -1)
-			tk_cli_bad(opt, dash + 1, "%s", errstr);
-		*dash = '-';
-		if (a.ss.ss_family != AF_INET || b.ss.ss_family != AF_INET)
-			tk_cli_bad(opt, tok, "ranges are IPv4 only");
-		lo = ntohl(((struct sockaddr_in *)&a.ss)->sin_addr.s_addr);
-		hi = ntohl(((struct sockaddr_in *)&b.ss)->sin_addr.s_addr);
-		if (lo > hi || hi - lo >= MAXSOURCES)
-			tk_cli_bad(opt, tok, "bad range (lowest first, at "
-			    "most %d addresses)", MAXSOURCES);
-		for (x = lo;; x++) {
-			((struct sockaddr_in *)&a.ss)->sin_addr.s_addr =
-			    htonl(x);
-			source_add(opt, &a);
-			if (x == hi)
-				break;
-		}
-	}
-	free(copy);
+static struct srcset *
+srcset_of(const struct tk_addr *a)
+{
+	return &srcset[a->ss.ss_family == AF_INET6];
 }
 
 /*
- * Every --source address must be local and every upstream must have one
- * of its family: bind each once, so that a typo is a usage error now
- * rather than a run of EADDRNOTAVAIL connects that would read as
- * exhausted ports.  Start-up.
+ * Every --source address must be local (bound once: a typo is a usage
+ * error now rather than a run of EADDRNOTAVAIL connects that would read
+ * as exhausted ports) and every upstream must have one of its family.
+ * Sorts them by family.  Start-up.
  */
 static void
-sources_check(void)
+sources_init(void)
 {
-	char	a[TK_ADDRSTRLEN];
-	int	i, k, fd;
+	struct srcset	*ss;
+	size_t		 i;
+	int		 k;
 
+	atomic_init(&srcset[0].next, 0);
+	atomic_init(&srcset[1].next, 0);
 	if (nsrcs == 0)
 		return;
+	tk_cli_sources_check("--source", srcs, nsrcs);
 	for (i = 0; i < nsrcs; i++) {
-		fd = socket(srcs[i].ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC,
-		    0);
-		if (fd == -1 || bind(fd, (const struct sockaddr *)&srcs[i].ss,
-		    srcs[i].len) == -1)
-			tk_cli_bad("--source", tk_addr_fmt_host(&srcs[i], a,
-			    sizeof(a)), "%s", strerror(errno));
-		close(fd);
+		ss = srcset_of(&srcs[i]);
+		ss->a = xreallocarray(ss->a, ss->n + 1, sizeof(*ss->a));
+		ss->a[ss->n++] = srcs[i];
 	}
-	for (i = 0; i < nups; i++) {
-		for (k = 0; k < nsrcs; k++)
-			if (srcs[k].ss.ss_family == ups[i].addr.ss.ss_family)
-				break;
-		if (k == nsrcs)
+	for (k = 0; k < nups; k++)
+		if (srcset_of(&ups[k].addr)->n == 0)
 			tk_cli_bad("--source", NULL, "no address of the "
-			    "family of upstream %s", ups[i].name);
-	}
+			    "family of upstream %s", ups[k].name);
 }
 
 /*
- * The --source address for the next connect to u, in turn among those
- * of u's family, or NULL without --source (the kernel chooses).  Any
- * thread.
+ * A nonblocking connect to u, from the next --source address of its
+ * family in turn (without --source, the kernel chooses).  When an
+ * address has no local port left toward u, each other one is tried
+ * once, from this call's turn on, whatever other threads take
+ * meanwhile.  Returns the fd, or -1 with errno set.  Any thread.
  */
-const struct tk_addr *
-upstream_source(const struct upstream *u)
+int
+upstream_connect(const struct upstream *u)
 {
-	unsigned int	start;
-	int		i;
+	struct srcset	*ss = srcset_of(&u->addr);
+	unsigned int	 start;
+	size_t		 i;
+	int		 fd = -1;
 
 	if (nsrcs == 0)
-		return NULL;
-	start = atomic_fetch_add_explicit(&src_next, 1, memory_order_relaxed);
-	for (i = 0; i < nsrcs; i++)
-		if (srcs[(start + i) % nsrcs].ss.ss_family ==
-		    u->addr.ss.ss_family)
-			return &srcs[(start + i) % nsrcs];
-	return NULL;
-}
-
-/* How many --source addresses u's connects can leave from (0: any). */
-int
-upstream_nsources(const struct upstream *u)
-{
-	int	i, n = 0;
-
-	for (i = 0; i < nsrcs; i++)
-		if (srcs[i].ss.ss_family == u->addr.ss.ss_family)
-			n++;
-	return n;
+		return tk_sock_connect(&u->addr, NULL);
+	start = atomic_fetch_add_explicit(&ss->next, 1, memory_order_relaxed);
+	for (i = 0; i < ss->n; i++) {
+		fd = tk_sock_connect(&u->addr, &ss->a[(start + i) % ss->n]);
+		if (fd != -1 || !upstream_port_error(errno))
+			break;
+	}
+	return fd;
 }
 
 /*
@@ -254,8 +212,7 @@ upstream_init(void)
 {
 	int	cur[MAXUPSTREAMS], total = 0, i, k, best;
 
-	sources_check();
-	atomic_init(&src_next, 0);
+	sources_init();
 
 	for (i = 0; i < nups; i++) {
 		total += ups[i].weight;

@@ -2,10 +2,14 @@
 /*
  * The command-line kit shared by tenkd, tenkload, tenkbench and
  * loopbench: one message format for a bad option, whether getopt or a
- * value found it, the range checks, the backend name and the open-file
- * limit.  What each option means stays in its program.
+ * value found it, the range checks, the backend name, source address
+ * lists and the open-file limit.  What each option means stays in its program.
  */
 #include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <assert.h>
 #include <errno.h>
@@ -14,11 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tenk/cli.h"
 #include "tenk/log.h"
 #include "tenk/loop.h"
 #include "tenk/parse.h"
+#include "tenk/sock.h"
 
 /* RLIM_INFINITY as a count: the kernel's default fs.nr_open. */
 #define NOFILE_INF	(1ULL << 20)
@@ -300,4 +306,82 @@ tk_nofile_raise(uint64_t *nofile)
 	}
 	*nofile = rl.rlim_cur == RLIM_INFINITY ? NOFILE_INF : rl.rlim_cur;
 	return rv;
+}
+
+static void
+source_add(const char *opt, size_t max, struct tk_addr **list, size_t *n,
+    const struct tk_addr *a)
+{
+	struct tk_addr	*nl;
+
+	if (*n >= max)
+		tk_cli_bad(opt, NULL, "more than %zu addresses", max);
+	if ((nl = reallocarray(*list, *n + 1, sizeof(**list))) == NULL)
+		fatal("%s", opt);
+	*list = nl;
+	nl[(*n)++] = *a;
+}
+
+void
+tk_cli_sources(const char *opt, const char *arg, size_t max,
+    struct tk_addr **list, size_t *n)
+{
+	struct tk_addr	 a, b;
+	const char	*errstr;
+	char		*copy, *p, *tok, *dash;
+	uint32_t	 lo, hi, x;
+
+	if ((copy = strdup(arg)) == NULL)
+		fatal("%s", opt);
+	for (p = copy; (tok = strsep(&p, ",")) != NULL; ) {
+		if ((dash = strchr(tok, '-')) != NULL)
+			*dash = '\0';
+		if (tk_addr_parse(tok, 0, &a, &errstr) == -1)
+			tk_cli_bad(opt, tok, "%s", errstr);
+		if (tk_addr_port(&a) != 0)
+			tk_cli_bad(opt, tok, "no port allowed");
+		if (dash == NULL) {
+			source_add(opt, max, list, n, &a);
+			continue;
+		}
+		if (tk_addr_parse(dash + 1, 0, &b, &errstr) == -1)
+			tk_cli_bad(opt, dash + 1, "%s", errstr);
+		*dash = '-';
+		if (a.ss.ss_family != AF_INET || b.ss.ss_family != AF_INET)
+			tk_cli_bad(opt, tok, "ranges are IPv4 only");
+		lo = ntohl(((struct sockaddr_in *)&a.ss)->sin_addr.s_addr);
+		hi = ntohl(((struct sockaddr_in *)&b.ss)->sin_addr.s_addr);
+		if (lo > hi || hi - lo >= max)
+			tk_cli_bad(opt, tok, "bad range (lowest first, at "
+			    "most %zu addresses)", max);
+		for (x = lo;; x++) {
+			((struct sockaddr_in *)&a.ss)->sin_addr.s_addr =
+			    htonl(x);
+			source_add(opt, max, list, n, &a);
+			if (x == hi)
+				break;
+		}
+	}
+	free(copy);
+}
+
+void
+tk_cli_sources_check(const char *opt, const struct tk_addr *list, size_t n)
+{
+	char	 a[TK_ADDRSTRLEN];
+	size_t	 i;
+	int	 fd, e;
+
+	for (i = 0; i < n; i++) {
+		if ((fd = socket(list[i].ss.ss_family,
+		    SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+			fatal("%s: socket", opt);
+		if (bind(fd, (const struct sockaddr *)&list[i].ss,
+		    list[i].len) == -1) {
+			e = errno;	/* tk_addr_fmt_host may move it */
+			tk_cli_bad(opt, tk_addr_fmt_host(&list[i], a,
+			    sizeof(a)), "%s", strerror(e));
+		}
+		close(fd);
+	}
 }
