@@ -182,6 +182,21 @@ lg_conn_count(struct lg_conn *c, int was, enum lg_err kind)
 }
 
 /*
+ * c, in state was, is going: whether it had been open (connected, or a
+ * reconnect of a slot that had been), and if so and it was active, an
+ * unserved one when no message of it completed in the window.
+ */
+static int
+lg_conn_gone(struct lg_conn *c, int was)
+{
+	int	open = was != LG_CONN_CONNECTING || c->reconn;
+
+	if (open && !c->idle && c->wmsgs == 0)
+		c->th->st.unserved++;
+	return open;
+}
+
+/*
  * Close c and count why.  kind < 0 is an orderly close at the end of
  * the run.  The connection's memory stays in the thread's array, so
  * nothing that still points at it can dangle.
@@ -198,9 +213,7 @@ lg_conn_close(struct tk_loop *l, struct lg_conn *c, int kind)
 	tk_io_stop(l, &c->io);
 	close(c->io.fd);
 	c->state = LG_CONN_DEAD;
-	open = was != LG_CONN_CONNECTING || c->reconn;
-	if (open && !c->idle && c->wmsgs == 0)
-		th->st.unserved++;
+	open = lg_conn_gone(c, was);
 	if (kind < 0) {
 		if (open)
 			th->st.open_end++;
@@ -218,8 +231,7 @@ lg_conn_fail_early(struct lg_conn *c, int e)
 	if (kind == ERR_OTHER)
 		log_debug("%s: connect: %s", __func__, strerror(e));
 	c->state = LG_CONN_DEAD;
-	if (c->reconn && !c->idle && c->wmsgs == 0)
-		c->th->st.unserved++;
+	(void)lg_conn_gone(c, LG_CONN_CONNECTING);
 	lg_conn_count(c, LG_CONN_CONNECTING, kind);
 }
 
