@@ -186,3 +186,25 @@ ratio_table() {
 		for (j = 1; j <= nc; j++) printf " %s |", cell[k, c[j]]
 		printf "\n" } }' | sort -n -s -k2,2
 }
+
+# listening PORT: something listens on 127.0.0.1:PORT (ss).
+listening() {
+	[ -n "$(ss -Htln "( sport = :$1 )" 2>/dev/null)" ]
+}
+
+# free_port: PORT = a port nothing listened on a moment ago (the kernel's
+# choice for a tenkd bound to port 0, which is then stopped).
+# shellcheck disable=SC2034	# PORT is for the caller
+free_port() {
+	: >"$OUT/port.err"	# empty first: the child's 2> may come late
+	"$TENKD" echo -l 127.0.0.1:0 -t 1 2>"$OUT/port.err" &
+	_p=$!
+	await_addr "$OUT/port.err" "$_p"
+	_ok=$?
+	# SIGKILL: it holds nothing (the lost SIGTERM of "Anomalies" in
+	# docs/BENCHMARKS.md was the shell's, between fork and exec)
+	kill -KILL "$_p" 2>/dev/null
+	wait "$_p" 2>/dev/null
+	[ "$_ok" -eq 0 ] || die "could not find a free port: tenkd $LERR"
+	PORT=${LADDR##*:}
+}

@@ -152,27 +152,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# listening PORT: true once something listens on 127.0.0.1:PORT
-listening() {
-	[ -n "$(ss -Htln "( sport = :$1 )" 2>/dev/null)" ]
-}
-
-# free_port: PORT = a port nothing listened on a moment ago (the kernel's
-# choice for a tenkd bound to port 0, which is then stopped).
-free_port() {
-	: >"$OUT/port.err"	# empty first: the child's 2> may come late
-	"$TENKD" echo -l 127.0.0.1:0 -t 1 2>"$OUT/port.err" &
-	_p=$!
-	await_addr "$OUT/port.err" "$_p"
-	_ok=$?
-	# SIGKILL: it holds nothing (the lost SIGTERM of "Anomalies" in
-	# docs/BENCHMARKS.md was the shell's, between fork and exec)
-	kill -KILL "$_p" 2>/dev/null
-	wait "$_p" 2>/dev/null
-	[ "$_ok" -eq 0 ] || die "could not find a free port: tenkd $LERR"
-	PORT=${LADDR##*:}
-}
-
 # start_upstream: UPID, UADDR
 start_upstream() {
 	: >"$OUT/upstream.err"	# else the last run's port may be read

@@ -103,21 +103,7 @@ grep -q 'memory budget 4.0 MiB (--max-memory)' "$TENKD_LOG" ||
 "$TKCLI" echo -c 4 -b 1m "$ADDR" || fail "warm-up echo"
 rss0=$(rss_kb "$TENKD_PID")
 
-# One client a process: a client that is shed fails on its own.
-i=0
-while [ $i -lt $nc ]; do
-	"$TKCLI" noread -c 1 "$ADDR" >"$T/nr.$i" 2>&1 &
-	track $!
-	i=$((i + 1))
-done
-
-# Every client has stalled or been closed (its output is not empty).
-_settled() {
-	for _f in "$T"/nr.*; do
-		[ -s "$_f" ] || return 1
-	done
-}
-wait_for 60 _settled || fail "the clients did not settle"
+noread_clients "$nc"
 alive "$TENKD_PID" || fail "tenkd died"
 grep -q 'memory: .* queued, 90% of the 4.0 MiB budget' "$TENKD_LOG" ||
     fail "no episode was logged"

@@ -408,3 +408,24 @@ replysrv_start() {
 	RS_LOG=$TOOL_LOG
 	RSADDR=$LISTEN_ADDR
 }
+
+# noread_clients N: N clients of $ADDR that send and never read, one
+# a process (a client that is shed fails on its own), their output in
+# $T/nr.*; returns once every one has stalled or been closed (its output
+# is not empty), failing after 60 s.
+noread_clients() {
+	_i=0
+	while [ "$_i" -lt "$1" ]; do
+		"$TKCLI" noread -c 1 "$ADDR" >"$T/nr.$_i" 2>&1 &
+		track $!
+		_i=$((_i + 1))
+	done
+	wait_for 60 _noread_settled || fail "the clients did not settle"
+}
+
+_noread_settled() {
+	for _f in "$T"/nr.*; do
+		[ -s "$_f" ] || return 1
+	done
+}
+

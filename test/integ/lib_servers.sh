@@ -169,3 +169,26 @@ nginx_stop() {
 	kill -TERM "$NGINX_PID" 2>/dev/null
 	wait "$NGINX_PID" 2>/dev/null
 }
+
+# server_load NAME ADDR ARGS...: tenkload for 1 s against ADDR; its
+# exit status in RC, its report in $T/NAME.out, its JSON in
+# $T/NAME.json.
+server_load() {
+	_n=$1
+	_a=$2
+	shift 2
+	timeout 30 "$TENKLOAD" -q -d 1s "$@" \
+	    --json "$T/$_n.json" "$_a" >"$T/$_n.out" 2>"$T/$_n.err"
+	RC=$?
+}
+
+# served NAME: the run exited 0 with messages and no error.
+served() {
+	[ "$RC" -eq 0 ] ||
+	    fail "$1: tenkload exited $RC: $(cat "$T/$1.out" "$T/$1.err")"
+	_m=$(json_get "$T/$1.json" traffic.msgs) || fail "$1: no traffic.msgs"
+	[ "$_m" -gt 0 ] || fail "$1: no message counted"
+	_e=$(json_get "$T/$1.json" errors.total)
+	[ "$_e" = 0 ] || fail "$1: $_e errors: $(cat "$T/$1.out")"
+	echo "$1: $_m msgs, 0 errors"
+}

@@ -16,26 +16,11 @@
 need_prog redis-server redis-server
 redis_start
 
-# load NAME ARGS...: tenkload for 1 s against redis with --reply redis;
-# its exit status in RC, its report in $T/NAME.out, its JSON in
-# $T/NAME.json.
+# load NAME ARGS...: server_load against this server's framing.
 load() {
-	_n=$1
+	_ln=$1
 	shift
-	timeout 30 "$TENKLOAD" -q -d 1s --reply redis "$@" \
-	    --json "$T/$_n.json" "$RADDR" >"$T/$_n.out" 2>"$T/$_n.err"
-	RC=$?
-}
-
-# served NAME: the run exited 0 with messages and no error.
-served() {
-	[ "$RC" -eq 0 ] ||
-	    fail "$1: tenkload exited $RC: $(cat "$T/$1.out" "$T/$1.err")"
-	_m=$(json_get "$T/$1.json" traffic.msgs) || fail "$1: no traffic.msgs"
-	[ "$_m" -gt 0 ] || fail "$1: no message counted"
-	_e=$(json_get "$T/$1.json" errors.total)
-	[ "$_e" = 0 ] || fail "$1: $_e errors: $(cat "$T/$1.out")"
-	echo "$1: $_m msgs, 0 errors"
+	server_load "$_ln" "$RADDR" --reply redis "$@"
 }
 
 # window NAME N: the JSON says N requests were in flight per connection.

@@ -18,18 +18,7 @@ tenkd_start proxy --threads 2 --buffer-limit 64k --max-memory 4m \
     -u "$UPADDR"
 "$TKCLI" echo -c 4 -b 1m "$ADDR" || fail "warm-up echo"
 
-i=0
-while [ $i -lt $nc ]; do
-	"$TKCLI" noread -c 1 "$ADDR" >"$T/nr.$i" 2>&1 &
-	track $!
-	i=$((i + 1))
-done
-_settled() {
-	for _f in "$T"/nr.*; do
-		[ -s "$_f" ] || return 1
-	done
-}
-wait_for 60 _settled || fail "the clients did not settle"
+noread_clients "$nc"
 alive "$TENKD_PID" || fail "tenkd died"
 grep -q 'memory: .* queued, 90% of the 4.0 MiB budget' "$TENKD_LOG" ||
     fail "no episode was logged"

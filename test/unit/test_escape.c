@@ -73,26 +73,6 @@ TEST(escape_parse)
 	T_STREQ(err, "too long");
 }
 
-TEST(escape_bytes)
-{
-	char	 dst[32];
-
-	T_UEQ(log_escape(dst, sizeof(dst), "+OK\r\n", 5), 5);
-	T_STREQ(dst, "+OK\\r\\n");
-	T_UEQ(log_escape(dst, sizeof(dst), "a\0\tb\\\x7f\x80\xff", 8), 8);
-	T_STREQ(dst, "a\\x00\\tb\\\\\\x7f\\x80\\xff");
-	T_UEQ(log_escape(dst, sizeof(dst), "", 0), 0);
-	T_STREQ(dst, "");
-
-	/* Bounded: never half an escape, always terminated. */
-	T_UEQ(log_escape(dst, 6, "ab\x01", 3), 2);
-	T_STREQ(dst, "ab");
-	T_UEQ(log_escape(dst, 7, "ab\x01", 3), 3);
-	T_STREQ(dst, "ab\\x01");
-	T_UEQ(log_escape(dst, 1, "ab", 2), 0);
-	T_STREQ(dst, "");
-}
-
 /* Any bytes, escaped for a log, read back as the same bytes. */
 TEST(escape_round_trip)
 {

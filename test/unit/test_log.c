@@ -122,6 +122,8 @@ TEST(log_escape)
 	T_STREQ(dst, "\\x1b[31mred\\r\\t\\\\");
 	T_UEQ(log_escape(dst, sizeof(dst), "a\0b\x7f\x9b\xff ~", 8), 8);
 	T_STREQ(dst, "a\\x00b\\x7f\\x9b\\xff ~");
+	T_UEQ(log_escape(dst, sizeof(dst), "", 0), 0);
+	T_STREQ(dst, "");
 	/* Never half an escape, always terminated. */
 	T_UEQ(log_escape(dst, 4, "ab\n", 3), 2);
 	T_STREQ(dst, "ab");
