@@ -404,7 +404,6 @@ int		 upstream_port_error(int);
 struct upstream	*upstream_pick(const struct sockaddr_in6 *, uint64_t,
 		    uint64_t);
 int		 upstream_index(const struct upstream *);
-const struct tk_addr *upstream_addr(const struct upstream *);
 const char	*upstream_name(const struct upstream *);
 void		 upstream_connected(struct upstream *);
 void		 upstream_failed(struct upstream *, uint64_t, int);

@@ -332,12 +332,6 @@ upstream_index(const struct upstream *u)
 	return u->idx;
 }
 
-const struct tk_addr *
-upstream_addr(const struct upstream *u)
-{
-	return &u->addr;
-}
-
 const char *
 upstream_name(const struct upstream *u)
 {
