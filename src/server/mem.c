@@ -169,9 +169,15 @@ enter(struct worker *self, size_t held)
 	int		 zero = 0, i;
 	char		 s1[32], s2[32];
 
-	if (!atomic_compare_exchange_strong(&srv.mem_tight, &zero, 1))
+	/*
+	 * Tight is 2 until the episode's start is stored, then 1: a
+	 * worker's mem_tick that saw 1 with the last episode's start
+	 * would take the grace as spent and shed at once.
+	 */
+	if (!atomic_compare_exchange_strong(&srv.mem_tight, &zero, 2))
 		return;
 	atomic_store(&srv.mem_since, tk_loop_now(self->l));
+	atomic_store(&srv.mem_tight, 1);
 	atomic_fetch_add(&srv.mem_episodes, 1);
 	log_warnx("memory: %s queued, %d%% of the %s budget: connections "
 	    "holding queued bytes stop reading, accepting paused",
@@ -226,7 +232,7 @@ mem_tick(struct tk_loop *l, struct tk_timer *t)
 	uint64_t	 now = tk_loop_now(l), since;
 	size_t		 held;
 
-	if (atomic_load(&srv.mem_tight)) {
+	if (atomic_load(&srv.mem_tight) == 1) {
 		held = atomic_load_explicit(&srv.mem_held,
 		    memory_order_relaxed);
 		since = atomic_load(&srv.mem_since);

@@ -178,7 +178,7 @@ stats_reply(struct tk_loop *l, struct tk_msg *m)
 		log_info("stats memory: budget %zu queued %zu tight %d "
 		    "episodes %llu", srv.mem_budget,
 		    atomic_load_explicit(&srv.mem_held, memory_order_relaxed),
-		    atomic_load(&srv.mem_tight),
+		    atomic_load(&srv.mem_tight) != 0,
 		    (unsigned long long)atomic_load(&srv.mem_episodes));
 	stats_caps();
 	if (srv.proto->stats != NULL)

@@ -290,7 +290,7 @@ struct server {
 	size_t			 mem_high;	/* an episode from here */
 	size_t			 mem_low;	/* until below here */
 	_Alignas(64) atomic_size_t mem_held;	/* bytes in handed-out bufs */
-	_Alignas(64) atomic_int	 mem_tight;	/* an episode is on */
+	_Alignas(64) atomic_int	 mem_tight;	/* an episode: 1, 2 starting */
 	atomic_ullong		 mem_since;	/* when it began, ns */
 	atomic_ullong		 mem_episodes;
 	atomic_ullong		 mem_shed;	/* closed in this episode */
