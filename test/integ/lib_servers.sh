@@ -192,3 +192,18 @@ served() {
 	[ "$_e" = 0 ] || fail "$1: $_e errors: $(cat "$T/$1.out")"
 	echo "$1: $_m msgs, 0 errors"
 }
+
+# refused NAME WHAT: the run NAME failed its --reply-check: exit 1, a
+# mismatch counted, a FAIL result, the mismatch logged once.  WHAT
+# names the case in the messages.
+refused() {
+	[ "$RC" -eq 1 ] ||
+	    fail "$2: tenkload exited $RC, want 1: $(cat "$T/$1.err")"
+	_mm=$(json_get "$T/$1.json" errors.mismatch) || fail "$2: no JSON"
+	[ "$_mm" -gt 0 ] || fail "$2: no mismatch counted"
+	grep -q '^result: FAIL' "$T/$1.out" ||
+	    fail "$2: no 'result: FAIL' line: $(cat "$T/$1.out")"
+	[ "$(grep -c 'mismatch at' "$T/$1.err")" = 1 ] ||
+	    fail "$2: the mismatch is not logged once: $(cat "$T/$1.err")"
+	echo "$2: $_mm mismatches, exit 1"
+}
