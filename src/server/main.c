@@ -35,6 +35,11 @@
 #define DEFAULT_IDLE		(300 * TK_SEC)
 #define DEFAULT_DRAIN		(10 * TK_SEC)
 #define DEFAULT_BUFLIMIT	(64 * 1024)
+/*
+ * --buffer-limit's default in proxy mode, per direction: the 16k of
+ * haproxy's tune.bufsize and nginx's proxy_buffer_size.
+ */
+#define DEFAULT_PX_BUFLIMIT	(16 * 1024)
 
 enum {
 	OPT_ACCESS_LOG = 256,
@@ -50,6 +55,18 @@ enum {
 	OPT_PIDFILE,
 	OPT_SYSLOG,
 	OPT_USER,
+	OPT_WORKERS,
+	/* proxy mode only, from here on */
+	OPT_PROXY,
+	OPT_BALANCE = OPT_PROXY,
+	OPT_CONNECT_TIMEOUT,
+	OPT_FAIL_MAX,
+	OPT_FAIL_TIMEOUT,
+	OPT_FIN_TIMEOUT,
+	OPT_MAXPERIP,
+	OPT_RETRIES,
+	OPT_SEND_PROXY,
+	OPT_SOURCE,
 };
 
 static const struct option longopts[] = {
@@ -88,9 +105,12 @@ static const struct option longopts[] = {
 struct server	 srv;
 
 static struct pidfh	*pidfh;
+static char		*proxy_opt;	/* first proxy option seen */
 
 static noreturn void	usage(int);
 static void	parse_args(int, char *[]);
+static void	proxy_option(int, const char *, const char *);
+static void	mode_config(void);
 static void	add_listen(const char *, const char *);
 static void	set_limits(void);
 static void	open_listeners(int *);
@@ -319,7 +339,11 @@ parse_args(int argc, char *argv[])
 			if (cfg->group == NULL)
 				cfg->gid = pw->pw_gid;
 			break;
-		default:
+		case OPT_WORKERS:
+			cfg->workers = (int)tk_cli_num(opt, optarg, 1,
+			    MAXWORKERS);
+			break;
+		default:	/* -u and OPT_PROXY up */
 			proxy_option(ch, opt, optarg);
 			break;
 		}
@@ -347,9 +371,7 @@ parse_args(int argc, char *argv[])
 		srv.proto = &proto_echo;
 	} else
 		tk_cli_bad(argv[0], NULL, "unknown mode (echo, proxy)");
-	proxy_config();
-	if (cfg->buffer_limit == 0)
-		cfg->buffer_limit = DEFAULT_BUFLIMIT;
+	mode_config();
 	if (cfg->user != NULL && cfg->group != NULL) {
 		/* --group given before --user: keep the group. */
 		if ((gr = getgrnam(cfg->group)) != NULL)
@@ -362,6 +384,92 @@ parse_args(int argc, char *argv[])
 
 		cfg->threads = n < 1 ? 1 : n > MAXTHREADS ? MAXTHREADS : n;
 	}
+}
+
+/*
+ * A proxy option (-u, or a value from OPT_PROXY up); opt is its name as
+ * typed, kept for mode_config() to refuse in echo mode.  Start-up; a bad
+ * value exits 2.
+ */
+static void
+proxy_option(int ch, const char *opt, const char *arg)
+{
+	const char	*err;
+
+	if (proxy_opt == NULL)
+		proxy_opt = xstrdup(opt);
+	switch (ch) {
+	case 'u':
+		if (upstream_add(arg, &err) == -1)
+			tk_cli_bad(opt, arg, "%s", err);
+		break;
+	case OPT_BALANCE:
+		if (strcmp(arg, "rr") == 0)
+			pxcf.balance = BALANCE_RR;
+		else if (strcmp(arg, "leastconn") == 0)
+			pxcf.balance = BALANCE_LEASTCONN;
+		else if (strcmp(arg, "source") == 0)
+			pxcf.balance = BALANCE_SOURCE;
+		else
+			tk_cli_bad(opt, arg,
+			    "not a method (rr, leastconn, source)");
+		break;
+	case OPT_CONNECT_TIMEOUT:
+		pxcf.connect_timeout = tk_cli_duration(opt, arg, 10 * TK_MSEC,
+		    3600 * TK_SEC, "10ms to 1h");
+		break;
+	case OPT_FAIL_MAX:
+		pxcf.fail_max = (int)tk_cli_num(opt, arg, 1, 1000);
+		break;
+	case OPT_FAIL_TIMEOUT:
+		pxcf.fail_timeout = tk_cli_duration(opt, arg, 0, 3600 * TK_SEC,
+		    "0 to 1h");
+		break;
+	case OPT_FIN_TIMEOUT:
+		pxcf.fin_timeout = tk_cli_duration(opt, arg, 0,
+		    24 * 3600 * TK_SEC, "0 to 24h");
+		break;
+	case OPT_MAXPERIP:
+		pxcf.max_per_ip = tk_cli_num(opt, arg, 0, CONNCAP_MAX);
+		break;
+	case OPT_RETRIES:
+		pxcf.retries = (int)tk_cli_num(opt, arg, 0, 100);
+		break;
+	case OPT_SEND_PROXY:
+		if (strcmp(arg, "v1") == 0)
+			pxcf.send_proxy = 1;
+		else if (strcmp(arg, "v2") == 0)
+			pxcf.send_proxy = 2;
+		else
+			tk_cli_bad(opt, arg, "not a version (v1, v2)");
+		break;
+	case OPT_SOURCE:
+		upstream_source_add(opt, arg);
+		break;
+	}
+}
+
+/*
+ * After the command line, the mode's defaults: refuse proxy options in
+ * echo mode, require an upstream in proxy mode, size --buffer-limit.
+ * Exits 2 on error.
+ */
+static void
+mode_config(void)
+{
+	if (srv.proto != &proto_proxy) {
+		if (proxy_opt != NULL)
+			tk_cli_bad(proxy_opt, NULL, "only with tenkd proxy");
+		if (srv.cfg.buffer_limit == 0)
+			srv.cfg.buffer_limit = DEFAULT_BUFLIMIT;
+		return;
+	}
+	if (upstream_count() == 0)
+		tk_cli_bad("proxy", NULL, "needs at least one upstream "
+		    "(-u HOST:PORT)");
+	if (srv.cfg.buffer_limit == 0)
+		srv.cfg.buffer_limit = DEFAULT_PX_BUFLIMIT;
+	upstream_init();
 }
 
 /*

@@ -55,10 +55,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tenk/cli.h"
 #include "tenk/log.h"
-#include "tenk/parse.h"
-#include "tenk/xmalloc.h"
 #include "tenkd.h"
 
 enum proxy_state {
@@ -92,23 +89,6 @@ static const char *const who_names[] = {
  */
 #define PX_BUDGET	(2 * SCRATCH_SIZE)
 #define PX_IOV		16
-/*
- * --buffer-limit's default in proxy mode, per direction: the 16k of
- * haproxy's tune.bufsize and nginx's proxy_buffer_size.  Echo mode's,
- * one queue per connection, is main.c's DEFAULT_BUFLIMIT.
- */
-#define PX_BUFLIMIT	(16 * 1024)
-
-/*
- * The longest PROXY protocol header (haproxy's proxy-protocol.txt): a
- * version 1 line takes at most 107 bytes and snprintf's NUL (2.1); a
- * version 2 header is 16 bytes and an address block of up to 216, two
- * AF_UNIX paths (2.2).  We send TCP4 or TCP6, but size for the spec.
- */
-#define PP2_HDRLEN	16
-#define PP2_ADDRMAX	216
-#define PP_MAXLEN	(PP2_HDRLEN + PP2_ADDRMAX)
-
 struct psess {
 	struct conn		 c;	/* the client; first */
 	struct conn_acct	 a;	/* peer and start, always */
@@ -144,8 +124,6 @@ struct pxconf	 pxcf = {
 	.fail_timeout = 10 * TK_SEC,
 };
 
-static char		*given_opt;	/* first proxy option seen */
-
 static void	proxy_start(struct worker *, struct conn *,
 		    const struct sockaddr *, socklen_t);
 static void	proxy_step(struct worker *, struct conn *);
@@ -167,7 +145,6 @@ static void	end(struct worker *, struct psess *, int, const char *,
 		    enum conn_reason);
 static void	fail(struct worker *, struct psess *, int);
 static void	discard(struct worker *, struct psess *);
-static int	proxy_header(struct psess *, char *, size_t);
 static void	access_line(struct worker *, struct psess *, const char *);
 static size_t	queued(const struct conn *);
 
@@ -181,91 +158,6 @@ const struct proto proto_proxy = {
 	.queued = queued,
 	.own_log = 1,
 };
-
-/*
- * An option main.c does not know: the proxy's, and --workers.  opt is
- * its name as typed for messages.  Start-up; a bad value exits 2.
- */
-void
-proxy_option(int ch, const char *opt, const char *arg)
-{
-	const char	*err;
-
-	if (ch != OPT_WORKERS && given_opt == NULL)
-		given_opt = xstrdup(opt);
-	switch (ch) {
-	case 'u':
-		if (upstream_add(arg, &err) == -1)
-			tk_cli_bad(opt, arg, "%s", err);
-		break;
-	case OPT_BALANCE:
-		if (strcmp(arg, "rr") == 0)
-			pxcf.balance = BALANCE_RR;
-		else if (strcmp(arg, "leastconn") == 0)
-			pxcf.balance = BALANCE_LEASTCONN;
-		else if (strcmp(arg, "source") == 0)
-			pxcf.balance = BALANCE_SOURCE;
-		else
-			tk_cli_bad(opt, arg,
-			    "not a method (rr, leastconn, source)");
-		break;
-	case OPT_CONNECT_TIMEOUT:
-		pxcf.connect_timeout = tk_cli_duration(opt, arg, 10 * TK_MSEC,
-		    3600 * TK_SEC, "10ms to 1h");
-		break;
-	case OPT_FAIL_MAX:
-		pxcf.fail_max = (int)tk_cli_num(opt, arg, 1, 1000);
-		break;
-	case OPT_FAIL_TIMEOUT:
-		pxcf.fail_timeout = tk_cli_duration(opt, arg, 0, 3600 * TK_SEC,
-		    "0 to 1h");
-		break;
-	case OPT_FIN_TIMEOUT:
-		pxcf.fin_timeout = tk_cli_duration(opt, arg, 0,
-		    24 * 3600 * TK_SEC, "0 to 24h");
-		break;
-	case OPT_MAXPERIP:
-		pxcf.max_per_ip = tk_cli_num(opt, arg, 0, CONNCAP_MAX);
-		break;
-	case OPT_RETRIES:
-		pxcf.retries = (int)tk_cli_num(opt, arg, 0, 100);
-		break;
-	case OPT_SEND_PROXY:
-		if (strcmp(arg, "v1") == 0)
-			pxcf.send_proxy = 1;
-		else if (strcmp(arg, "v2") == 0)
-			pxcf.send_proxy = 2;
-		else
-			tk_cli_bad(opt, arg, "not a version (v1, v2)");
-		break;
-	case OPT_SOURCE:
-		upstream_source_add(opt, arg);
-		break;
-	case OPT_WORKERS:
-		srv.cfg.workers = (int)tk_cli_num(opt, arg, 1, MAXWORKERS);
-		break;
-	}
-}
-
-/*
- * After the command line: refuse proxy options in echo mode, require an
- * upstream in proxy mode, set the proxy's defaults.  Exits 2 on error.
- */
-void
-proxy_config(void)
-{
-	if (srv.proto != &proto_proxy) {
-		if (given_opt != NULL)
-			tk_cli_bad(given_opt, NULL, "only with tenkd proxy");
-		return;
-	}
-	if (upstream_count() == 0)
-		tk_cli_bad("proxy", NULL, "needs at least one upstream "
-		    "(-u HOST:PORT)");
-	if (srv.cfg.buffer_limit == 0)
-		srv.cfg.buffer_limit = PX_BUFLIMIT;
-	upstream_init();
-}
 
 /*
  * A fresh client: note its address, check the per-IP cap and the unit
@@ -298,17 +190,7 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 		}
 		s->perip = 1;
 	}
-	/*
-	 * XXX Threads racing for the last units can leave an accepted
-	 * client with no unit for its upstream.  Rather than drop a
-	 * client that the kernel handed over, take it anyway: the count
-	 * passes --max-conns by at most threads - 1 (set_limits() keeps
-	 * more slack than that under RLIMIT_NOFILE), and accepting stops
-	 * until it is back under.  Taking both units before accept4
-	 * would need worker.c to know the protocol's socket count.
-	 */
-	if (!worker_reserve())
-		atomic_fetch_add(&srv.nconns, 1);
+	worker_reserve_more();
 	s->unit = 1;
 	if (connect_next(w, s, 0) == -1)
 		return;
@@ -459,7 +341,8 @@ connect_done(struct worker *w, struct psess *s)
 	s->c.state = PX_DATA;
 	conn_touch(&s->c, tk_loop_now(w->l));
 	if (pxcf.send_proxy != 0) {
-		n = proxy_header(s, hdr, sizeof(hdr));
+		n = pp_header(pxcf.send_proxy, &s->a.peer, s->c.io.fd, hdr,
+		    sizeof(hdr));
 		if (tk_bufq_append(&s->upq, &w->pool, hdr, n) == -1) {
 			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
 			return -1;
@@ -832,90 +715,6 @@ proxy_stats(void)
 	    (unsigned long long)srv.max_conns);
 }
 
-/* s's client address as a tk_addr, for formatting. */
-static void
-peer_addr(const struct psess *s, struct tk_addr *a)
-{
-	memset(a, 0, sizeof(*a));
-	memcpy(&a->ss, &s->a.peer, sizeof(s->a.peer));
-	a->len = s->a.peer.sin6_family == AF_INET ?
-	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
-}
-
-/*
- * The PROXY protocol header (haproxy's proxy-protocol.txt, versions 1
- * and 2) for s's client: its address and the one it connected to.
- * Returns its length in buf.
- */
-static int
-proxy_header(struct psess *s, char *buf, size_t len)
-{
-	static const unsigned char sig[12] = {
-		0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49,
-		0x54, 0x0a
-	};
-	struct tk_addr			 src, dst;
-	const struct sockaddr_in	*s4, *d4;
-	const struct sockaddr_in6	*s6, *d6;
-	const void			*sa, *da, *sp, *dp;
-	char				 a[TK_ADDRSTRLEN], b[TK_ADDRSTRLEN];
-	unsigned char			*p = (unsigned char *)buf;
-	size_t				 alen;
-	int				 fam, n;
-
-	peer_addr(s, &src);
-	fam = s->a.peer.sin6_family;
-	if (tk_sock_local(s->c.io.fd, &dst) == -1 ||
-	    dst.ss.ss_family != fam || (fam != AF_INET && fam != AF_INET6))
-		fam = AF_UNSPEC;
-	if (pxcf.send_proxy == 1) {
-		if (fam == AF_UNSPEC)
-			return snprintf(buf, len, "PROXY UNKNOWN\r\n");
-		n = snprintf(buf, len, "PROXY %s %s %s %d %d\r\n",
-		    fam == AF_INET ? "TCP4" : "TCP6",
-		    tk_addr_fmt_host(&src, a, sizeof(a)),
-		    tk_addr_fmt_host(&dst, b, sizeof(b)),
-		    tk_addr_port(&src), tk_addr_port(&dst));
-		return n;
-	}
-	memcpy(p, sig, sizeof(sig));
-	if (fam == AF_UNSPEC) {
-		/* LOCAL command: the receiver uses the real addresses. */
-		p[12] = 0x20;
-		p[13] = 0x00;
-		p[14] = p[15] = 0;
-		return 16;
-	}
-	p[12] = 0x21;			/* version 2, PROXY */
-	if (fam == AF_INET) {
-		s4 = (const struct sockaddr_in *)&src.ss;
-		d4 = (const struct sockaddr_in *)&dst.ss;
-		p[13] = 0x11;		/* TCP over IPv4 */
-		alen = sizeof(s4->sin_addr);
-		sa = &s4->sin_addr;
-		da = &d4->sin_addr;
-		sp = &s4->sin_port;
-		dp = &d4->sin_port;
-	} else {
-		s6 = (const struct sockaddr_in6 *)&src.ss;
-		d6 = (const struct sockaddr_in6 *)&dst.ss;
-		p[13] = 0x21;		/* TCP over IPv6 */
-		alen = sizeof(s6->sin6_addr);
-		sa = &s6->sin6_addr;
-		da = &d6->sin6_addr;
-		sp = &s6->sin6_port;
-		dp = &d6->sin6_port;
-	}
-	/* Length, then both addresses and both ports in network order. */
-	p[14] = 0;
-	p[15] = (unsigned char)(2 * alen + 4);
-	memcpy(p + 16, sa, alen);
-	memcpy(p + 16 + alen, da, alen);
-	memcpy(p + 16 + 2 * alen, sp, 2);
-	memcpy(p + 18 + 2 * alen, dp, 2);
-	return (int)(20 + 2 * alen);
-}
-
 /*
  * One line per session at close:
  *	2026-11-22T13:29:42.123Z 127.0.0.1:51234 proxy 127.0.0.1:7000
@@ -931,7 +730,7 @@ access_line(struct worker *w, struct psess *s, const char *phase)
 	char		 cl[TK_ADDRSTRLEN];
 	uint64_t	 ns = tk_loop_now(w->l) - s->a.start;
 
-	peer_addr(s, &peer);
+	pp_addr(&s->a.peer, &peer);
 	if (s->a.peer.sin6_family != AF_INET &&
 	    s->a.peer.sin6_family != AF_INET6)
 		strlcpy(cl, "?", sizeof(cl));

@@ -315,6 +315,7 @@ conn_limit(size_t queued)
 
 /* worker.c */
 int		 worker_reserve(void);
+void		 worker_reserve_more(void);
 void		 worker_init(struct worker *, int, const int *);
 void		 worker_start(struct worker *);
 void		 worker_free(struct worker *);
@@ -350,21 +351,7 @@ int		 stats_cap(enum cap_kind, uint64_t *);
 void		 stats_snapshot(struct worker *, struct stats *);
 void		 stats_request(void);
 
-/* proxy.c: options (values from OPT_PROXY up) and the protocol. */
-enum {
-	OPT_PROXY = 512,
-	OPT_BALANCE = OPT_PROXY,
-	OPT_CONNECT_TIMEOUT,
-	OPT_FAIL_MAX,
-	OPT_FAIL_TIMEOUT,
-	OPT_FIN_TIMEOUT,
-	OPT_MAXPERIP,
-	OPT_RETRIES,
-	OPT_SEND_PROXY,
-	OPT_SOURCE,
-	OPT_WORKERS,
-};
-
+/* proxy.c */
 #define MAXUPSTREAMS	64
 
 enum balance {
@@ -386,8 +373,20 @@ struct pxconf {
 
 extern struct pxconf	 pxcf;
 extern const struct proto proto_proxy;
-void		 proxy_option(int, const char *, const char *);
-void		 proxy_config(void);
+
+/*
+ * proxyproto.c.  The longest PROXY protocol header (haproxy's
+ * proxy-protocol.txt): a version 1 line takes at most 107 bytes and
+ * snprintf's NUL (2.1); a version 2 header is 16 bytes and an address
+ * block of up to 216, two AF_UNIX paths (2.2).  We send TCP4 or TCP6,
+ * but size for the spec.
+ */
+#define PP2_HDRLEN	16
+#define PP2_ADDRMAX	216
+#define PP_MAXLEN	(PP2_HDRLEN + PP2_ADDRMAX)
+void		 pp_addr(const struct sockaddr_in6 *, struct tk_addr *);
+int		 pp_header(int, const struct sockaddr_in6 *, int, char *,
+		    size_t);
 
 /* perip.c */
 int		 perip_take(const struct sockaddr_in6 *, long long);

@@ -211,6 +211,24 @@ worker_reserve(void)
 }
 
 /*
+ * A unit for the second socket of a session (the proxy's upstream),
+ * taken after accept4 gave the first one.  Threads racing for the last
+ * units can leave an accepted client with no unit for its upstream;
+ * rather than drop a client that the kernel handed over, this takes it
+ * anyway: the count passes --max-conns by at most threads - 1
+ * (set_limits() keeps more slack than that under RLIMIT_NOFILE), and
+ * accepting stops until it is back under.  XXX Taking both units before
+ * accept4 would need this file to know the protocol's socket count.
+ * Given back through worker_conn_gone().
+ */
+void
+worker_reserve_more(void)
+{
+	if (!worker_reserve())
+		atomic_fetch_add(&srv.nconns, 1);
+}
+
+/*
  * A connection (or a reservation that found no connection) is gone:
  * give its unit back, wake capped workers, resume after EMFILE, and
  * tell main when a draining worker has nothing left.  Worker thread.
