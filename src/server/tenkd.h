@@ -314,7 +314,6 @@ conn_limit(size_t queued)
 }
 
 /* worker.c */
-int		 worker_reserve(void);
 void		 worker_reserve_more(void);
 void		 worker_init(struct worker *, int, const int *);
 void		 worker_start(struct worker *);

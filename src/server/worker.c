@@ -49,6 +49,7 @@
 #define WARN_EVERY	TK_SEC		/* rate limit of repeated warnings */
 
 static void	*worker_main(void *);
+static int	 worker_reserve(void);
 static void	 worker_accept(struct tk_loop *, struct tk_io *);
 static void	 listeners_want(struct worker *, unsigned int);
 static void	 pause_accept(struct worker *);
@@ -193,7 +194,7 @@ worker_sessions(uint64_t n)
  * Take one unit of --max-conns, or return 0 at the cap.  With no cap
  * the count is still kept, for the statistics.
  */
-int
+static int
 worker_reserve(void)
 {
 	unsigned long long	n;
