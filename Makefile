@@ -99,7 +99,8 @@ deps:
 	@sh mk/deps.sh >/dev/null && echo "deps: libbsd-overlay found"
 
 # The real servers and peer clients of the tests and the benchmark
-# against them: redis-server, redis-benchmark, nginx, wrk.  Installing
+# against them: redis-server, redis-benchmark, nginx, wrk, haproxy,
+# iperf3.  Installing
 # them starts system services on the user's machine, so only this
 # explicit target installs them (make test skips those tests, saying
 # why); when it runs apt-get as root, mk/test-deps.sh keeps the services

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # test-deps.sh: the real servers and the peer clients that the tests and
 # the benchmark against them need (test/integ/load_redis.sh, load_http.sh,
-# test/bench/load-compare.sh): redis-server, redis-benchmark, nginx, wrk.
+# proxy_peers.sh, test/bench/load-compare.sh, proxy-iperf.sh):
+# redis-server, redis-benchmark, nginx, wrk, haproxy, iperf3.
 # Installs the missing ones with apt-get when we are root on Debian or
 # Ubuntu, with their services kept from starting (see below); otherwise
 # one line on stderr naming the packages, and exit 1.
@@ -30,6 +31,8 @@ missing() {
 	have redis-benchmark || _m="$_m redis-tools"
 	have nginx || _m="$_m $NGINX_PKG"
 	have wrk || _m="$_m wrk"
+	have haproxy || _m="$_m haproxy"
+	have iperf3 || _m="$_m iperf3"
 	echo "${_m# }"
 }
 
@@ -44,7 +47,8 @@ fi
 
 need=$(missing)
 if [ -z "$need" ]; then
-	echo "test-deps: redis-server, redis-benchmark, nginx and wrk found"
+	echo "test-deps: redis-server, redis-benchmark, nginx, wrk, haproxy and" \
+	    "iperf3 found"
 	exit 0
 fi
 
@@ -71,10 +75,10 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	    { echo "test-deps: apt-get install $need failed" >&2; exit 1; }
 	need=$(missing)
 	if [ -z "$need" ]; then
-		echo "test-deps: redis-server, redis-benchmark, nginx and wrk" \
-		    "installed"
+		echo "test-deps: redis-server, redis-benchmark, nginx, wrk," \
+		    "haproxy and iperf3 installed"
 		exit 0
 	fi
 fi
-echo "test-deps: missing $need: as root, apt install $need | dnf install redis nginx wrk | apk add redis nginx wrk | brew install redis nginx wrk" >&2
+echo "test-deps: missing $need: as root, apt install $need | dnf install redis nginx wrk haproxy iperf3 | apk add redis nginx wrk haproxy iperf3 | brew install redis nginx wrk haproxy iperf3" >&2
 exit 1
