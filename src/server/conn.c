@@ -3,8 +3,9 @@
  * Connections: set-up after accept, the run-queue handler that hands a
  * runnable connection to its protocol's step function, the idle
  * timeouts (a per-thread timing wheel, below), closing by reason, and the
- * access log.  What bytes to move is the protocol's business (echo.c);
- * when to accept is worker.c's.
+ * access log's one record writer.  Moving bytes is the data path's
+ * (dpath.c), what they mean the protocol's (echo.c, proxy.c), when to
+ * accept worker.c's.
  *
  * The bits of a connection's watcher (struct tk_io, see loop.c):
  *
@@ -61,6 +62,8 @@ const char *const conn_reasons[CONN_NREASONS] = {
 static void	conn_io(struct tk_loop *, struct tk_io *);
 static void	wheel_file(struct worker *, struct conn *, uint64_t);
 static void	wheel_fire(struct tk_loop *, struct tk_timer *);
+static void	conn_access_write(const char *, ...)
+		    __attribute__((format(printf, 1, 2)));
 static void	access_line(struct worker *, struct conn *,
 		    enum conn_reason);
 
@@ -337,7 +340,7 @@ conn_access_reopen(void)
  * fully escaped.  The one write(2) keeps lines from several workers
  * whole (O_APPEND).
  */
-void
+static void
 conn_access_write(const char *fmt, ...)
 {
 	va_list		 ap;
@@ -370,33 +373,65 @@ conn_access_write(const char *fmt, ...)
 	} while (w == -1 && errno == EINTR);
 }
 
+/* addr (AF_INET or AF_INET6 in a sockaddr_in6) as a tk_addr. */
+void
+conn_addr(const struct sockaddr_in6 *addr, struct tk_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	memcpy(&a->ss, addr, sizeof(*addr));
+	a->len = addr->sin6_family == AF_INET ?
+	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+}
+
 /*
- * One line per connection at close:
- *	2026-11-22T13:29:42.123Z 127.0.0.1:51234 echo 1.234s in=10 out=10 eof
+ * The access log's one record writer, for every protocol.  One line per
+ * connection or session at its close:
+ *	2026-11-22T13:29:42.123Z 127.0.0.1:51234 echo 1.234s in=10 out=10
+ *	eof
+ *	2026-11-22T13:29:42.123Z 127.0.0.1:51234 proxy 127.0.0.1:7000
+ *	1.234s in=10 out=10 tries=1 client/eof eof
+ * (each one line): the client, the protocol, the upstream ("-" if none
+ * was connected; echo has none), the duration, bytes from and to the
+ * client, then the proxy's connect attempts and who ended the session
+ * in which phase, and why it closed.
  */
+void
+conn_access_record(struct worker *w, const struct acct_rec *r)
+{
+	struct tk_addr	 peer;
+	char		 cl[TK_ADDRSTRLEN], up[TK_ADDRSTRLEN + 16];
+	char		 tries[32];
+	uint64_t	 ns = tk_loop_now(w->l) - r->start;
+
+	if (r->peer->sin6_family != AF_INET &&
+	    r->peer->sin6_family != AF_INET6)
+		strlcpy(cl, "?", sizeof(cl));
+	else {
+		conn_addr(r->peer, &peer);
+		tk_addr_fmt(&peer, cl, sizeof(cl));
+	}
+	up[0] = tries[0] = '\0';
+	if (r->upstream != NULL)
+		snprintf(up, sizeof(up), " %s", r->upstream);
+	if (r->term != NULL)
+		snprintf(tries, sizeof(tries), " tries=%d", r->tries);
+	conn_access_write("%s %s%s %llu.%03llus in=%llu out=%llu%s%s%s %s\n",
+	    cl, w->proto->name, up, (unsigned long long)(ns / TK_SEC),
+	    (unsigned long long)(ns % TK_SEC / TK_MSEC),
+	    (unsigned long long)r->in, (unsigned long long)r->out, tries,
+	    r->term != NULL ? " " : "", r->term != NULL ? r->term : "",
+	    r->why);
+}
+
+/* Echo's record: conn.c keeps its figures (struct conn_acct). */
 static void
 access_line(struct worker *w, struct conn *c, enum conn_reason why)
 {
 	struct conn_acct	*a = CONN_ACCT(w, c);
-	const struct sockaddr_in *sin;
-	char			 host[INET6_ADDRSTRLEN];
-	uint64_t		 ns = tk_loop_now(w->l) - a->start;
-	int			 port = 0;
+	struct acct_rec		 r = {
+		.peer = &a->peer, .start = a->start, .in = a->in,
+		.out = a->out, .why = conn_reasons[why],
+	};
 
-	strlcpy(host, "?", sizeof(host));
-	if (a->peer.sin6_family == AF_INET) {
-		sin = (const struct sockaddr_in *)&a->peer;
-		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
-		port = ntohs(sin->sin_port);
-	} else if (a->peer.sin6_family == AF_INET6) {
-		inet_ntop(AF_INET6, &a->peer.sin6_addr, host, sizeof(host));
-		port = ntohs(a->peer.sin6_port);
-	}
-	conn_access_write("%s%s%s:%d %s %llu.%03llus in=%llu out=%llu %s\n",
-	    a->peer.sin6_family == AF_INET6 ? "[" : "", host,
-	    a->peer.sin6_family == AF_INET6 ? "]" : "", port,
-	    w->proto->name, (unsigned long long)(ns / TK_SEC),
-	    (unsigned long long)(ns % TK_SEC / TK_MSEC),
-	    (unsigned long long)a->in, (unsigned long long)a->out,
-	    conn_reasons[why]);
+	conn_access_record(w, &r);
 }

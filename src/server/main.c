@@ -40,6 +40,8 @@
  * haproxy's tune.bufsize and nginx's proxy_buffer_size.
  */
 #define DEFAULT_PX_BUFLIMIT	(16 * 1024)
+#define DEFAULT_PIPES		64		/* --splice-pipes */
+#define MAXPIPES		4096
 
 enum {
 	OPT_ACCESS_LOG = 256,
@@ -67,6 +69,8 @@ enum {
 	OPT_RETRIES,
 	OPT_SEND_PROXY,
 	OPT_SOURCE,
+	OPT_SPLICE,
+	OPT_SPLICE_PIPES,
 };
 
 static const struct option longopts[] = {
@@ -93,6 +97,8 @@ static const struct option longopts[] = {
 	{ "retries",		required_argument, NULL, OPT_RETRIES },
 	{ "send-proxy",		required_argument, NULL, OPT_SEND_PROXY },
 	{ "source",		required_argument, NULL, OPT_SOURCE },
+	{ "splice",		required_argument, NULL, OPT_SPLICE },
+	{ "splice-pipes",	required_argument, NULL, OPT_SPLICE_PIPES },
 	{ "syslog",		no_argument,	   NULL, OPT_SYSLOG },
 	{ "threads",		required_argument, NULL, 't' },
 	{ "upstream",		required_argument, NULL, 'u' },
@@ -138,7 +144,8 @@ usage(int full)
 	    "[--balance rr|leastconn|source]\n"
 	    "\t[--connect-timeout dur] [--fin-timeout dur] [--retries n]\n"
 	    "\t[--fail-max n] [--fail-timeout dur] [--max-conns-per-ip n]\n"
-	    "\t[--send-proxy v1|v2] [--source addr,...] [echo's options]\n"
+	    "\t[--send-proxy v1|v2] [--source addr,...] [--splice auto|off]\n"
+	    "\t[--splice-pipes n] [echo's options]\n"
 	    "       tenkd --help | --version\n");
 	if (!full)
 		exit(2);
@@ -190,6 +197,10 @@ usage(int full)
 	    "      --send-proxy VER     PROXY protocol header v1 or v2\n"
 	    "      --source LIST        local addresses for upstream "
 	    "connects, in turn\n"
+	    "      --splice auto|off    move bulk streams with splice(2) "
+	    "(default auto)\n"
+	    "      --splice-pipes N     pipes per thread for it (default "
+	    "64)\n"
 	    "  (--buffer-limit is per direction in proxy mode, default 16k;\n"
 	    "   --max-conns counts both sockets of a session)\n"
 	    "  -h, --help               this help\n"
@@ -245,6 +256,8 @@ parse_args(int argc, char *argv[])
 	cfg->buffer_limit = 0;		/* by mode, after parsing */
 	cfg->max_memory = -1;		/* mem_init() decides */
 	cfg->log_level = LOG_LVL_INFO;
+	cfg->splice = 1;
+	cfg->splice_pipes = DEFAULT_PIPES;
 
 	while ((ch = tk_cli_getopt(argc, argv, ":b:hl:t:u:V", longopts)) !=
 	    -1) {
@@ -446,6 +459,18 @@ proxy_option(int ch, const char *opt, const char *arg)
 	case OPT_SOURCE:
 		upstream_source_add(opt, arg);
 		break;
+	case OPT_SPLICE:
+		if (strcmp(arg, "auto") == 0)
+			srv.cfg.splice = 1;
+		else if (strcmp(arg, "off") == 0)
+			srv.cfg.splice = 0;
+		else
+			tk_cli_bad(opt, arg, "not a choice (auto, off)");
+		break;
+	case OPT_SPLICE_PIPES:
+		srv.cfg.splice_pipes = (int)tk_cli_num(opt, arg, 0,
+		    MAXPIPES);
+		break;
 	}
 }
 
@@ -462,6 +487,7 @@ mode_config(void)
 			tk_cli_bad(proxy_opt, NULL, "only with tenkd proxy");
 		if (srv.cfg.buffer_limit == 0)
 			srv.cfg.buffer_limit = DEFAULT_BUFLIMIT;
+		srv.cfg.splice = 0;
 		return;
 	}
 	if (upstream_count() == 0)
@@ -469,7 +495,10 @@ mode_config(void)
 		    "(-u HOST:PORT)");
 	if (srv.cfg.buffer_limit == 0)
 		srv.cfg.buffer_limit = DEFAULT_PX_BUFLIMIT;
+	if (srv.cfg.splice_pipes == 0)
+		srv.cfg.splice = 0;
 	upstream_init();
+	dp_init();
 }
 
 /*
@@ -489,6 +518,20 @@ set_limits(void)
 		    (unsigned long long)srv.nofile);
 	reserve = 3 + 16 + (uint64_t)cfg->threads * (cfg->nlisten + 3) +
 	    (cfg->access_log != NULL) + (cfg->pidfile != NULL);
+	/* Two descriptors a splice pipe; pipes take at most a quarter. */
+	if (cfg->splice) {
+		fit = srv.nofile / 4 / (2 * (uint64_t)cfg->threads);
+		if ((uint64_t)cfg->splice_pipes > fit) {
+			log_warnx("--splice-pipes %d does not fit "
+			    "RLIMIT_NOFILE %llu: using %llu", cfg->splice_pipes,
+			    (unsigned long long)srv.nofile,
+			    (unsigned long long)fit);
+			cfg->splice_pipes = (int)fit;
+			if (fit == 0)
+				cfg->splice = 0;
+		}
+		reserve += (uint64_t)cfg->threads * cfg->splice_pipes * 2;
+	}
 	fit = srv.nofile > reserve ? srv.nofile - reserve : 1;
 	if (cfg->max_conns == -1)
 		srv.max_conns = fit;

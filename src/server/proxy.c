@@ -3,11 +3,11 @@
  * The L4 proxy: each accepted client is paired with a connection to an
  * upstream (upstream.c chooses which), and bytes flow both ways until
  * both sides have finished.  This file owns the session: the connect
- * with its timeout and retries, the two directions with their
- * backpressure and half-close, the PROXY protocol header, the
- * --max-conns-per-ip check (perip.c keeps the counts), the proxy's
- * options and its access log line.  Accepting, the idle wheel and
- * closing are conn.c's.
+ * with its timeout and retries, the two directions as flows of the data
+ * path and what their ends mean, the --max-conns-per-ip check (perip.c
+ * keeps the counts) and its access log record.  Accepting, the idle
+ * wheel and closing are conn.c's; the options main.c's; the PROXY
+ * protocol header proxyproto.c's.
  *
  * A session is one allocation: the client's struct conn first (its
  * watcher is what conn.c and the run queue know), the client's address
@@ -23,13 +23,10 @@
  *			or its queue is full;	or its queue is full;
  *			W while U2C queued	W while C2U queued
  *
- * The data path is echo.c's: recv into the thread's scratch buffer, send
- * straight to the other side, queue only what the kernel did not take;
- * a recv shorter than asked drained the socket (unless HUP), a send
- * shorter than offered filled it.  So a proxied message costs one recv
- * and one send per direction.  Reads are sized to the room left under
- * --buffer-limit in the queue toward the other side, and a full queue
- * stops reading from the side that fills it: memory per session is at
+ * Each direction is a flow of the data path (dpath.c): a proxied
+ * message costs one recv and one send per direction, a bulk stream
+ * moves by splice(2) (--splice), and a direction holds at most
+ * --buffer-limit toward the other side, so memory per session is at
  * most twice the limit, whatever the peers do.
  *
  * Half-close: a FIN read from one side (recv 0) ends that direction;
@@ -108,8 +105,8 @@ struct psess {
 	uint8_t			 first_dir; /* pumped first this pass */
 	uint8_t			 who;	/* enum px_who, at end */
 	uint8_t			 first_fin; /* enum px_who */
-	uint8_t			 eof[2]; /* FIN read from the source */
-	uint8_t			 shut[2]; /* FIN passed on */
+	uint8_t			 flags[2]; /* per direction, DP_F_* */
+	struct dp_splice	 sp[2];	/* per direction */
 	unsigned int		 unit:1; /* upstream's --max-conns unit */
 	unsigned int		 perip:1; /* counted per IP */
 	unsigned int		 fin_armed:1;
@@ -136,10 +133,8 @@ static void	no_port(struct worker *, struct psess *, struct upstream *,
 		    int);
 static int	connect_next(struct worker *, struct psess *, int);
 static int	connect_done(struct worker *, struct psess *);
+static void	flow(struct worker *, struct psess *, int, struct dp_flow *);
 static int	pump(struct worker *, struct psess *, int);
-static inline void spend(struct psess *, size_t);
-static int	forward(struct worker *, struct psess *, int, size_t);
-static int	flush(struct worker *, struct psess *, int);
 static void	set_wants(struct worker *, struct psess *);
 static void	end(struct worker *, struct psess *, int, const char *,
 		    enum conn_reason);
@@ -213,13 +208,14 @@ up_io(struct tk_loop *l, struct tk_io *io)
 		mem_check(w);
 }
 
-/* Both of a session's queues: toward the client and the upstream. */
+/* What a session holds both ways, queued or in a pipe. */
 static size_t
 queued(const struct conn *c)
 {
 	const struct psess	*s = (const struct psess *)c;
 
-	return c->outq.len + s->upq.len;
+	return c->outq.len + s->upq.len + dp_splice_len(&s->sp[C2U]) +
+	    dp_splice_len(&s->sp[U2C]);
 }
 
 /*
@@ -317,6 +313,7 @@ static int
 connect_done(struct worker *w, struct psess *s)
 {
 	struct upstream	*u;
+	struct dp_flow	 f;
 	char		 hdr[PP_MAXLEN];
 	int		 err, n;
 
@@ -343,8 +340,12 @@ connect_done(struct worker *w, struct psess *s)
 	if (pxcf.send_proxy != 0) {
 		n = pp_header(pxcf.send_proxy, &s->a.peer, s->c.io.fd, hdr,
 		    sizeof(hdr));
-		if (tk_bufq_append(&s->upq, &w->pool, hdr, n) == -1) {
-			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+		flow(w, s, C2U, &f);
+		if (dp_send(w, &f, hdr, n) == -1) {
+			if (f.err == DP_ERR_NOMEM)
+				end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+			else
+				fail(w, s, WHO_UPSTREAM);
 			return -1;
 		}
 	}
@@ -423,7 +424,7 @@ proxy_step(struct worker *w, struct conn *c)
 	if (pump(w, s, s->first_dir) == -1 ||
 	    pump(w, s, s->first_dir ^ 1) == -1)
 		return;
-	if (s->shut[C2U] && s->shut[U2C]) {
+	if ((s->flags[C2U] & s->flags[U2C]) & DP_F_SHUT) {
 		end(w, s, s->first_fin, "eof", CONN_EOF);
 		return;
 	}
@@ -438,20 +439,16 @@ proxy_step(struct worker *w, struct conn *c)
 static void
 set_wants(struct worker *w, struct psess *s)
 {
+	struct dp_flow	c2u, u2c;
 	unsigned int	cw = 0, uw = 0;
 
 	if (s->c.state == PX_CONNECT)
 		uw = TK_EV_WRITE;
 	else {
-		if (!s->eof[C2U] && s->upq.len < conn_limit(s->upq.len))
-			cw |= TK_EV_READ;
-		if (s->c.outq.len > 0)
-			cw |= TK_EV_WRITE;
-		if (!s->eof[U2C] &&
-		    s->c.outq.len < conn_limit(s->c.outq.len))
-			uw |= TK_EV_READ;
-		if (s->upq.len > 0)
-			uw |= TK_EV_WRITE;
+		flow(w, s, C2U, &c2u);
+		flow(w, s, U2C, &u2c);
+		cw = dp_want_src(&c2u) | dp_want_dst(&u2c);
+		uw = dp_want_src(&u2c) | dp_want_dst(&c2u);
 	}
 	if (tk_io_want(w->l, &s->c.io, cw) == -1 || (s->up.fd != -1 &&
 	    tk_io_want(w->l, &s->up, uw) == -1)) {
@@ -461,164 +458,47 @@ set_wants(struct worker *w, struct psess *s)
 }
 
 /*
- * Direction d: flush its queue if the receiving side takes bytes, then
- * read from the sending side and forward, until it is drained, the
- * queue is full or the session's budget is spent; pass a FIN on once
- * the queue is empty.  Bytes flushed and bytes read both count against
- * the budget (a byte read is sent at once or queued, so it is counted
- * once).  Returns 0, or -1 after ending the session.
+ * Direction d of s as a flow of the data path, for the time of a call.
+ */
+static void
+flow(struct worker *w, struct psess *s, int d, struct dp_flow *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->src = d == C2U ? &s->c.io : &s->up;
+	f->dst = d == C2U ? &s->up : &s->c.io;
+	f->q = d == C2U ? &s->upq : &s->c.outq;
+	f->flags = &s->flags[d];
+	f->sp = srv.cfg.splice ? &s->sp[d] : NULL;
+	f->nin = d == C2U ? &s->in : &s->rx;
+	f->nout = d == C2U ? &s->tx : &s->out;
+	f->c = &s->c;
+	(void)w;
+}
+
+/*
+ * Move direction d's bytes within the session's budget; note who
+ * finished first.  Returns 0, or -1 after ending the session: a
+ * failure is the source's side or the destination's.
  */
 static int
 pump(struct worker *w, struct psess *s, int d)
 {
-	struct tk_io	*src = d == C2U ? &s->c.io : &s->up;
-	struct tk_io	*dst = d == C2U ? &s->up : &s->c.io;
-	struct tk_bufq	*q = d == C2U ? &s->upq : &s->c.outq;
-	size_t		 room, qlen;
-	ssize_t		 n;
+	struct dp_flow	 f;
+	size_t		 budget = s->budget;
+	int		 src = d == C2U ? WHO_CLIENT : WHO_UPSTREAM;
+	int		 dst = d == C2U ? WHO_UPSTREAM : WHO_CLIENT;
 
-	if (q->len > 0 && (dst->ready & TK_EV_WRITE) && s->budget > 0) {
-		qlen = q->len;
-		if (flush(w, s, d) == -1)
-			return -1;
-		spend(s, qlen - q->len);
-	}
-	/* conn_limit(): --buffer-limit, or no more while memory is tight. */
-	while (!s->eof[d] && q->len < conn_limit(q->len) &&
-	    (src->ready & TK_EV_READ) && s->budget > 0) {
-		room = conn_limit(q->len) - q->len;
-		if (room > SCRATCH_SIZE)
-			room = SCRATCH_SIZE;
-		n = recv(src->fd, w->scratch, room, 0);
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				tk_io_block(src, TK_EV_READ);
-				break;
-			}
-			fail(w, s, d == C2U ? WHO_CLIENT : WHO_UPSTREAM);
-			return -1;
-		}
-		if (n == 0) {
-			s->eof[d] = 1;
-			if (s->first_fin == WHO_NONE)
-				s->first_fin = d == C2U ? WHO_CLIENT :
-				    WHO_UPSTREAM;
-			break;
-		}
-		w->st.bytes_in += n;
-		if (d == C2U)
-			s->in += n;
+	flow(w, s, d, &f);
+	if (dp_pump(w, &f, &budget) == -1) {
+		if (f.err == DP_ERR_NOMEM)
+			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
 		else
-			s->rx += n;
-		conn_touch(&s->c, tk_loop_now(w->l));
-		if (forward(w, s, d, n) == -1)
-			return -1;
-		spend(s, n);
-		if ((size_t)n < room && (src->ready & TK_EV_HUP) == 0) {
-			tk_io_block(src, TK_EV_READ);
-			break;
-		}
-	}
-	if (s->eof[d] && q->len == 0 && !s->shut[d]) {
-		/* ENOTCONN if the peer already reset: the send will tell. */
-		(void)shutdown(dst->fd, SHUT_WR);
-		s->shut[d] = 1;
-	}
-	return 0;
-}
-
-static inline void
-spend(struct psess *s, size_t n)
-{
-	s->budget -= n < s->budget ? (uint32_t)n : s->budget;
-}
-
-static inline void
-sent(struct worker *w, struct psess *s, int d, size_t n)
-{
-	w->st.bytes_out += n;
-	if (d == C2U)
-		s->tx += n;
-	else
-		s->out += n;
-}
-
-/*
- * Send the n bytes just read into the scratch buffer on to the other
- * side, queueing what the kernel does not take.  Returns 0, or -1 after
- * ending the session.
- */
-static int
-forward(struct worker *w, struct psess *s, int d, size_t n)
-{
-	struct tk_io	*dst = d == C2U ? &s->up : &s->c.io;
-	struct tk_bufq	*q = d == C2U ? &s->upq : &s->c.outq;
-	ssize_t		 k = 0;
-
-	if (q->len == 0) {
-		do {
-			k = send(dst->fd, w->scratch, n, MSG_NOSIGNAL);
-		} while (k == -1 && errno == EINTR);
-		if (k == -1) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK) {
-				fail(w, s, d == C2U ? WHO_UPSTREAM :
-				    WHO_CLIENT);
-				return -1;
-			}
-			k = 0;
-		}
-		sent(w, s, d, k);
-		if ((size_t)k == n)
-			return 0;
-		tk_io_block(dst, TK_EV_WRITE);
-	}
-	if (tk_bufq_append(q, &w->pool, w->scratch + k, n - k) == -1) {
-		end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+			fail(w, s, f.err == DP_ERR_SRC ? src : dst);
 		return -1;
 	}
-	return 0;
-}
-
-/* Send direction d's queue until it is empty or the socket is full. */
-static int
-flush(struct worker *w, struct psess *s, int d)
-{
-	struct tk_io	*dst = d == C2U ? &s->up : &s->c.io;
-	struct tk_bufq	*q = d == C2U ? &s->upq : &s->c.outq;
-	struct iovec	 iov[PX_IOV];
-	struct msghdr	 msg;
-	ssize_t		 n;
-	size_t		 len;
-	int		 i, niov;
-
-	while (q->len > 0) {
-		niov = tk_bufq_iov(q, iov, PX_IOV);
-		for (len = 0, i = 0; i < niov; i++)
-			len += iov[i].iov_len;
-		memset(&msg, 0, sizeof(msg));
-		msg.msg_iov = iov;
-		msg.msg_iovlen = niov;
-		n = sendmsg(dst->fd, &msg, MSG_NOSIGNAL);
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				tk_io_block(dst, TK_EV_WRITE);
-				return 0;
-			}
-			fail(w, s, d == C2U ? WHO_UPSTREAM : WHO_CLIENT);
-			return -1;
-		}
-		tk_bufq_consume(q, &w->pool, n);
-		sent(w, s, d, n);
-		conn_touch(&s->c, tk_loop_now(w->l));
-		if ((size_t)n < len) {
-			tk_io_block(dst, TK_EV_WRITE);
-			return 0;
-		}
-	}
+	s->budget = (uint32_t)budget;
+	if ((s->flags[d] & DP_F_EOF) && s->first_fin == WHO_NONE)
+		s->first_fin = src;
 	return 0;
 }
 
@@ -626,13 +506,12 @@ flush(struct worker *w, struct psess *s, int d)
 static void
 fail(struct worker *w, struct psess *s, int who)
 {
-	if (errno == ECONNRESET || errno == EPIPE)
-		end(w, s, who, "reset", CONN_RESET);
-	else {
+	enum conn_reason	r = dp_reason(errno);
+
+	if (r != CONN_RESET)
 		log_debug("%s: fd %d: %s: %s", __func__, s->c.io.fd,
 		    who_names[who], strerror(errno));
-		end(w, s, who, "error", CONN_ERROR);
-	}
+	end(w, s, who, r == CONN_RESET ? "reset" : "error", r);
 }
 
 /* End the session: who ended it and why, for the log; s is freed. */
@@ -685,7 +564,7 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 	}
 	if (c->state == PX_CONNECT)
 		phase = "connect";
-	else if (s->shut[C2U] && s->shut[U2C])
+	else if ((s->flags[C2U] & s->flags[U2C]) & DP_F_SHUT)
 		phase = "eof";
 	else if (s->first_fin != WHO_NONE)
 		phase = "fin";
@@ -695,6 +574,8 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 	if (s->up.fd != -1)
 		(void)tk_io_close(w->l, &s->up);
 	tk_bufq_clear(&s->upq, &w->pool);
+	dp_splice_end(w, &s->sp[C2U]);
+	dp_splice_end(w, &s->sp[U2C]);
 	if (s->u != NULL)
 		upstream_release(s->u, s->tx, s->rx);
 	if (s->unit)
@@ -715,32 +596,19 @@ proxy_stats(void)
 	    (unsigned long long)srv.max_conns);
 }
 
-/*
- * One line per session at close:
- *	2026-11-22T13:29:42.123Z 127.0.0.1:51234 proxy 127.0.0.1:7000
- *	1.234s in=10 out=10 tries=1 client/eof eof
- * (one line): the client, the upstream ("-" if none was connected), the
- * duration, bytes from and to the client, connect attempts, who ended
- * the session in which phase, and why.
- */
+/* The session's access-log record (conn_access_record). */
 static void
 access_line(struct worker *w, struct psess *s, const char *phase)
 {
-	struct tk_addr	 peer;
-	char		 cl[TK_ADDRSTRLEN];
-	uint64_t	 ns = tk_loop_now(w->l) - s->a.start;
+	char		term[64];
+	struct acct_rec	r = {
+		.peer = &s->a.peer, .start = s->a.start, .in = s->in,
+		.out = s->out, .tries = s->attempts, .term = term,
+		.why = s->why,
+		.upstream = s->u != NULL && s->c.state == PX_DATA ?
+		    upstream_name(s->u) : "-",
+	};
 
-	pp_addr(&s->a.peer, &peer);
-	if (s->a.peer.sin6_family != AF_INET &&
-	    s->a.peer.sin6_family != AF_INET6)
-		strlcpy(cl, "?", sizeof(cl));
-	else
-		tk_addr_fmt(&peer, cl, sizeof(cl));
-	conn_access_write("%s proxy %s %llu.%03llus in=%llu out=%llu "
-	    "tries=%d %s/%s %s\n", cl,
-	    s->u != NULL && s->c.state == PX_DATA ? upstream_name(s->u) : "-",
-	    (unsigned long long)(ns / TK_SEC),
-	    (unsigned long long)(ns % TK_SEC / TK_MSEC),
-	    (unsigned long long)s->in, (unsigned long long)s->out,
-	    s->attempts, who_names[s->who], phase, s->why);
+	snprintf(term, sizeof(term), "%s/%s", who_names[s->who], phase);
+	conn_access_record(w, &r);
 }

@@ -15,16 +15,6 @@
 
 #include "tenkd.h"
 
-/* addr (an AF_INET or AF_INET6 sockaddr in a sockaddr_in6) as a tk_addr. */
-void
-pp_addr(const struct sockaddr_in6 *addr, struct tk_addr *a)
-{
-	memset(a, 0, sizeof(*a));
-	memcpy(&a->ss, addr, sizeof(*addr));
-	a->len = addr->sin6_family == AF_INET ?
-	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
-}
-
 /*
  * The header of the given version (1 or 2) for a client at peer that
  * connected to the local end of fd.  Returns its length in buf, which
@@ -50,7 +40,7 @@ pp_header(int version, const struct sockaddr_in6 *peer, int fd, char *buf,
 	size_t				 alen;
 	int				 fam;
 
-	pp_addr(peer, &src);
+	conn_addr(peer, &src);
 	fam = peer->sin6_family;
 	if (tk_sock_local(fd, &dst) == -1 ||
 	    dst.ss.ss_family != fam || (fam != AF_INET && fam != AF_INET6))

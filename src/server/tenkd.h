@@ -73,6 +73,8 @@ struct config {
 	gid_t		 gid;
 	int		 check;
 	int		 workers;		/* processes; 1 = no master */
+	int		 splice;		/* proxy: --splice auto */
+	int		 splice_pipes;		/* pipes per thread */
 };
 
 /* Counters of one worker; only its own thread writes them. */
@@ -85,9 +87,12 @@ struct stats {
 	uint64_t	 bufs_inuse;		/* pool buffers in queues */
 	uint64_t	 bufs_free;		/* spare pool buffers */
 	uint64_t	 noport;		/* proxy: no local port */
+	uint64_t	 spliced;		/* bytes out by splice(2) */
+	uint64_t	 nopipe;		/* bulk flows left copying */
 };
 
 struct worker;
+struct dp_pipe;
 
 /*
  * A connection, kept small: an idle one holds no data buffer, so this
@@ -244,6 +249,11 @@ struct worker {
 	struct tk_msg		 m_mem;		/* an episode began */
 	atomic_int		 mem_posted;
 
+	/* Splicing (dpath.c): spare pipes, and how many are open. */
+	SLIST_HEAD(, dp_pipe)	 pipes;
+	int			 npipes;
+	int			 npipes_free;
+
 	/* Rate-limited warnings: when the last one went out, how many since. */
 	uint64_t		 warn_last[WARN_NKINDS];
 	uint64_t		 warn_skipped[WARN_NKINDS];
@@ -338,8 +348,67 @@ void		 conn_wheel_init(struct worker *);
 void		 conn_close_all(struct worker *, enum conn_reason);
 void		 conn_access_open(void);
 void		 conn_access_reopen(void);
-void		 conn_access_write(const char *, ...)
-		    __attribute__((format(printf, 1, 2)));
+/* One access-log record: conn_access_record() writes it. */
+struct acct_rec {
+	const struct sockaddr_in6 *peer;	/* the client */
+	const char		*upstream;	/* proxy's, or NULL */
+	uint64_t		 start;		/* monotonic ns */
+	uint64_t		 in;		/* bytes from the client */
+	uint64_t		 out;		/* bytes to it */
+	int			 tries;		/* proxy: connect attempts */
+	const char		*term;		/* proxy: who/phase, or NULL */
+	const char		*why;		/* how it closed */
+};
+void		 conn_addr(const struct sockaddr_in6 *, struct tk_addr *);
+void		 conn_access_record(struct worker *, const struct acct_rec *);
+
+/*
+ * dpath.c: the data path (see there).  A flow is one direction of a
+ * stream, described by the protocol from the fields of its session for
+ * the time of a call: bytes read from src are sent to dst, and what dst
+ * did not take waits in q (or, spliced, in a pipe).  flags (DP_F_*)
+ * and sp are the direction's own state in the session; nin and nout,
+ * when not NULL, count its bytes for the access log.
+ */
+#define DP_F_EOF	0x01	/* the source finished (read 0) */
+#define DP_F_SHUT	0x02	/* and its FIN was passed on */
+
+enum dp_err {
+	DP_ERR_SRC = 1,		/* reading the source failed: errno */
+	DP_ERR_DST,		/* sending to the destination failed */
+	DP_ERR_NOMEM,		/* no buffer for the tail */
+};
+
+/* A direction's splice state; all zeroes is "copying, may splice". */
+struct dp_splice {
+	struct dp_pipe		*pipe;	/* spliced through it, or NULL */
+	uint8_t			 streak; /* full copy reads in a row */
+	uint8_t			 off;	/* splice(2) refused: copy */
+};
+
+struct dp_flow {
+	struct tk_io		*src;
+	struct tk_io		*dst;
+	struct tk_bufq		*q;
+	uint8_t			*flags;	/* DP_F_* */
+	struct dp_splice	*sp;	/* NULL: never splice */
+	uint64_t		*nin;	/* bytes read from src, or NULL */
+	uint64_t		*nout;	/* bytes sent to dst, or NULL */
+	struct conn		*c;	/* stamped on activity */
+	enum dp_err		 err;	/* after a -1 */
+	int			 stop;	/* dp_pump's own */
+};
+
+void		 dp_init(void);
+int		 dp_pump(struct worker *, struct dp_flow *, size_t *);
+int		 dp_send(struct worker *, struct dp_flow *, const void *,
+		    size_t);
+unsigned int	 dp_want_src(const struct dp_flow *);
+unsigned int	 dp_want_dst(const struct dp_flow *);
+enum conn_reason dp_reason(int);
+void		 dp_splice_end(struct worker *, struct dp_splice *);
+size_t		 dp_splice_len(const struct dp_splice *);
+void		 dp_pipes_free(struct worker *);
 
 /* echo.c */
 extern const struct proto proto_echo;
@@ -383,7 +452,6 @@ extern const struct proto proto_proxy;
 #define PP2_HDRLEN	16
 #define PP2_ADDRMAX	216
 #define PP_MAXLEN	(PP2_HDRLEN + PP2_ADDRMAX)
-void		 pp_addr(const struct sockaddr_in6 *, struct tk_addr *);
 int		 pp_header(int, const struct sockaddr_in6 *, int, char *,
 		    size_t);
 

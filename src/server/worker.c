@@ -152,6 +152,7 @@ worker_free(struct worker *w)
 	tk_timer_cancel(w->l, &w->wheel_timer);
 	tk_timer_cancel(w->l, &w->mem_timer);
 	tk_bufpool_drain(&w->pool);
+	dp_pipes_free(w);
 	free(w->scratch);
 	tk_loop_free(w->l);
 	w->l = NULL;

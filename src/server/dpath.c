@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The data path, one for echo and proxy.  A protocol never calls recv
+ * or send: it describes each direction of its stream as a flow (bytes
+ * read from one socket, sent to another or the same one) and reads the
+ * flow's outcome — bytes moved, the source finished and the FIN passed
+ * on, or an error on one side — to decide what the session does next.
+ * Echo has one flow, from its socket to itself; the proxy has two.
+ *
+ * Copying (every backend): recv into the thread's scratch buffer, send
+ * at once, queue only what the kernel did not take (pool buffers, so a
+ * flow that keeps up holds none).  The floor per message is one recv
+ * and one send:
+ *
+ * - a recv that returns less than asked drained the socket, so READ is
+ *   blocked without the recv that would only say EAGAIN (an edge
+ *   backend reports the next arrival; a level one polls again).  Not
+ *   when the event carried HUP: then we read on until 0, or the FIN is
+ *   lost.
+ * - a send that takes less than offered filled the socket buffer, so
+ *   WRITE is blocked without another try.
+ *
+ * Backpressure: a read is sized to the room left under the limit
+ * (conn_limit(): --buffer-limit, or what is held already while the
+ * memory budget is tight), so what a flow holds never exceeds it, and
+ * a full flow stops reading until its destination takes some.
+ *
+ * Splicing (proxy mode, --splice auto): a flow whose copy reads keep
+ * coming back full is a bulk stream.  It takes a pipe from the thread's
+ * pool and from then on moves bytes with splice(2), socket to pipe to
+ * socket, so they never enter user space.  Three rules keep it exact:
+ *
+ * - it splices in only into an empty pipe.  An empty pipe has every
+ *   slot free, so EAGAIN can only mean the socket is empty (a pipe out
+ *   of slots says EAGAIN too), and the pipe never holds more than one
+ *   read: the limit holds, pipe included.
+ * - READ is blocked only on EAGAIN, never on a short splice, which may
+ *   be the pipe's slots running out rather than the socket draining.
+ * - the bytes in the pipe count as queued: for the limit, for passing
+ *   the FIN on only once everything is out, and for the memory
+ *   budget's choice of whom to close.
+ *
+ * A spliced flow goes back to copying, and its pipe back to the pool,
+ * when a splice brings in less than DP_SMALL bytes and the pipe is
+ * empty again (the stream has turned interactive), or when it ends.  An
+ * empty pool (--splice-pipes per thread) leaves the flow copying.
+ * EINVAL or ENOSYS from splice(2) moves what the pipe holds into the
+ * queue and turns splicing off for the flow for good.
+ */
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tenk/log.h"
+#include "tenkd.h"
+
+#define DP_IOV		16
+#define DP_BULK_READS	2		/* full reads in a row: bulk */
+#define DP_BULK_MIN	(8 * 1024)	/* a read this big at least */
+#define DP_SMALL	4096		/* a splice under this: copy again */
+#define DP_SPARE_PIPES	8		/* kept open per thread when idle */
+#define DP_PIPE_DEFAULT	(64 * 1024)	/* a fresh pipe's size (pipe(7)) */
+#define DP_PIPE_MAX	(1024 * 1024)	/* fs.pipe-max-size's default */
+
+/* A pipe of the thread's pool, empty when spare. */
+struct dp_pipe {
+	int			 rfd;
+	int			 wfd;
+	size_t			 len;	/* bytes in it */
+	SLIST_ENTRY(dp_pipe)	 link;
+};
+
+static size_t	dp_pending(const struct dp_flow *);
+static int	flush(struct worker *, struct dp_flow *);
+static int	splice_out(struct worker *, struct dp_flow *);
+static int	copy_in(struct worker *, struct dp_flow *, size_t *);
+static int	splice_in(struct worker *, struct dp_flow *, size_t *);
+static void	splice_off(struct worker *, struct dp_flow *);
+static void	dp_release(struct worker *, struct dp_flow *);
+static struct dp_pipe *pipe_get(struct worker *);
+static void	pipe_put(struct worker *, struct dp_pipe *);
+static inline void spend(size_t *, size_t);
+
+/* Pipe size for splicing: four reads at the limit, in whole pages. */
+static size_t	pipe_size;
+
+void
+dp_init(void)
+{
+	size_t	sz = 4 * srv.cfg.buffer_limit;
+
+	if (sz < DP_PIPE_DEFAULT)
+		sz = DP_PIPE_DEFAULT;
+	if (sz > DP_PIPE_MAX)
+		sz = DP_PIPE_MAX;
+	pipe_size = sz;
+}
+
+/* Bytes f holds for its destination, queued or in its pipe. */
+static size_t
+dp_pending(const struct dp_flow *f)
+{
+	return f->q->len + (f->sp != NULL ? dp_splice_len(f->sp) : 0);
+}
+
+/* Bytes in a splice state's pipe, for the memory budget. */
+size_t
+dp_splice_len(const struct dp_splice *sp)
+{
+	return sp->pipe != NULL ? sp->pipe->len : 0;
+}
+
+/* What f's source socket waits for: READ unless finished or full. */
+unsigned int
+dp_want_src(const struct dp_flow *f)
+{
+	size_t	n = dp_pending(f);
+
+	if ((*f->flags & DP_F_EOF) || n >= conn_limit(n))
+		return 0;
+	return TK_EV_READ;
+}
+
+/* What f's destination socket waits for: WRITE while bytes wait. */
+unsigned int
+dp_want_dst(const struct dp_flow *f)
+{
+	return dp_pending(f) > 0 ? TK_EV_WRITE : 0;
+}
+
+/* The reason to close for errno after a failed recv or send. */
+enum conn_reason
+dp_reason(int err)
+{
+	return err == ECONNRESET || err == EPIPE ? CONN_RESET : CONN_ERROR;
+}
+
+static inline void
+spend(size_t *budget, size_t n)
+{
+	*budget -= n < *budget ? n : *budget;
+}
+
+static inline void
+count_in(struct worker *w, struct dp_flow *f, size_t n)
+{
+	w->st.bytes_in += n;
+	if (f->nin != NULL)
+		*f->nin += n;
+	conn_touch(f->c, tk_loop_now(w->l));
+}
+
+static inline void
+count_out(struct worker *w, struct dp_flow *f, size_t n)
+{
+	w->st.bytes_out += n;
+	if (f->nout != NULL)
+		*f->nout += n;
+}
+
+/*
+ * Move f's bytes: flush what waits for the destination if it takes
+ * bytes, then read from the source and forward, until the source is
+ * drained, the flow is full or *budget is spent; once the source has
+ * finished and nothing is left, pass the FIN on (shutdown SHUT_WR) and
+ * set DP_F_SHUT.  Bytes flushed and bytes read both spend the budget.
+ * Returns 0, or -1 with f->err and errno set: the caller ends the
+ * session.
+ */
+int
+dp_pump(struct worker *w, struct dp_flow *f, size_t *budget)
+{
+	size_t	before;
+
+	if (dp_pending(f) > 0 && (f->dst->ready & TK_EV_WRITE) &&
+	    *budget > 0) {
+		before = dp_pending(f);
+		if (flush(w, f) == -1)
+			return -1;
+		spend(budget, before - dp_pending(f));
+	}
+	while (!(*f->flags & DP_F_EOF) && (f->src->ready & TK_EV_READ) &&
+	    *budget > 0 && dp_pending(f) < conn_limit(dp_pending(f))) {
+		if (f->sp != NULL && f->sp->pipe != NULL) {
+			/* Only into an empty pipe: see the top. */
+			if (f->sp->pipe->len > 0)
+				break;
+			if (splice_in(w, f, budget) == -1)
+				return -1;
+		} else if (copy_in(w, f, budget) == -1)
+			return -1;
+		if (f->stop) {
+			f->stop = 0;
+			break;
+		}
+	}
+	if ((*f->flags & (DP_F_EOF | DP_F_SHUT)) == DP_F_EOF &&
+	    dp_pending(f) == 0) {
+		/* ENOTCONN if the peer already reset: the send will tell. */
+		(void)shutdown(f->dst->fd, SHUT_WR);
+		*f->flags |= DP_F_SHUT;
+		dp_release(w, f);
+	}
+	return 0;
+}
+
+/*
+ * One recv into the scratch buffer and its forwarding, for dp_pump.
+ * Sets f->stop when the loop should end: the socket was drained or
+ * finished.  Returns 0, or -1 with f->err set.
+ */
+static int
+copy_in(struct worker *w, struct dp_flow *f, size_t *budget)
+{
+	struct tk_io	*src = f->src;
+	size_t		 room;
+	ssize_t		 n;
+
+	room = conn_limit(dp_pending(f)) - dp_pending(f);
+	if (room > SCRATCH_SIZE)
+		room = SCRATCH_SIZE;
+	do {
+		n = recv(src->fd, w->scratch, room, 0);
+	} while (n == -1 && errno == EINTR);
+	if (n == -1) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			tk_io_block(src, TK_EV_READ);
+			f->stop = 1;
+			return 0;
+		}
+		f->err = DP_ERR_SRC;
+		return -1;
+	}
+	if (n == 0) {
+		*f->flags |= DP_F_EOF;
+		f->stop = 1;
+		return 0;
+	}
+	count_in(w, f, n);
+	if (dp_send(w, f, w->scratch, n) == -1)
+		return -1;
+	spend(budget, n);
+	if ((size_t)n < room && (src->ready & TK_EV_HUP) == 0) {
+		tk_io_block(src, TK_EV_READ);
+		f->stop = 1;
+	}
+	/* A bulk stream: move it to a pipe while the queue is empty. */
+	if (f->sp != NULL && !f->sp->off) {
+		if ((size_t)n == room && room >= DP_BULK_MIN) {
+			if (f->sp->streak < DP_BULK_READS)
+				f->sp->streak++;
+		} else
+			f->sp->streak = 0;
+		if (f->sp->streak >= DP_BULK_READS && f->q->len == 0 &&
+		    (f->sp->pipe = pipe_get(w)) != NULL)
+			f->sp->streak = 0;
+	}
+	return 0;
+}
+
+/*
+ * Send n bytes at p to f's destination, queueing what the kernel does
+ * not take; with bytes already waiting, queue them all, behind.  This
+ * is the "send this" of a protocol.  Returns 0, or -1 with f->err set.
+ */
+int
+dp_send(struct worker *w, struct dp_flow *f, const void *p, size_t n)
+{
+	ssize_t	k = 0;
+
+	if (dp_pending(f) == 0) {
+		do {
+			k = send(f->dst->fd, p, n, MSG_NOSIGNAL);
+		} while (k == -1 && errno == EINTR);
+		if (k == -1) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				f->err = DP_ERR_DST;
+				return -1;
+			}
+			k = 0;
+		}
+		count_out(w, f, k);
+		if ((size_t)k == n)
+			return 0;
+		tk_io_block(f->dst, TK_EV_WRITE);
+	}
+	if (tk_bufq_append(f->q, &w->pool, (const char *)p + k, n - k) ==
+	    -1) {
+		f->err = DP_ERR_NOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Send from f's queue, then from its pipe, until both are empty or the
+ * socket is full.  Returns 0, or -1 with f->err set.
+ */
+static int
+flush(struct worker *w, struct dp_flow *f)
+{
+	struct iovec	 iov[DP_IOV];
+	struct msghdr	 msg;
+	ssize_t		 n;
+	size_t		 len;
+	int		 i, niov;
+
+	while (f->q->len > 0) {
+		niov = tk_bufq_iov(f->q, iov, DP_IOV);
+		for (len = 0, i = 0; i < niov; i++)
+			len += iov[i].iov_len;
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = iov;
+		msg.msg_iovlen = niov;
+		n = sendmsg(f->dst->fd, &msg, MSG_NOSIGNAL);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				tk_io_block(f->dst, TK_EV_WRITE);
+				return 0;
+			}
+			f->err = DP_ERR_DST;
+			return -1;
+		}
+		tk_bufq_consume(f->q, &w->pool, n);
+		count_out(w, f, n);
+		conn_touch(f->c, tk_loop_now(w->l));
+		if ((size_t)n < len) {
+			tk_io_block(f->dst, TK_EV_WRITE);
+			return 0;
+		}
+	}
+	if (f->sp != NULL && f->sp->pipe != NULL && f->sp->pipe->len > 0)
+		return splice_out(w, f);
+	return 0;
+}
+
+/*
+ * Splice what f's pipe holds to the destination until the pipe is
+ * empty or the socket full.  Returns 0, or -1 with f->err set.
+ */
+static int
+splice_out(struct worker *w, struct dp_flow *f)
+{
+	struct dp_pipe	*p = f->sp->pipe;
+	ssize_t		 n;
+
+	while (p->len > 0) {
+		n = splice(p->rfd, NULL, f->dst->fd, NULL, p->len,
+		    SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				tk_io_block(f->dst, TK_EV_WRITE);
+				return 0;
+			}
+			if (errno == EINVAL || errno == ENOSYS) {
+				splice_off(w, f);
+				return f->q->len > 0 ? flush(w, f) : 0;
+			}
+			f->err = DP_ERR_DST;
+			return -1;
+		}
+		p->len -= n;
+		count_out(w, f, n);
+		w->st.spliced += n;
+		conn_touch(f->c, tk_loop_now(w->l));
+	}
+	return 0;
+}
+
+/*
+ * One splice from f's source into its (empty) pipe, then on to the
+ * destination, for dp_pump.  Sets f->stop when the loop should end.
+ * Returns 0, or -1 with f->err set.
+ */
+static int
+splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
+{
+	struct dp_pipe	*p = f->sp->pipe;
+	size_t		 room;
+	ssize_t		 n;
+
+	room = conn_limit(dp_pending(f)) - dp_pending(f);
+	if (room > pipe_size)
+		room = pipe_size;
+	do {
+		n = splice(f->src->fd, NULL, p->wfd, NULL, room,
+		    SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+	} while (n == -1 && errno == EINTR);
+	if (n == -1) {
+		if (errno == EAGAIN) {
+			/* The pipe is empty: the socket is. */
+			tk_io_block(f->src, TK_EV_READ);
+			f->stop = 1;
+			return 0;
+		}
+		if (errno == EINVAL || errno == ENOSYS) {
+			splice_off(w, f);
+			return 0;
+		}
+		f->err = DP_ERR_SRC;
+		return -1;
+	}
+	if (n == 0) {
+		*f->flags |= DP_F_EOF;
+		f->stop = 1;
+		return 0;
+	}
+	p->len = n;
+	count_in(w, f, n);
+	spend(budget, n);
+	if ((f->dst->ready & TK_EV_WRITE) && splice_out(w, f) == -1)
+		return -1;
+	if (f->sp->pipe != NULL && f->sp->pipe->len == 0 &&
+	    (size_t)n < DP_SMALL) {
+		/* Interactive again: copying costs fewer calls. */
+		dp_release(w, f);
+	}
+	return 0;
+}
+
+/*
+ * splice(2) refused f's sockets (EINVAL, ENOSYS): copy for good.  What
+ * the pipe holds goes into the queue first, in order.
+ */
+static void
+splice_off(struct worker *w, struct dp_flow *f)
+{
+	struct dp_pipe	*p = f->sp->pipe;
+	ssize_t		 n;
+
+	log_debug("%s: fd %d to fd %d: %s: copying", __func__, f->src->fd,
+	    f->dst->fd, strerror(errno));
+	f->sp->off = 1;
+	while (p->len > 0) {
+		n = read(p->rfd, w->scratch, p->len < SCRATCH_SIZE ? p->len :
+		    SCRATCH_SIZE);
+		if (n <= 0) {
+			if (n == -1 && errno == EINTR)
+				continue;
+			break;
+		}
+		/* The queue takes it whole, or the pipe's close drops it. */
+		if (tk_bufq_append(f->q, &w->pool, w->scratch, n) == -1)
+			break;
+		p->len -= n;
+	}
+	dp_release(w, f);
+}
+
+/* Give f's pipe back to the pool, if it has one: at the end or quiet. */
+static void
+dp_release(struct worker *w, struct dp_flow *f)
+{
+	if (f->sp == NULL || f->sp->pipe == NULL)
+		return;
+	pipe_put(w, f->sp->pipe);
+	f->sp->pipe = NULL;
+	f->sp->streak = 0;
+}
+
+/* Release a splice state outside a flow: the session's end. */
+void
+dp_splice_end(struct worker *w, struct dp_splice *sp)
+{
+	if (sp->pipe != NULL) {
+		pipe_put(w, sp->pipe);
+		sp->pipe = NULL;
+	}
+}
+
+/*
+ * A pipe from w's pool: a spare one, else a new one while the thread
+ * holds fewer than --splice-pipes; NULL (counted) when neither.
+ */
+static struct dp_pipe *
+pipe_get(struct worker *w)
+{
+	struct dp_pipe	*p;
+	int		 fds[2];
+
+	if ((p = SLIST_FIRST(&w->pipes)) != NULL) {
+		SLIST_REMOVE_HEAD(&w->pipes, link);
+		w->npipes_free--;
+		return p;
+	}
+	if (w->npipes >= srv.cfg.splice_pipes) {
+		w->st.nopipe++;
+		return NULL;
+	}
+	if ((p = malloc(sizeof(*p))) == NULL)
+		return NULL;
+	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) == -1) {
+		w->st.nopipe++;
+		free(p);
+		return NULL;
+	}
+	/* Best effort: a smaller pipe only splits the splices. */
+	if (pipe_size > DP_PIPE_DEFAULT)
+		(void)fcntl(fds[1], F_SETPIPE_SZ, (int)pipe_size);
+	p->rfd = fds[0];
+	p->wfd = fds[1];
+	p->len = 0;
+	w->npipes++;
+	return p;
+}
+
+/*
+ * Back to the pool: kept when empty and spares are few, else closed (a
+ * pipe that still holds bytes cannot serve another flow).
+ */
+static void
+pipe_put(struct worker *w, struct dp_pipe *p)
+{
+	if (p->len == 0 && w->npipes_free < DP_SPARE_PIPES) {
+		SLIST_INSERT_HEAD(&w->pipes, p, link);
+		w->npipes_free++;
+		return;
+	}
+	close(p->rfd);
+	close(p->wfd);
+	free(p);
+	w->npipes--;
+}
+
+/* Close w's spare pipes; for the worker's end. */
+void
+dp_pipes_free(struct worker *w)
+{
+	struct dp_pipe	*p;
+
+	while ((p = SLIST_FIRST(&w->pipes)) != NULL) {
+		SLIST_REMOVE_HEAD(&w->pipes, link);
+		w->npipes_free--;
+		close(p->rfd);
+		close(p->wfd);
+		free(p);
+		w->npipes--;
+	}
+}
