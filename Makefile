@@ -82,6 +82,10 @@ LIB	:= $(B)/libtenk.a
 PROGS	:= $(B)/tenkd $(B)/tenkload $(B)/tenkbench
 tool	= $(patsubst test/tools/%.c,$(B)/test/%,$(1))
 TOOLS	:= $(call tool,$(TOOL_SRCS))
+# LD_PRELOAD shims of the tests (fault injection at the system call);
+# built without the sanitizers, which must come first in a process.
+SHIM_SRCS := $(wildcard test/shim/*.c)
+SHIMS	:= $(patsubst test/shim/%.c,$(B)/test/%.so,$(SHIM_SRCS))
 RUNNER	:= $(B)/test/run
 LOOPBENCH := $(B)/loopbench
 
@@ -89,7 +93,7 @@ LOOPBENCH := $(B)/loopbench
 	man-lint lint valgrind deps test-deps FORCE
 .DEFAULT_GOAL := all
 
-all: $(PROGS) $(TOOLS) $(RUNNER) $(LOOPBENCH)
+all: $(PROGS) $(TOOLS) $(SHIMS) $(RUNNER) $(LOOPBENCH)
 
 $(B)/config.mk: mk/deps.sh
 	@mkdir -p $(@D)
@@ -149,6 +153,11 @@ $(eval $(call program,$(B)/tenkbench,$(TENKBENCH_SRCS)))
 $(eval $(call program,$(LOOPBENCH),$(LOOPBENCH_SRCS)))
 $(eval $(call program,$(RUNNER),$(RUNNER_SRCS)))
 $(foreach t,$(TOOL_SRCS),$(eval $(call program,$(call tool,$(t)),$(t))))
+
+$(B)/test/%.so: test/shim/%.c $(B)/config.mk
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(TK_CFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< -ldl
 
 # Tests: unit and integration in one runner; TESTS= narrows by name.
 TEST_JOBS ?= 2

@@ -257,9 +257,15 @@ copy_in(struct worker *w, struct dp_flow *f, size_t *budget)
 				f->sp->streak++;
 		} else
 			f->sp->streak = 0;
-		if (f->sp->streak >= DP_BULK_READS && f->q->len == 0 &&
-		    (f->sp->pipe = pipe_get(w)) != NULL)
-			f->sp->streak = 0;
+		if (f->sp->streak >= DP_BULK_READS && f->q->len == 0) {
+			if ((f->sp->pipe = pipe_get(w)) != NULL)
+				f->sp->streak = 0;
+			else if (!f->sp->denied) {
+				/* Counted once a flow; retried for free. */
+				f->sp->denied = 1;
+				w->st.nopipe++;
+			}
+		}
 	}
 	return 0;
 }
@@ -370,6 +376,7 @@ splice_out(struct worker *w, struct dp_flow *f)
 			return -1;
 		}
 		p->len -= n;
+		w->piped -= n;
 		count_out(w, f, n);
 		w->st.spliced += n;
 		conn_touch(f->c, tk_loop_now(w->l));
@@ -416,6 +423,7 @@ splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
 		return 0;
 	}
 	p->len = n;
+	w->piped += n;
 	count_in(w, f, n);
 	spend(budget, n);
 	if ((f->dst->ready & TK_EV_WRITE) && splice_out(w, f) == -1)
@@ -453,6 +461,7 @@ splice_off(struct worker *w, struct dp_flow *f)
 		if (tk_bufq_append(f->q, &w->pool, w->scratch, n) == -1)
 			break;
 		p->len -= n;
+		w->piped -= n;
 	}
 	dp_release(w, f);
 }
@@ -480,7 +489,7 @@ dp_splice_end(struct worker *w, struct dp_splice *sp)
 
 /*
  * A pipe from w's pool: a spare one, else a new one while the thread
- * holds fewer than --splice-pipes; NULL (counted) when neither.
+ * holds fewer than --splice-pipes; NULL when neither.
  */
 static struct dp_pipe *
 pipe_get(struct worker *w)
@@ -493,14 +502,11 @@ pipe_get(struct worker *w)
 		w->npipes_free--;
 		return p;
 	}
-	if (w->npipes >= srv.cfg.splice_pipes) {
-		w->st.nopipe++;
+	if (w->npipes >= srv.cfg.splice_pipes)
 		return NULL;
-	}
 	if ((p = malloc(sizeof(*p))) == NULL)
 		return NULL;
 	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) == -1) {
-		w->st.nopipe++;
 		free(p);
 		return NULL;
 	}
@@ -526,6 +532,7 @@ pipe_put(struct worker *w, struct dp_pipe *p)
 		w->npipes_free++;
 		return;
 	}
+	w->piped -= p->len;
 	close(p->rfd);
 	close(p->wfd);
 	free(p);

@@ -66,6 +66,8 @@ stats_snapshot(struct worker *w, struct stats *s)
 	s->active = w->nconns;
 	s->bufs_inuse = w->pool.inuse;
 	s->bufs_free = w->pool.nfree;
+	s->pipes = w->npipes - w->npipes_free;
+	s->piped = w->piped;
 }
 
 static void
@@ -82,17 +84,21 @@ stats_add(struct stats *dst, const struct stats *src)
 	dst->bufs_inuse += src->bufs_inuse;
 	dst->bufs_free += src->bufs_free;
 	dst->noport += src->noport;
+	dst->spliced += src->spliced;
+	dst->nopipe += src->nopipe;
+	dst->pipes += src->pipes;
+	dst->piped += src->piped;
 }
 
 /*
  * "stats thread 0: accepted 12 active 2 closed eof 9 reset 1 ... in 123
- * out 123 bufs 0 spare 4", and in proxy mode " no-port 0", logged at
- * level info.
+ * out 123 bufs 0 spare 4", and in proxy mode " no-port 0 spliced 0
+ * nopipe 0 pipes 0 piped 0", logged at level info.
  */
 static void
 stats_log(const char *who, const struct stats *s)
 {
-	char	closed[256], noport[32];
+	char	closed[256], noport[160];
 	size_t	len = 0;
 	int	i, n;
 
@@ -104,11 +110,20 @@ stats_log(const char *who, const struct stats *s)
 			break;
 		len += n;
 	}
-	/* Clients closed for want of a local port: the proxy's only. */
+	/*
+	 * The proxy's own: clients closed for want of a local port, bytes
+	 * sent by splice(2), bulk flows that found no pipe, pipes in use
+	 * and the bytes in them.
+	 */
 	noport[0] = '\0';
 	if (srv.proto == &proto_proxy)
-		snprintf(noport, sizeof(noport), " no-port %llu",
-		    (unsigned long long)s->noport);
+		snprintf(noport, sizeof(noport), " no-port %llu spliced %llu "
+		    "nopipe %llu pipes %llu piped %llu",
+		    (unsigned long long)s->noport,
+		    (unsigned long long)s->spliced,
+		    (unsigned long long)s->nopipe,
+		    (unsigned long long)s->pipes,
+		    (unsigned long long)s->piped);
 	log_info("stats %s: accepted %llu active %llu closed%s in %llu "
 	    "out %llu bufs %llu spare %llu%s", who,
 	    (unsigned long long)s->accepted, (unsigned long long)s->active,

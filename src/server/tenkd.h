@@ -89,6 +89,8 @@ struct stats {
 	uint64_t	 noport;		/* proxy: no local port */
 	uint64_t	 spliced;		/* bytes out by splice(2) */
 	uint64_t	 nopipe;		/* bulk flows left copying */
+	uint64_t	 pipes;			/* pipes in use */
+	uint64_t	 piped;			/* bytes in them */
 };
 
 struct worker;
@@ -253,6 +255,7 @@ struct worker {
 	SLIST_HEAD(, dp_pipe)	 pipes;
 	int			 npipes;
 	int			 npipes_free;
+	uint64_t		 piped;		/* bytes in the pipes */
 
 	/* Rate-limited warnings: when the last one went out, how many since. */
 	uint64_t		 warn_last[WARN_NKINDS];
@@ -384,6 +387,7 @@ struct dp_splice {
 	struct dp_pipe		*pipe;	/* spliced through it, or NULL */
 	uint8_t			 streak; /* full copy reads in a row */
 	uint8_t			 off;	/* splice(2) refused: copy */
+	uint8_t			 denied; /* found no pipe, counted */
 };
 
 struct dp_flow {

@@ -1,0 +1,34 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# --splice auto: small ping-pong keeps the copy path (nothing spliced),
+# bulk streams both ways move by splice(2) and arrive byte-exact, a
+# half-close in the middle of a spliced stream passes the FIN on after
+# the last byte, and at the end no pipe is in use and none holds bytes.
+# timeout: 180
+. "$(dirname "$0")/lib.sh"
+
+upstream_start --threads 1
+tenkd_start proxy --threads 1 -u "$UPADDR" --access-log "$T/acc"
+"$TKCLI" echo -c 50 -r 20 -b 64 "$ADDR" || fail "ping-pong"
+s=$(tenkd_stats) || exit 1
+[ "$(stat_val "$s" spliced)" -eq 0 ] || fail "64-byte messages spliced: $s"
+
+"$TKCLI" echo -c 4 -b 32m -w 64k "$ADDR" || fail "bulk, spliced"
+s=$(tenkd_stats) || exit 1
+sp=$(stat_val "$s" spliced)
+# Both ways, 4 x 32 MiB each: most of it spliced.
+[ "$sp" -gt $((4 * 2 * 16 << 20)) ] || fail "bulk not spliced: $s"
+[ "$(stat_val "$s" in)" -eq "$(stat_val "$s" out)" ] ||
+    fail "bytes in and out differ: $s"
+
+"$TKCLI" echo -H -c 4 -b 16m -w 64k "$ADDR" || fail "half-close, spliced"
+s=$(tenkd_stats) || exit 1
+[ "$(stat_val "$s" spliced)" -gt "$sp" ] || fail "half-close not spliced"
+[ "$(stat_val "$s" pipes)" -eq 0 ] || fail "pipes in use at rest: $s"
+[ "$(stat_val "$s" piped)" -eq 0 ] || fail "bytes left in pipes: $s"
+[ "$(stat_val "$s" eof)" -eq 58 ] || fail "closes: $s"
+n=$(grep -c " in=33554432 out=33554432 tries=1 client/eof eof\$" "$T/acc")
+[ "$n" -eq 4 ] || fail "access log of the bulk sessions: $n lines"
+n=$(grep -c " in=16777216 out=16777216 tries=1 client/eof eof\$" "$T/acc")
+[ "$n" -eq 4 ] || fail "access log of the half-closed sessions: $n lines"
+pass
