@@ -3,7 +3,8 @@
 # test-deps.sh: the real servers and the peer clients that the tests and
 # the benchmark against them need (test/integ/load_redis.sh, load_http.sh,
 # proxy_peers.sh, test/bench/load-compare.sh, proxy-iperf.sh):
-# redis-server, redis-benchmark, nginx, wrk, haproxy, iperf3.
+# redis-server, redis-benchmark, nginx (and its stream module), wrk,
+# haproxy, iperf3.
 # Installs the missing ones with apt-get when we are root on Debian or
 # Ubuntu, with their services kept from starting (see below); otherwise
 # one line on stderr naming the packages, and exit 1.
@@ -31,6 +32,10 @@ missing() {
 	have redis-benchmark || _m="$_m redis-tools"
 	have nginx || _m="$_m $NGINX_PKG"
 	have wrk || _m="$_m wrk"
+	# nginx's stream module (the L4 proxy), a package of its own.
+	[ -e /usr/lib/nginx/modules/ngx_stream_module.so ] ||
+	    ! command -v apt-get >/dev/null 2>&1 ||
+	    _m="$_m libnginx-mod-stream"
 	have haproxy || _m="$_m haproxy"
 	have iperf3 || _m="$_m iperf3"
 	echo "${_m# }"
