@@ -68,23 +68,23 @@
 #define DP_PIPE_DEFAULT	(64 * 1024)	/* a fresh pipe's size (pipe(7)) */
 #define DP_PIPE_MAX	(1024 * 1024)	/* fs.pipe-max-size's default */
 
-/* A pipe of the thread's pool, empty when spare. */
+/* A pipe of the thread's pool; its bytes are counted in dp_splice. */
 struct dp_pipe {
 	int			 rfd;
 	int			 wfd;
-	size_t			 len;	/* bytes in it */
 	SLIST_ENTRY(dp_pipe)	 link;
 };
 
-static size_t	dp_pending(const struct dp_flow *);
 static int	flush(struct worker *, struct dp_flow *);
 static int	splice_out(struct worker *, struct dp_flow *);
-static int	copy_in(struct worker *, struct dp_flow *, size_t *);
+static int	copy_in(struct worker *, struct dp_flow *, size_t, size_t *);
+static inline int send_tail(struct worker *, struct dp_flow *, const void *,
+		    size_t);
 static int	splice_in(struct worker *, struct dp_flow *, size_t *);
 static void	splice_off(struct worker *, struct dp_flow *);
 static void	dp_release(struct worker *, struct dp_flow *);
 static struct dp_pipe *pipe_get(struct worker *);
-static void	pipe_put(struct worker *, struct dp_pipe *);
+static void	pipe_put(struct worker *, struct dp_pipe *, size_t);
 static inline void spend(size_t *, size_t);
 
 /* Pipe size for splicing: four reads at the limit, in whole pages. */
@@ -100,38 +100,6 @@ dp_init(void)
 	if (sz > DP_PIPE_MAX)
 		sz = DP_PIPE_MAX;
 	pipe_size = sz;
-}
-
-/* Bytes f holds for its destination, queued or in its pipe. */
-static size_t
-dp_pending(const struct dp_flow *f)
-{
-	return f->q->len + (f->sp != NULL ? dp_splice_len(f->sp) : 0);
-}
-
-/* Bytes in a splice state's pipe, for the memory budget. */
-size_t
-dp_splice_len(const struct dp_splice *sp)
-{
-	return sp->pipe != NULL ? sp->pipe->len : 0;
-}
-
-/* What f's source socket waits for: READ unless finished or full. */
-unsigned int
-dp_want_src(const struct dp_flow *f)
-{
-	size_t	n = dp_pending(f);
-
-	if ((*f->flags & DP_F_EOF) || n >= conn_limit(n))
-		return 0;
-	return TK_EV_READ;
-}
-
-/* What f's destination socket waits for: WRITE while bytes wait. */
-unsigned int
-dp_want_dst(const struct dp_flow *f)
-{
-	return dp_pending(f) > 0 ? TK_EV_WRITE : 0;
 }
 
 /* The reason to close for errno after a failed recv or send. */
@@ -176,24 +144,26 @@ count_out(struct worker *w, struct dp_flow *f, size_t n)
 int
 dp_pump(struct worker *w, struct dp_flow *f, size_t *budget)
 {
-	size_t	before;
+	size_t	n;
 
-	if (dp_pending(f) > 0 && (f->dst->ready & TK_EV_WRITE) &&
+	if ((n = dp_pending(f)) > 0 && (f->dst->ready & TK_EV_WRITE) &&
 	    *budget > 0) {
-		before = dp_pending(f);
 		if (flush(w, f) == -1)
 			return -1;
-		spend(budget, before - dp_pending(f));
+		spend(budget, n - dp_pending(f));
 	}
 	while (!(*f->flags & DP_F_EOF) && (f->src->ready & TK_EV_READ) &&
-	    *budget > 0 && dp_pending(f) < conn_limit(dp_pending(f))) {
+	    *budget > 0) {
+		n = dp_pending(f);
+		if (n >= conn_limit(n))
+			break;
 		if (f->sp != NULL && f->sp->pipe != NULL) {
 			/* Only into an empty pipe: see the top. */
-			if (f->sp->pipe->len > 0)
+			if (f->sp->len > 0)
 				break;
 			if (splice_in(w, f, budget) == -1)
 				return -1;
-		} else if (copy_in(w, f, budget) == -1)
+		} else if (copy_in(w, f, n, budget) == -1)
 			return -1;
 		if (f->stop) {
 			f->stop = 0;
@@ -211,18 +181,18 @@ dp_pump(struct worker *w, struct dp_flow *f, size_t *budget)
 }
 
 /*
- * One recv into the scratch buffer and its forwarding, for dp_pump.
- * Sets f->stop when the loop should end: the socket was drained or
- * finished.  Returns 0, or -1 with f->err set.
+ * One recv into the scratch buffer and its forwarding, for dp_pump,
+ * with pending bytes held.  Sets f->stop when the loop should end: the
+ * socket was drained or finished.  Returns 0, or -1 with f->err set.
  */
 static int
-copy_in(struct worker *w, struct dp_flow *f, size_t *budget)
+copy_in(struct worker *w, struct dp_flow *f, size_t pending, size_t *budget)
 {
 	struct tk_io	*src = f->src;
 	size_t		 room;
 	ssize_t		 n;
 
-	room = conn_limit(dp_pending(f)) - dp_pending(f);
+	room = conn_limit(pending) - pending;
 	if (room > SCRATCH_SIZE)
 		room = SCRATCH_SIZE;
 	do {
@@ -243,7 +213,7 @@ copy_in(struct worker *w, struct dp_flow *f, size_t *budget)
 		return 0;
 	}
 	count_in(w, f, n);
-	if (dp_send(w, f, w->scratch, n) == -1)
+	if (send_tail(w, f, w->scratch, n) == -1)
 		return -1;
 	spend(budget, n);
 	if ((size_t)n < room && (src->ready & TK_EV_HUP) == 0) {
@@ -277,6 +247,13 @@ copy_in(struct worker *w, struct dp_flow *f, size_t *budget)
  */
 int
 dp_send(struct worker *w, struct dp_flow *f, const void *p, size_t n)
+{
+	return send_tail(w, f, p, n);
+}
+
+/* dp_send(), inlined into the read path. */
+static inline int
+send_tail(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 {
 	ssize_t	k = 0;
 
@@ -343,7 +320,7 @@ flush(struct worker *w, struct dp_flow *f)
 			return 0;
 		}
 	}
-	if (f->sp != NULL && f->sp->pipe != NULL && f->sp->pipe->len > 0)
+	if (f->sp != NULL && f->sp->len > 0)
 		return splice_out(w, f);
 	return 0;
 }
@@ -358,8 +335,8 @@ splice_out(struct worker *w, struct dp_flow *f)
 	struct dp_pipe	*p = f->sp->pipe;
 	ssize_t		 n;
 
-	while (p->len > 0) {
-		n = splice(p->rfd, NULL, f->dst->fd, NULL, p->len,
+	while (f->sp->len > 0) {
+		n = splice(p->rfd, NULL, f->dst->fd, NULL, f->sp->len,
 		    SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 		if (n == -1) {
 			if (errno == EINTR)
@@ -375,7 +352,7 @@ splice_out(struct worker *w, struct dp_flow *f)
 			f->err = DP_ERR_DST;
 			return -1;
 		}
-		p->len -= n;
+		f->sp->len -= n;
 		w->piped -= n;
 		count_out(w, f, n);
 		w->st.spliced += n;
@@ -396,7 +373,7 @@ splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
 	size_t		 room;
 	ssize_t		 n;
 
-	room = conn_limit(dp_pending(f)) - dp_pending(f);
+	room = conn_limit(f->q->len) - f->q->len;
 	if (room > pipe_size)
 		room = pipe_size;
 	do {
@@ -422,14 +399,13 @@ splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
 		f->stop = 1;
 		return 0;
 	}
-	p->len = n;
+	f->sp->len = n;
 	w->piped += n;
 	count_in(w, f, n);
 	spend(budget, n);
 	if ((f->dst->ready & TK_EV_WRITE) && splice_out(w, f) == -1)
 		return -1;
-	if (f->sp->pipe != NULL && f->sp->pipe->len == 0 &&
-	    (size_t)n < DP_SMALL) {
+	if (f->sp->pipe != NULL && f->sp->len == 0 && (size_t)n < DP_SMALL) {
 		/* Interactive again: copying costs fewer calls. */
 		dp_release(w, f);
 	}
@@ -449,9 +425,9 @@ splice_off(struct worker *w, struct dp_flow *f)
 	log_debug("%s: fd %d to fd %d: %s: copying", __func__, f->src->fd,
 	    f->dst->fd, strerror(errno));
 	f->sp->off = 1;
-	while (p->len > 0) {
-		n = read(p->rfd, w->scratch, p->len < SCRATCH_SIZE ? p->len :
-		    SCRATCH_SIZE);
+	while (f->sp->len > 0) {
+		n = read(p->rfd, w->scratch, f->sp->len < SCRATCH_SIZE ?
+		    f->sp->len : SCRATCH_SIZE);
 		if (n <= 0) {
 			if (n == -1 && errno == EINTR)
 				continue;
@@ -460,7 +436,7 @@ splice_off(struct worker *w, struct dp_flow *f)
 		/* The queue takes it whole, or the pipe's close drops it. */
 		if (tk_bufq_append(f->q, &w->pool, w->scratch, n) == -1)
 			break;
-		p->len -= n;
+		f->sp->len -= n;
 		w->piped -= n;
 	}
 	dp_release(w, f);
@@ -470,21 +446,20 @@ splice_off(struct worker *w, struct dp_flow *f)
 static void
 dp_release(struct worker *w, struct dp_flow *f)
 {
-	if (f->sp == NULL || f->sp->pipe == NULL)
-		return;
-	pipe_put(w, f->sp->pipe);
-	f->sp->pipe = NULL;
-	f->sp->streak = 0;
+	if (f->sp != NULL)
+		dp_splice_end(w, f->sp);
 }
 
-/* Release a splice state outside a flow: the session's end. */
+/* Give sp's pipe back, if it has one: at a flow's quiet or its end. */
 void
 dp_splice_end(struct worker *w, struct dp_splice *sp)
 {
-	if (sp->pipe != NULL) {
-		pipe_put(w, sp->pipe);
-		sp->pipe = NULL;
-	}
+	if (sp->pipe == NULL)
+		return;
+	pipe_put(w, sp->pipe, sp->len);
+	sp->pipe = NULL;
+	sp->len = 0;
+	sp->streak = 0;
 }
 
 /*
@@ -515,24 +490,24 @@ pipe_get(struct worker *w)
 		(void)fcntl(fds[1], F_SETPIPE_SZ, (int)pipe_size);
 	p->rfd = fds[0];
 	p->wfd = fds[1];
-	p->len = 0;
 	w->npipes++;
 	return p;
 }
 
 /*
- * Back to the pool: kept when empty and spares are few, else closed (a
- * pipe that still holds bytes cannot serve another flow).
+ * Back to the pool, holding len bytes: kept when empty and spares are
+ * few, else closed (a pipe that still holds bytes cannot serve another
+ * flow).
  */
 static void
-pipe_put(struct worker *w, struct dp_pipe *p)
+pipe_put(struct worker *w, struct dp_pipe *p, size_t len)
 {
-	if (p->len == 0 && w->npipes_free < DP_SPARE_PIPES) {
+	if (len == 0 && w->npipes_free < DP_SPARE_PIPES) {
 		SLIST_INSERT_HEAD(&w->pipes, p, link);
 		w->npipes_free++;
 		return;
 	}
-	w->piped -= p->len;
+	w->piped -= len;
 	close(p->rfd);
 	close(p->wfd);
 	free(p);

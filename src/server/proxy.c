@@ -214,8 +214,7 @@ queued(const struct conn *c)
 {
 	const struct psess	*s = (const struct psess *)c;
 
-	return c->outq.len + s->upq.len + dp_splice_len(&s->sp[C2U]) +
-	    dp_splice_len(&s->sp[U2C]);
+	return c->outq.len + s->upq.len + s->sp[C2U].len + s->sp[U2C].len;
 }
 
 /*

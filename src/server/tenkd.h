@@ -385,6 +385,7 @@ enum dp_err {
 /* A direction's splice state; all zeroes is "copying, may splice". */
 struct dp_splice {
 	struct dp_pipe		*pipe;	/* spliced through it, or NULL */
+	uint32_t		 len;	/* bytes in the pipe */
 	uint8_t			 streak; /* full copy reads in a row */
 	uint8_t			 off;	/* splice(2) refused: copy */
 	uint8_t			 denied; /* found no pipe, counted */
@@ -407,12 +408,34 @@ void		 dp_init(void);
 int		 dp_pump(struct worker *, struct dp_flow *, size_t *);
 int		 dp_send(struct worker *, struct dp_flow *, const void *,
 		    size_t);
-unsigned int	 dp_want_src(const struct dp_flow *);
-unsigned int	 dp_want_dst(const struct dp_flow *);
 enum conn_reason dp_reason(int);
 void		 dp_splice_end(struct worker *, struct dp_splice *);
-size_t		 dp_splice_len(const struct dp_splice *);
 void		 dp_pipes_free(struct worker *);
+
+/* Bytes f holds for its destination, queued or in its pipe. */
+static inline size_t
+dp_pending(const struct dp_flow *f)
+{
+	return f->q->len + (f->sp != NULL ? f->sp->len : 0);
+}
+
+/* What f's source socket waits for: READ unless finished or full. */
+static inline unsigned int
+dp_want_src(const struct dp_flow *f)
+{
+	size_t	n = dp_pending(f);
+
+	if ((*f->flags & DP_F_EOF) || n >= conn_limit(n))
+		return 0;
+	return TK_EV_READ;
+}
+
+/* What f's destination socket waits for: WRITE while bytes wait. */
+static inline unsigned int
+dp_want_dst(const struct dp_flow *f)
+{
+	return dp_pending(f) > 0 ? TK_EV_WRITE : 0;
+}
 
 /* echo.c */
 extern const struct proto proto_echo;
