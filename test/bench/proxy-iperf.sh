@@ -155,11 +155,13 @@ run() {
 	_r=
 	[ "$_p" != "$2" ] && _r=-R
 	_j=$OUT/$1.$2.$ROUND.json
+	# shellcheck disable=SC2086	# a list of PIDs
 	ticks $CPIDS
 	_t0=$TICKS
 	# shellcheck disable=SC2086
 	iperf3 -c 127.0.0.1 -p "$3" -t "$SECS" -P "$_p" $_r -J >"$_j" 2>&1 ||
 	    { echo "$1 $2: iperf3 failed: $(tail -n 3 "$_j")" >&2; return; }
+	# shellcheck disable=SC2086	# a list of PIDs
 	ticks $CPIDS
 	_t1=$TICKS
 	awk -v name="$1" -v cs="$2" -v ticks=$((_t1 - _t0)) \
