@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # Spliced streams when things go wrong: a client that never reads holds
-# at most --buffer-limit per direction, pipe included; a reset from
+# at most --buffer-limit per direction, pipe included, and costs no CPU
+# while stalled; a reset from
 # either side in the middle of a spliced stream ends the session and
 # gives its pipes back; an empty pipe pool leaves bulk streams copying;
 # splice(2) failing with EINVAL, before or after bytes went into the
@@ -25,6 +26,12 @@ echo "stalled: $(cat "$T/nr"); $s"
 # At most 16k a direction, in pool buffers (16k - 64 each) and pipes.
 [ "$(stat_val "$s" piped)" -le $((n * 2 * 16384)) ] || fail "piped: $s"
 [ "$(stat_val "$s" bufs)" -le $((n * 2 * 2)) ] || fail "buffers: $s"
+# Stalled, the proxy waits: a flow whose pipe holds bytes does not
+# poll its source (it once spun at full CPU here).
+c0=$(cpu_ticks "$TENKD_PID")
+sleep 2
+c1=$(cpu_ticks "$TENKD_PID")
+[ $((c1 - c0)) -lt 50 ] || fail "a stalled proxy used $((c1 - c0)) ticks in 2 s"
 kill -KILL "$nr"
 
 # The client resets in the middle of its stream.
