@@ -73,7 +73,7 @@ TENKBENCH_SRCS	:= loadgen/tenkbench.c loadgen/bench_cell.c \
 		   loadgen/bench_sweep.c $(REPORT_SRCS)
 LOOPBENCH_SRCS	:= loadgen/loopbench.c
 RUNNER_SRCS	:= test/run.c $(wildcard test/unit/*.c) $(FRAME_SRCS) \
-		   loadgen/json.c
+		   loadgen/json.c src/server/proxyproto.c
 TOOL_SRCS	:= $(wildcard test/tools/*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))

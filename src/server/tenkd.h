@@ -387,6 +387,28 @@ void		 pp_addr(const struct sockaddr_in6 *, struct tk_addr *);
 int		 pp_header(int, const struct sockaddr_in6 *, int, char *,
 		    size_t);
 
+/*
+ * Reading a header (pp_parse): the most a v2 header may take, its TLVs
+ * included (the spec allows 16 + 65535; this leaves room for TLVs of
+ * TLS details and cloud endpoint ids), and what the parser says.
+ */
+#define PP_IN_MAXLEN	4096
+#define PP_BAD		(-1)		/* pi->why says why */
+#define PP_MORE		0		/* read up to pi->want bytes more */
+#define PP_DONE		1		/* the header is pi->len bytes */
+
+struct pp_info {
+	size_t			 want;		/* PP_MORE: at most this */
+	size_t			 len;		/* PP_DONE: header bytes */
+	const char		*why;		/* PP_BAD: a constant */
+	int			 version;	/* 1 or 2, once known */
+	int			 family;	/* AF_UNSPEC: use the fd's */
+	struct sockaddr_in6	 src;		/* or a sockaddr_in */
+	struct sockaddr_in6	 dst;
+};
+
+int		 pp_parse(const void *, size_t, struct pp_info *);
+
 /* perip.c */
 int		 perip_take(const struct sockaddr_in6 *, long long);
 void		 perip_put(const struct sockaddr_in6 *);
