@@ -116,7 +116,7 @@ static const unsigned char pp2_sig[12] = {
 	0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a
 };
 
-#define PP1_MAXLEN	107		/* 2.1: the longest line, CRLF included */
+#define PP1_MAXLEN	107		/* 2.1: longest line, CRLF included */
 #define PP1_MINLEN	15		/* "PROXY UNKNOWN\r\n" */
 #define PP1_FIELDS	6		/* PROXY TCP4 src dst sport dport */
 

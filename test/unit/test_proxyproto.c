@@ -101,8 +101,8 @@ TEST(pp_parse_split)
 				    h - good, k, r, pi.why);
 			T_GE(pi.want, 1);
 			if (k + pi.want > n)
-				T_FAIL("header %zu cut at %zu: wants %zu of %zu",
-				    h - good, k, pi.want, n - k);
+				T_FAIL("header %zu cut at %zu: wants %zu "
+				    "of %zu", h - good, k, pi.want, n - k);
 		}
 		/* A reader that takes exactly what it is told to. */
 		for (have = 0; (r = pp_parse(h->s, have, &pi)) == PP_MORE;)
@@ -186,7 +186,8 @@ TEST(pp_parse_bad)
 		for (k = 0; k + 1 < n; k++)
 			if (pp_parse(b->s, k, &pi) == PP_BAD &&
 			    strcmp(pi.why, b->why) != 0)
-				T_FAIL("\"%s\" cut at %zu: %s", b->s, k, pi.why);
+				T_FAIL("\"%s\" cut at %zu: %s", b->s, k,
+				    pi.why);
 	}
 }
 
