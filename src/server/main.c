@@ -76,6 +76,7 @@ static const struct option longopts[] = {
 	{ "balance",		required_argument, NULL, OPT_BALANCE },
 	{ "buffer-limit",	required_argument, NULL, OPT_BUFLIMIT },
 	{ "check",		no_argument,	   NULL, OPT_CHECK },
+	{ "config",		required_argument, NULL, 'f' },
 	{ "connect-timeout",	required_argument, NULL, OPT_CONNECT_TIMEOUT },
 	{ "drain-timeout",	required_argument, NULL, OPT_DRAIN },
 	{ "fail-max",		required_argument, NULL, OPT_FAIL_MAX },
@@ -107,8 +108,25 @@ struct server	 srv;
 static struct pidfh	*pidfh;
 static char		*proxy_opt;	/* first proxy option seen */
 
+/*
+ * -f/--config: the file's options, applied after the command line's
+ * except those the command line gives (next_option).
+ */
+struct confopt {
+	int		 ch;
+	char		*opt;		/* "FILE:LINE: NAME", for messages */
+	char		*arg;
+};
+static const char	*conf_path;
+static struct confopt	*confopts;
+static size_t		 nconfopts, confnext;
+static unsigned char	 cmdline_gave[512];	/* by option value */
+static int		 cmdline_done;
+
 static noreturn void	usage(int);
 static void	parse_args(int, char *[]);
+static int	next_option(int, char *[], const char **);
+static void	conf_option(void *, const char *, const char *, const char *);
 static void	proxy_option(int, const char *, const char *);
 static void	mode_config(void);
 static void	add_listen(const char *, const char *);
@@ -133,7 +151,7 @@ usage(int full)
 	    "\t[--buffer-limit size] [--max-memory size] [--log-level level]\n"
 	    "\t[--syslog] [--access-log path] [--pidfile path] "
 	    "[--user user]\n"
-	    "\t[--group group] [--workers n] [--check]\n"
+	    "\t[--group group] [--workers n] [--check] [-f file]\n"
 	    "       tenkd proxy -u host:port[,weight=n] ... "
 	    "[--balance rr|leastconn|source]\n"
 	    "\t[--connect-timeout dur] [--fin-timeout dur] [--retries n]\n"
@@ -173,6 +191,9 @@ usage(int full)
 	    "      --workers N          worker processes under a master "
 	    "(default 1: none)\n"
 	    "      --check              check the configuration and exit\n"
+	    "  -f, --config FILE        options from FILE, one a line; "
+	    "the command\n"
+	    "                           line's take precedence\n"
 	    "proxy:\n"
 	    "  -u, --upstream H:P[,weight=N]  an upstream, repeatable\n"
 	    "      --balance METHOD     rr (weighted, default), leastconn "
@@ -225,9 +246,9 @@ add_listen(const char *opt, const char *arg)
 }
 
 /*
- * Read the command line into srv.cfg; anything wrong is one line on
- * stderr and exit 2.  Strings are copied, since setproctitle() may reuse
- * the memory of argv.
+ * Read the command line, then the -f file, into srv.cfg; anything wrong
+ * is one line on stderr and exit 2.  Strings are copied, since
+ * setproctitle() may reuse the memory of argv.
  */
 static void
 parse_args(int argc, char *argv[])
@@ -246,10 +267,7 @@ parse_args(int argc, char *argv[])
 	cfg->max_memory = -1;		/* mem_init() decides */
 	cfg->log_level = LOG_LVL_INFO;
 
-	while ((ch = tk_cli_getopt(argc, argv, ":b:hl:t:u:V", longopts)) !=
-	    -1) {
-		opt = tk_cli_opt();
-
+	while ((ch = next_option(argc, argv, &opt)) != -1) {
 		switch (ch) {
 		case 'b':
 			if ((cfg->backend = tk_cli_backend(opt, optarg)) ==
@@ -384,6 +402,84 @@ parse_args(int argc, char *argv[])
 
 		cfg->threads = n < 1 ? 1 : n > MAXTHREADS ? MAXTHREADS : n;
 	}
+}
+
+/*
+ * The next option for parse_args(), its name as typed in *opt and its
+ * value in optarg: the command line's (getopt), then those of the -f
+ * file that the command line did not give, so that the command line
+ * takes precedence; for a repeatable option (--listen, --upstream,
+ * --source) one given on the command line replaces all of the file's.
+ * Returns -1 at the end.  Start-up; errors exit 2.
+ */
+static int
+next_option(int argc, char *argv[], const char **opt)
+{
+	struct confopt	*co;
+	char		 err[1024];
+	int		 ch;
+
+	while (!cmdline_done) {
+		ch = tk_cli_getopt(argc, argv, ":b:f:hl:t:u:V", longopts);
+		if (ch == -1) {
+			cmdline_done = 1;
+			if (conf_path != NULL && conf_read(conf_path,
+			    conf_option, NULL, err, sizeof(err)) == -1)
+				tk_cli_bad(NULL, NULL, "%s", err);
+			break;
+		}
+		*opt = tk_cli_opt();
+		if (ch != 'f') {
+			cmdline_gave[ch] = 1;
+			return ch;
+		}
+		if (conf_path != NULL)
+			tk_cli_bad(*opt, optarg, "given twice");
+		conf_path = xstrdup(optarg);
+	}
+	while (confnext < nconfopts) {
+		co = &confopts[confnext++];
+		if (cmdline_gave[co->ch])
+			continue;
+		*opt = co->opt;
+		optarg = co->arg;
+		return co->ch;
+	}
+	return -1;
+}
+
+/*
+ * One line of the -f file (conf_read): the option by its long name,
+ * checked as getopt would, kept for next_option().  Exits 2 naming
+ * FILE:LINE on an unknown option, a missing value or one too many.
+ */
+static void
+conf_option(void *arg, const char *where, const char *name,
+    const char *value)
+{
+	const struct option	*o;
+	struct confopt		*co;
+	char			 opt[400];
+
+	(void)arg;
+	snprintf(opt, sizeof(opt), "%s: %s", where, name);
+	for (o = longopts; o->name != NULL; o++)
+		if (strcmp(o->name, name) == 0)
+			break;
+	if (o->name == NULL)
+		tk_cli_bad(opt, NULL, "unknown option");
+	if (o->val == 'f' || o->val == 'h' || o->val == 'V' ||
+	    o->val == OPT_CHECK)
+		tk_cli_bad(opt, NULL, "only on the command line");
+	if (o->has_arg == no_argument && value != NULL)
+		tk_cli_bad(opt, value, "takes no value");
+	if (o->has_arg == required_argument && value == NULL)
+		tk_cli_bad(opt, NULL, "needs a value");
+	confopts = xreallocarray(confopts, nconfopts + 1, sizeof(*confopts));
+	co = &confopts[nconfopts++];
+	co->ch = o->val;
+	co->opt = xstrdup(opt);
+	co->arg = value != NULL ? xstrdup(value) : NULL;
 }
 
 /*

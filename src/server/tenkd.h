@@ -430,6 +430,12 @@ void		 upstream_failed(struct upstream *, uint64_t, int);
 void		 upstream_release(struct upstream *, uint64_t, uint64_t);
 void		 upstream_stats(void);
 
+/* conffile.c */
+typedef void conf_fn(void *, const char *, const char *, const char *);
+int		 conf_parse(const char *, size_t, const char *, conf_fn *,
+		    void *, char *, size_t);
+int		 conf_read(const char *, conf_fn *, void *, char *, size_t);
+
 /* master.c */
 #define LISTEN_FDS(cfg)	((cfg)->threads * ((cfg)->workers > 1 ? \
 			    (cfg)->workers : 1))	/* per address */

@@ -77,35 +77,44 @@ static struct srcset {
 } srcset[2];
 
 /*
- * Parse "HOST:PORT[,weight=N]" into the list.  Start-up only.  Returns
- * 0, or -1 with *err pointing at a static phrase.
+ * Parse "HOST:PORT[,weight=N]" into the list; blanks may separate the
+ * parameter as well as the comma, for the -f file's "upstream HOST:PORT
+ * weight=N".  Start-up only.  Returns 0, or -1 with *err pointing at a
+ * static phrase.
  */
 int
 upstream_add(const char *arg, const char **err)
 {
 	struct upstream	*u;
 	const char	*w, *e;
-	char		 host[300];
-	size_t		 len;
+	char		 host[300], num[16];
+	size_t		 len, n;
 	long long	 weight = 1;
 
 	if (nups == MAXUPSTREAMS) {
 		*err = "too many upstreams (at most 64)";
 		return -1;
 	}
-	if ((w = strchr(arg, ',')) != NULL) {
-		if (strncmp(w, ",weight=", 8) != 0) {
+	len = strcspn(arg, ", \t");
+	for (w = arg + len; *w != '\0'; w += n) {
+		w += strspn(w, ", \t");
+		n = strcspn(w, ", \t");
+		if (n == 0 || strncmp(w, "weight=", 7) != 0) {
 			*err = "unknown parameter (weight=N)";
 			return -1;
 		}
-		weight = strtonum(w + 8, 1, MAXWEIGHT, &e);
+		if (n - 7 >= sizeof(num)) {
+			*err = "bad weight (1 to 100)";
+			return -1;
+		}
+		memcpy(num, w + 7, n - 7);
+		num[n - 7] = '\0';
+		weight = strtonum(num, 1, MAXWEIGHT, &e);
 		if (e != NULL) {
 			*err = "bad weight (1 to 100)";
 			return -1;
 		}
-		len = w - arg;
-	} else
-		len = strlen(arg);
+	}
 	if (len == 0 || len >= sizeof(host)) {
 		*err = "bad address";
 		return -1;
