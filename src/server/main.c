@@ -59,6 +59,11 @@ enum {
 	/* proxy mode only, from here on */
 	OPT_PROXY,
 	OPT_BALANCE = OPT_PROXY,
+	OPT_CHECK_EXPECT,
+	OPT_CHECK_FALL,
+	OPT_CHECK_INTERVAL,
+	OPT_CHECK_RISE,
+	OPT_CHECK_SEND,
 	OPT_CONNECT_TIMEOUT,
 	OPT_FAIL_MAX,
 	OPT_FAIL_TIMEOUT,
@@ -76,6 +81,11 @@ static const struct option longopts[] = {
 	{ "balance",		required_argument, NULL, OPT_BALANCE },
 	{ "buffer-limit",	required_argument, NULL, OPT_BUFLIMIT },
 	{ "check",		no_argument,	   NULL, OPT_CHECK },
+	{ "check-expect",	required_argument, NULL, OPT_CHECK_EXPECT },
+	{ "check-fall",		required_argument, NULL, OPT_CHECK_FALL },
+	{ "check-interval",	required_argument, NULL, OPT_CHECK_INTERVAL },
+	{ "check-rise",		required_argument, NULL, OPT_CHECK_RISE },
+	{ "check-send",		required_argument, NULL, OPT_CHECK_SEND },
 	{ "config",		required_argument, NULL, 'f' },
 	{ "connect-timeout",	required_argument, NULL, OPT_CONNECT_TIMEOUT },
 	{ "drain-timeout",	required_argument, NULL, OPT_DRAIN },
@@ -152,11 +162,14 @@ usage(int full)
 	    "\t[--syslog] [--access-log path] [--pidfile path] "
 	    "[--user user]\n"
 	    "\t[--group group] [--workers n] [--check] [-f file]\n"
-	    "       tenkd proxy -u host:port[,weight=n] ... "
-	    "[--balance rr|leastconn|source]\n"
-	    "\t[--connect-timeout dur] [--fin-timeout dur] [--retries n]\n"
-	    "\t[--fail-max n] [--fail-timeout dur] [--max-conns-per-ip n]\n"
-	    "\t[--send-proxy v1|v2] [--source addr,...] [echo's options]\n"
+	    "       tenkd proxy -u host:port[,weight=n][,backup] ...\n"
+	    "\t[--balance rr|leastconn|source] [--connect-timeout dur]\n"
+	    "\t[--fin-timeout dur] [--retries n] [--fail-max n]\n"
+	    "\t[--fail-timeout dur] [--max-conns-per-ip n] "
+	    "[--send-proxy v1|v2]\n"
+	    "\t[--source addr,...] [--check-interval dur]\n"
+	    "\t[--check-rise n] [--check-fall n] [--check-send text]\n"
+	    "\t[--check-expect text] [echo's options]\n"
 	    "       tenkd --help | --version\n");
 	if (!full)
 		exit(2);
@@ -195,7 +208,9 @@ usage(int full)
 	    "the command\n"
 	    "                           line's take precedence\n"
 	    "proxy:\n"
-	    "  -u, --upstream H:P[,weight=N]  an upstream, repeatable\n"
+	    "  -u, --upstream H:P[,weight=N][,backup]  an upstream, "
+	    "repeatable; a backup\n"
+	    "                           only while every other one is down\n"
 	    "      --balance METHOD     rr (weighted, default), leastconn "
 	    "or source\n"
 	    "      --connect-timeout DUR  per connect attempt (default 5s)\n"
@@ -206,6 +221,15 @@ usage(int full)
 	    "      --fail-max N         failed connects in a row to take "
 	    "one out (default 3)\n"
 	    "      --fail-timeout DUR   for how long (default 10s)\n"
+	    "      --check-interval DUR  connect to each upstream this often "
+	    "(default 0: off)\n"
+	    "      --check-fall N       failed checks in a row to take one "
+	    "out (default 3)\n"
+	    "      --check-rise N       passed checks in a row to bring it "
+	    "back (default 2)\n"
+	    "      --check-send TEXT    after connecting, send TEXT and "
+	    "CRLF\n"
+	    "      --check-expect TEXT  the reply must begin with TEXT\n"
 	    "      --max-conns-per-ip N  sessions per client address "
 	    "(default 0: no cap)\n"
 	    "      --send-proxy VER     PROXY protocol header v1 or v2\n"
@@ -491,6 +515,7 @@ static void
 proxy_option(int ch, const char *opt, const char *arg)
 {
 	const char	*err;
+	char		*line;
 
 	if (proxy_opt == NULL)
 		proxy_opt = xstrdup(opt);
@@ -509,6 +534,30 @@ proxy_option(int ch, const char *opt, const char *arg)
 		else
 			tk_cli_bad(opt, arg,
 			    "not a method (rr, leastconn, source)");
+		break;
+	case OPT_CHECK_EXPECT:
+		if (*arg == '\0')
+			tk_cli_bad(opt, NULL, "empty text");
+		hccf.expect = xstrdup(arg);
+		break;
+	case OPT_CHECK_FALL:
+		hccf.fall = (int)tk_cli_num(opt, arg, 1, 1000);
+		break;
+	case OPT_CHECK_INTERVAL:
+		hccf.interval = tk_cli_duration(opt, arg, 0, 3600 * TK_SEC,
+		    "0, or 10ms to 1h");
+		if (hccf.interval != 0 && hccf.interval < 10 * TK_MSEC)
+			tk_cli_bad(opt, arg, "too small (0, or 10ms to 1h)");
+		break;
+	case OPT_CHECK_RISE:
+		hccf.rise = (int)tk_cli_num(opt, arg, 1, 1000);
+		break;
+	case OPT_CHECK_SEND:
+		if (*arg == '\0')
+			tk_cli_bad(opt, NULL, "empty text");
+		if (asprintf(&line, "%s\r\n", arg) == -1)
+			fatal("asprintf");
+		hccf.send = line;
 		break;
 	case OPT_CONNECT_TIMEOUT:
 		pxcf.connect_timeout = tk_cli_duration(opt, arg, 10 * TK_MSEC,
@@ -885,6 +934,7 @@ main(int argc, char *argv[], char *envp[])
 	    tk_signal_watch(srv.l, SIGHUP, on_signal, NULL) == -1 ||
 	    tk_signal_watch(srv.l, SIGUSR1, on_signal, NULL) == -1)
 		fatal("signals");
+	upstream_check_start(srv.l);
 
 	srv.nworkers = cfg->threads;
 	srv.workers = xcalloc(srv.nworkers, sizeof(*srv.workers));
@@ -928,6 +978,7 @@ main(int argc, char *argv[], char *envp[])
 		worker_free(&srv.workers[i]);
 	}
 	free(srv.workers);
+	upstream_check_stop();
 	tk_timer_cancel(srv.l, &srv.drain_timer);
 	tk_loop_free(srv.l);
 	if (srv.access_fd != -1)

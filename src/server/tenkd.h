@@ -415,6 +415,17 @@ void		 perip_put(const struct sockaddr_in6 *);
 
 /* upstream.c */
 struct upstream;
+
+/* Active health checks: --check-interval and the rest. */
+struct hcconf {
+	uint64_t	 interval;		/* ns, 0 = no checks */
+	int		 rise;			/* successes to come back */
+	int		 fall;			/* failures to go */
+	const char	*send;			/* a line, CRLF included */
+	const char	*expect;		/* the reply's first bytes */
+};
+extern struct hcconf	 hccf;
+
 int		 upstream_add(const char *, const char **);
 int		 upstream_count(void);
 void		 upstream_init(void);
@@ -429,6 +440,8 @@ void		 upstream_connected(struct upstream *);
 void		 upstream_failed(struct upstream *, uint64_t, int);
 void		 upstream_release(struct upstream *, uint64_t, uint64_t);
 void		 upstream_stats(void);
+void		 upstream_check_start(struct tk_loop *);
+void		 upstream_check_stop(void);
 
 /* conffile.c */
 typedef void conf_fn(void *, const char *, const char *, const char *);

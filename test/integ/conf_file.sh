@@ -42,8 +42,8 @@ usage_error "--threads 0" "$TENKD" echo -f "$T/none" --threads 0
 printf 'upstream 127.0.0.1:7000 weight=0\n' >"$f"
 usage_error "$f:1: upstream 127.0.0.1:7000 weight=0: bad weight" \
     "$TENKD" proxy -f "$f"
-printf 'upstream 127.0.0.1:7000 backup\n' >"$f"
-usage_error "$f:1: upstream 127.0.0.1:7000 backup: unknown parameter" \
+printf 'upstream 127.0.0.1:7000 bogus\n' >"$f"
+usage_error "$f:1: upstream 127.0.0.1:7000 bogus: unknown parameter" \
     "$TENKD" proxy -f "$f"
 
 # check WHAT WANT ARGS...: tenkd ARGS --check exits 0 saying WANT.
