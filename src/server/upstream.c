@@ -73,6 +73,7 @@ struct upstream {
 
 	/* The health check, main thread only. */
 	struct tk_io		 hc_io;		/* fd -1: none in flight */
+	uint64_t		 hc_start;	/* when it began, ns */
 	int			 hc_sent;	/* now reading the reply */
 	size_t			 hc_got;	/* reply bytes matched */
 	int			 hc_ok;		/* successes in a row */
@@ -509,7 +510,7 @@ hc_done(struct upstream *u, int ok, const char *why)
 /*
  * A health check's socket is ready: the connect finished, then the
  * line may be sent, then the reply read until it matches, differs or
- * ends.  The line is short, so a send that takes only part of it
+ * ends, all within --connect-timeout (hc_round).  The line is short, so a send that takes only part of it
  * counts as a failure rather than waiting for room.
  */
 static void
@@ -578,20 +579,26 @@ hc_event(struct tk_loop *l, struct tk_io *io)
 }
 
 /*
- * Every --check-interval: a check still in flight from the last round
- * failed (it took the whole interval), and a new one starts for every
- * upstream.  Main thread.
+ * Every --check-interval, a check of every upstream that has none in
+ * flight.  One in flight for --connect-timeout or longer has failed;
+ * a younger one goes on, so that a short interval never fails a check
+ * that a loaded upstream answers a little late.  Main thread.
  */
 static void
 hc_round(struct tk_loop *l, struct tk_timer *t)
 {
 	struct upstream	*u;
+	uint64_t	 now = tk_loop_now(l);
 	int		 i, fd;
 
 	for (i = 0; i < nups; i++) {
 		u = &ups[i];
-		if (u->hc_io.fd != -1)
+		if (u->hc_io.fd != -1) {
+			if (now - u->hc_start < pxcf.connect_timeout)
+				continue;
 			hc_done(u, 0, "timed out");
+		}
+		u->hc_start = now;
 		u->hc_sent = 0;
 		u->hc_got = 0;
 		if ((fd = upstream_connect(u)) == -1) {

@@ -52,10 +52,11 @@ tenkd_stats >/dev/null || exit 1
     fail "stats: $(grep 'stats upstream' "$TENKD_LOG")"
 
 # A line and the reply's first bytes: an upstream that accepts but does
-# not answer (SIGSTOP: the kernel still completes the handshake) is
-# down, then up again once it answers.
+# not answer within --connect-timeout (SIGSTOP: the kernel still
+# completes the handshake) is down, then up again once it answers.
 tenkd_start proxy --threads 1 -u "$a" --check-interval 50ms \
-    --check-fall 2 --check-rise 2 --check-send PING --check-expect PI
+    --check-fall 2 --check-rise 2 --check-send PING --check-expect PI \
+    --connect-timeout 300ms
 kill -STOP "$A_PID"
 wait_line 20 "$TENKD_LOG" "upstream $a is down: 2 health checks failed \
 (last: timed out)" || { kill -CONT "$A_PID"; fail "stopped: not down"; }
