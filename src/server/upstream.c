@@ -510,8 +510,9 @@ hc_done(struct upstream *u, int ok, const char *why)
 /*
  * A health check's socket is ready: the connect finished, then the
  * line may be sent, then the reply read until it matches, differs or
- * ends, all within --connect-timeout (hc_round).  The line is short, so a send that takes only part of it
- * counts as a failure rather than waiting for room.
+ * ends, all within --connect-timeout (hc_round).  The line is short,
+ * so a send that takes only part of it counts as a failure rather than
+ * waiting for room.
  */
 static void
 hc_event(struct tk_loop *l, struct tk_io *io)
