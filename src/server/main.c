@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * tenkd: the command line, start-up (limits, listeners, privileges,
- * pidfile, workers) and the main thread, which owns every signal and
- * steers the workers with posted messages: SIGTERM/SIGINT drain,
- * a second one or the drain deadline forces, SIGHUP reopens the logs,
- * SIGUSR1 asks for statistics (stats.c).  Serving is in worker.c,
- * conn.c and the protocol files.
+ * tenkd: the command line and its -f file (cut into lines by
+ * conffile.c, applied here as options), start-up (limits, listeners,
+ * privileges, pidfile, workers) and the main thread, which owns every
+ * signal and steers the workers with posted messages: SIGTERM/SIGINT
+ * drain, a second one or the drain deadline forces, SIGHUP reopens the
+ * logs, SIGUSR1 asks for statistics (stats.c).  Serving is in
+ * worker.c, conn.c and the protocol files; the main thread's loop also
+ * runs upstream.c's health checks.
  */
 #include <sys/prctl.h>
 #include <sys/types.h>
