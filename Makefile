@@ -178,9 +178,11 @@ FUZZ_SAN := fuzzer-no-link,address,undefined
 FUZZ_B	:= build/$(subst $(comma),-,$(FUZZ_SAN))
 FUZZ	?= $(patsubst test/fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
 
+# Without clang, one line (make's "*** ... Stop.") and make's failure
+# status, 2.
 fuzz:
-	@command -v $(FUZZ_CC) >/dev/null 2>&1 || \
-	    { echo "make fuzz: no $(FUZZ_CC) (apt-get install clang)"; exit 1; }
+	$(if $(shell command -v $(FUZZ_CC)),,$(error no $(FUZZ_CC) for \
+	    make fuzz (apt-get install clang)))
 	$(Q)$(MAKE) --no-print-directory CC=$(FUZZ_CC) SANITIZE=$(FUZZ_SAN) \
 	    $(addprefix $(FUZZ_B)/fuzz/,$(FUZZ))
 	$(Q)sh mk/fuzz.sh $(FUZZ_B) $(FUZZ_TIME) $(FUZZ)
