@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tenk: GNU make.  make [all|test|check|demo|bench|loopbench|install|
-# uninstall|clean|lint|man-lint|valgrind|deps|test-deps] [SAN=asan|tsan]
-# [SANITIZE=address,undefined|thread] [WERROR=1] [V=1]
+# uninstall|clean|lint|man-lint|valgrind|deps|test-deps|fuzz]
+# [SAN=asan|tsan] [SANITIZE=address,undefined|thread] [WERROR=1] [V=1]
 
 PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
@@ -72,8 +72,13 @@ TENKBENCH_SRCS	:= loadgen/tenkbench.c loadgen/bench_cell.c \
 		   loadgen/bench_child.c loadgen/bench_out.c loadgen/bench_proc.c \
 		   loadgen/bench_sweep.c $(REPORT_SRCS)
 LOOPBENCH_SRCS	:= loadgen/loopbench.c
-RUNNER_SRCS	:= test/run.c $(wildcard test/unit/*.c) $(FRAME_SRCS) \
-		   loadgen/json.c
+# What the fuzz targets of test/fuzz/ link besides libtenk; the runner
+# links them too, to replay their corpora.
+FUZZ_LINK	:= src/server/proxyproto.c src/server/conffile.c \
+		   $(FRAME_SRCS)
+FUZZ_SRCS	:= $(wildcard test/fuzz/fuzz_*.c)
+RUNNER_SRCS	:= test/run.c $(wildcard test/unit/*.c) loadgen/json.c \
+		   $(FUZZ_LINK) $(FUZZ_SRCS) test/fuzz/replay.c
 TOOL_SRCS	:= $(wildcard test/tools/*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
@@ -90,7 +95,7 @@ RUNNER	:= $(B)/test/run
 LOOPBENCH := $(B)/loopbench
 
 .PHONY: all test check demo bench loopbench install uninstall clean \
-	man-lint lint valgrind deps test-deps FORCE
+	man-lint lint valgrind deps test-deps fuzz FORCE
 .DEFAULT_GOAL := all
 
 all: $(PROGS) $(TOOLS) $(SHIMS) $(RUNNER) $(LOOPBENCH)
@@ -170,6 +175,39 @@ valgrind: all
 	$(Q)TK_SRC=$(CURDIR) TK_VALGRIND=1 valgrind -q --error-exitcode=1 \
 	    --leak-check=full --errors-for-leak-kinds=definite,indirect \
 	    --trace-children=no $(RUNNER) -u $(TESTS)
+
+# make fuzz: the libFuzzer targets test/fuzz/fuzz_NAME.c, built by clang
+# with ASan and UBSan under $(FUZZ_B), each run for FUZZ_TIME seconds on
+# test/fuzz/corpus/NAME/ (new inputs go to $(FUZZ_B)/corpus/NAME/, the
+# tree's corpus stays as it is); FUZZ="NAME ..." picks targets.  make test
+# never runs them, it only replays the corpora (test/fuzz/replay.c).
+FUZZ_TIME ?= 30
+FUZZ_CC	?= clang
+FUZZ_SAN := fuzzer-no-link,address,undefined
+FUZZ_B	:= build/$(subst $(comma),-,$(FUZZ_SAN))
+FUZZ	?= $(patsubst test/fuzz/fuzz_%.c,%,$(FUZZ_SRCS))
+
+# Without clang, one line (make's "*** ... Stop.") and make's failure
+# status, 2.
+fuzz:
+	$(if $(shell command -v $(FUZZ_CC)),,$(error no $(FUZZ_CC) for \
+	    make fuzz (apt-get install clang)))
+	$(Q)$(MAKE) --no-print-directory CC=$(FUZZ_CC) SANITIZE=$(FUZZ_SAN) \
+	    $(addprefix $(FUZZ_B)/fuzz/,$(FUZZ))
+	$(Q)sh mk/fuzz.sh $(FUZZ_B) $(FUZZ_TIME) $(FUZZ)
+
+.PRECIOUS: $(B)/obj/fuzzmain/%.o
+$(B)/obj/fuzzmain/%.o: %.c $(B)/config.mk
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $< (fuzz)")
+	$(Q)$(CC) $(ALL_CFLAGS) -DTK_FUZZ_MAIN -c -o $@ $<
+
+$(B)/fuzz/%: $(B)/obj/fuzzmain/test/fuzz/fuzz_%.o $(call obj,$(FUZZ_LINK)) \
+    $(LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o %.a,$^) \
+	    $(ALL_LIBS)
 
 loopbench: $(LOOPBENCH)
 	$(Q)$(LOOPBENCH)

@@ -36,6 +36,12 @@ char	*tk_addr_fmt(const struct tk_addr *a, char *buf, size_t len);
 /* Format the address without the port. */
 char	*tk_addr_fmt_host(const struct tk_addr *a, char *buf, size_t len);
 
+/*
+ * a = the IPv4 or IPv6 address at sa (a sockaddr_in or sockaddr_in6,
+ * told by its family); any other family is copied as a sockaddr_in6.
+ */
+void	tk_addr_from(struct tk_addr *a, const struct sockaddr *sa);
+
 /* The port of an IPv4 or IPv6 address, and setting it. */
 int	tk_addr_port(const struct tk_addr *a);
 void	tk_addr_set_port(struct tk_addr *a, int port);

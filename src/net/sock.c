@@ -191,6 +191,15 @@ tk_addr_fmt_host(const struct tk_addr *a, char *buf, size_t len)
 	return buf;
 }
 
+void
+tk_addr_from(struct tk_addr *a, const struct sockaddr *sa)
+{
+	memset(a, 0, sizeof(*a));
+	a->len = sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
+	    sizeof(struct sockaddr_in6);
+	memcpy(&a->ss, sa, a->len);
+}
+
 /* The port in host order, or -1 for a family without ports. */
 int
 tk_addr_port(const struct tk_addr *a)

@@ -373,16 +373,6 @@ conn_access_write(const char *fmt, ...)
 	} while (w == -1 && errno == EINTR);
 }
 
-/* addr (AF_INET or AF_INET6 in a sockaddr_in6) as a tk_addr. */
-void
-conn_addr(const struct sockaddr_in6 *addr, struct tk_addr *a)
-{
-	memset(a, 0, sizeof(*a));
-	memcpy(&a->ss, addr, sizeof(*addr));
-	a->len = addr->sin6_family == AF_INET ?
-	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
-}
-
 /*
  * The access log's one record writer, for every protocol.  One line per
  * connection or session at its close:
@@ -407,7 +397,7 @@ conn_access_record(struct worker *w, const struct acct_rec *r)
 	    r->peer->sin6_family != AF_INET6)
 		strlcpy(cl, "?", sizeof(cl));
 	else {
-		conn_addr(r->peer, &peer);
+		tk_addr_from(&peer, (const struct sockaddr *)r->peer);
 		tk_addr_fmt(&peer, cl, sizeof(cl));
 	}
 	up[0] = tries[0] = '\0';

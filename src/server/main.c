@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * tenkd: the command line, start-up (limits, listeners, privileges,
- * pidfile, workers) and the main thread, which owns every signal and
- * steers the workers with posted messages: SIGTERM/SIGINT drain,
- * a second one or the drain deadline forces, SIGHUP reopens the logs,
- * SIGUSR1 asks for statistics (stats.c).  Serving is in worker.c,
- * conn.c and the protocol files.
+ * tenkd: the command line and its -f file (cut into lines by
+ * conffile.c, applied here as options), start-up (limits, listeners,
+ * privileges, pidfile, workers) and the main thread, which owns every
+ * signal and steers the workers with posted messages: SIGTERM/SIGINT
+ * drain, a second one or the drain deadline forces, SIGHUP reopens the
+ * logs, SIGUSR1 asks for statistics (stats.c).  Serving is in
+ * worker.c, conn.c and the protocol files; the main thread's loop also
+ * runs upstream.c's health checks.
  */
 #include <sys/prctl.h>
 #include <sys/types.h>
@@ -61,6 +63,11 @@ enum {
 	/* proxy mode only, from here on */
 	OPT_PROXY,
 	OPT_BALANCE = OPT_PROXY,
+	OPT_CHECK_EXPECT,
+	OPT_CHECK_FALL,
+	OPT_CHECK_INTERVAL,
+	OPT_CHECK_RISE,
+	OPT_CHECK_SEND,
 	OPT_CONNECT_TIMEOUT,
 	OPT_FAIL_MAX,
 	OPT_FAIL_TIMEOUT,
@@ -80,6 +87,12 @@ static const struct option longopts[] = {
 	{ "balance",		required_argument, NULL, OPT_BALANCE },
 	{ "buffer-limit",	required_argument, NULL, OPT_BUFLIMIT },
 	{ "check",		no_argument,	   NULL, OPT_CHECK },
+	{ "check-expect",	required_argument, NULL, OPT_CHECK_EXPECT },
+	{ "check-fall",		required_argument, NULL, OPT_CHECK_FALL },
+	{ "check-interval",	required_argument, NULL, OPT_CHECK_INTERVAL },
+	{ "check-rise",		required_argument, NULL, OPT_CHECK_RISE },
+	{ "check-send",		required_argument, NULL, OPT_CHECK_SEND },
+	{ "config",		required_argument, NULL, 'f' },
 	{ "connect-timeout",	required_argument, NULL, OPT_CONNECT_TIMEOUT },
 	{ "drain-timeout",	required_argument, NULL, OPT_DRAIN },
 	{ "fail-max",		required_argument, NULL, OPT_FAIL_MAX },
@@ -113,8 +126,25 @@ struct server	 srv;
 static struct pidfh	*pidfh;
 static char		*proxy_opt;	/* first proxy option seen */
 
+/*
+ * -f/--config: the file's options, applied after the command line's
+ * except those the command line gives (next_option).
+ */
+struct confopt {
+	int		 ch;
+	char		*opt;		/* "FILE:LINE: NAME", for messages */
+	char		*arg;
+};
+static const char	*conf_path;
+static struct confopt	*confopts;
+static size_t		 nconfopts, confnext;
+static unsigned char	 cmdline_gave[512];	/* by option value */
+static int		 cmdline_done;
+
 static noreturn void	usage(int);
 static void	parse_args(int, char *[]);
+static int	next_option(int, char *[], const char **);
+static void	conf_option(void *, const char *, const char *, const char *);
 static void	proxy_option(int, const char *, const char *);
 static void	mode_config(void);
 static void	add_listen(const char *, const char *);
@@ -139,13 +169,15 @@ usage(int full)
 	    "\t[--buffer-limit size] [--max-memory size] [--log-level level]\n"
 	    "\t[--syslog] [--access-log path] [--pidfile path] "
 	    "[--user user]\n"
-	    "\t[--group group] [--workers n] [--check]\n"
-	    "       tenkd proxy -u host:port[,weight=n] ... "
-	    "[--balance rr|leastconn|source]\n"
-	    "\t[--connect-timeout dur] [--fin-timeout dur] [--retries n]\n"
-	    "\t[--fail-max n] [--fail-timeout dur] [--max-conns-per-ip n]\n"
-	    "\t[--send-proxy v1|v2] [--source addr,...] [--splice auto|off]\n"
-	    "\t[--splice-pipes n] [echo's options]\n"
+	    "\t[--group group] [--workers n] [--check] [-f file]\n"
+	    "       tenkd proxy -u host:port[,weight=n][,backup] ...\n"
+	    "\t[--balance rr|leastconn|source] [--connect-timeout dur]\n"
+	    "\t[--fin-timeout dur] [--retries n] [--fail-max n]\n"
+	    "\t[--fail-timeout dur] [--max-conns-per-ip n] "
+	    "[--send-proxy v1|v2]\n"
+	    "\t[--source addr,...] [--splice auto|off] [--splice-pipes n]\n"
+	    "\t[--check-interval dur] [--check-rise n] [--check-fall n]\n"
+	    "\t[--check-send text] [--check-expect text] [echo's options]\n"
 	    "       tenkd --help | --version\n");
 	if (!full)
 		exit(2);
@@ -180,8 +212,13 @@ usage(int full)
 	    "      --workers N          worker processes under a master "
 	    "(default 1: none)\n"
 	    "      --check              check the configuration and exit\n"
+	    "  -f, --config FILE        options from FILE, one a line; "
+	    "the command\n"
+	    "                           line's take precedence\n"
 	    "proxy:\n"
-	    "  -u, --upstream H:P[,weight=N]  an upstream, repeatable\n"
+	    "  -u, --upstream H:P[,weight=N][,backup]  an upstream, "
+	    "repeatable; a backup\n"
+	    "                           only while every other one is down\n"
 	    "      --balance METHOD     rr (weighted, default), leastconn "
 	    "or source\n"
 	    "      --connect-timeout DUR  per connect attempt (default 5s)\n"
@@ -192,6 +229,15 @@ usage(int full)
 	    "      --fail-max N         failed connects in a row to take "
 	    "one out (default 3)\n"
 	    "      --fail-timeout DUR   for how long (default 10s)\n"
+	    "      --check-interval DUR  connect to each upstream this often "
+	    "(default 0: off)\n"
+	    "      --check-fall N       failed checks in a row to take one "
+	    "out (default 3)\n"
+	    "      --check-rise N       passed checks in a row to bring it "
+	    "back (default 2)\n"
+	    "      --check-send TEXT    after connecting, send TEXT and "
+	    "CRLF\n"
+	    "      --check-expect TEXT  the reply must begin with TEXT\n"
 	    "      --max-conns-per-ip N  sessions per client address "
 	    "(default 0: no cap)\n"
 	    "      --send-proxy VER     PROXY protocol header v1 or v2\n"
@@ -236,9 +282,9 @@ add_listen(const char *opt, const char *arg)
 }
 
 /*
- * Read the command line into srv.cfg; anything wrong is one line on
- * stderr and exit 2.  Strings are copied, since setproctitle() may reuse
- * the memory of argv.
+ * Read the command line, then the -f file, into srv.cfg; anything wrong
+ * is one line on stderr and exit 2.  Strings are copied, since
+ * setproctitle() may reuse the memory of argv.
  */
 static void
 parse_args(int argc, char *argv[])
@@ -259,10 +305,7 @@ parse_args(int argc, char *argv[])
 	cfg->splice = 1;
 	cfg->splice_pipes = DEFAULT_PIPES;
 
-	while ((ch = tk_cli_getopt(argc, argv, ":b:hl:t:u:V", longopts)) !=
-	    -1) {
-		opt = tk_cli_opt();
-
+	while ((ch = next_option(argc, argv, &opt)) != -1) {
 		switch (ch) {
 		case 'b':
 			if ((cfg->backend = tk_cli_backend(opt, optarg)) ==
@@ -400,6 +443,84 @@ parse_args(int argc, char *argv[])
 }
 
 /*
+ * The next option for parse_args(), its name as typed in *opt and its
+ * value in optarg: the command line's (getopt), then those of the -f
+ * file that the command line did not give, so that the command line
+ * takes precedence; for a repeatable option (--listen, --upstream,
+ * --source) one given on the command line replaces all of the file's.
+ * Returns -1 at the end.  Start-up; errors exit 2.
+ */
+static int
+next_option(int argc, char *argv[], const char **opt)
+{
+	struct confopt	*co;
+	char		 err[1024];
+	int		 ch;
+
+	while (!cmdline_done) {
+		ch = tk_cli_getopt(argc, argv, ":b:f:hl:t:u:V", longopts);
+		if (ch == -1) {
+			cmdline_done = 1;
+			if (conf_path != NULL && conf_read(conf_path,
+			    conf_option, NULL, err, sizeof(err)) == -1)
+				tk_cli_bad(NULL, NULL, "%s", err);
+			break;
+		}
+		*opt = tk_cli_opt();
+		if (ch != 'f') {
+			cmdline_gave[ch] = 1;
+			return ch;
+		}
+		if (conf_path != NULL)
+			tk_cli_bad(*opt, optarg, "given twice");
+		conf_path = xstrdup(optarg);
+	}
+	while (confnext < nconfopts) {
+		co = &confopts[confnext++];
+		if (cmdline_gave[co->ch])
+			continue;
+		*opt = co->opt;
+		optarg = co->arg;
+		return co->ch;
+	}
+	return -1;
+}
+
+/*
+ * One line of the -f file (conf_read): the option by its long name,
+ * checked as getopt would, kept for next_option().  Exits 2 naming
+ * FILE:LINE on an unknown option, a missing value or one too many.
+ */
+static void
+conf_option(void *arg, const char *where, const char *name,
+    const char *value)
+{
+	const struct option	*o;
+	struct confopt		*co;
+	char			 opt[400];
+
+	(void)arg;
+	snprintf(opt, sizeof(opt), "%s: %s", where, name);
+	for (o = longopts; o->name != NULL; o++)
+		if (strcmp(o->name, name) == 0)
+			break;
+	if (o->name == NULL)
+		tk_cli_bad(opt, NULL, "unknown option");
+	if (o->val == 'f' || o->val == 'h' || o->val == 'V' ||
+	    o->val == OPT_CHECK)
+		tk_cli_bad(opt, NULL, "only on the command line");
+	if (o->has_arg == no_argument && value != NULL)
+		tk_cli_bad(opt, value, "takes no value");
+	if (o->has_arg == required_argument && value == NULL)
+		tk_cli_bad(opt, NULL, "needs a value");
+	confopts = xreallocarray(confopts, nconfopts + 1, sizeof(*confopts));
+	co = &confopts[nconfopts++];
+	co->ch = o->val;
+	co->opt = xstrdup(opt);
+	co->arg = value != NULL ? xstrdup(value) : NULL;
+}
+
+/*
  * A proxy option (-u, or a value from OPT_PROXY up); opt is its name as
  * typed, kept for mode_config() to refuse in echo mode.  Start-up; a bad
  * value exits 2.
@@ -408,6 +529,7 @@ static void
 proxy_option(int ch, const char *opt, const char *arg)
 {
 	const char	*err;
+	char		*line;
 
 	if (proxy_opt == NULL)
 		proxy_opt = xstrdup(opt);
@@ -426,6 +548,30 @@ proxy_option(int ch, const char *opt, const char *arg)
 		else
 			tk_cli_bad(opt, arg,
 			    "not a method (rr, leastconn, source)");
+		break;
+	case OPT_CHECK_EXPECT:
+		if (*arg == '\0')
+			tk_cli_bad(opt, NULL, "empty text");
+		hccf.expect = xstrdup(arg);
+		break;
+	case OPT_CHECK_FALL:
+		hccf.fall = (int)tk_cli_num(opt, arg, 1, 1000);
+		break;
+	case OPT_CHECK_INTERVAL:
+		hccf.interval = tk_cli_duration(opt, arg, 0, 3600 * TK_SEC,
+		    "0, or 10ms to 1h");
+		if (hccf.interval != 0 && hccf.interval < 10 * TK_MSEC)
+			tk_cli_bad(opt, arg, "too small (0, or 10ms to 1h)");
+		break;
+	case OPT_CHECK_RISE:
+		hccf.rise = (int)tk_cli_num(opt, arg, 1, 1000);
+		break;
+	case OPT_CHECK_SEND:
+		if (*arg == '\0')
+			tk_cli_bad(opt, NULL, "empty text");
+		if (asprintf(&line, "%s\r\n", arg) == -1)
+			fatal("asprintf");
+		hccf.send = line;
 		break;
 	case OPT_CONNECT_TIMEOUT:
 		pxcf.connect_timeout = tk_cli_duration(opt, arg, 10 * TK_MSEC,
@@ -832,6 +978,7 @@ main(int argc, char *argv[], char *envp[])
 	    tk_signal_watch(srv.l, SIGHUP, on_signal, NULL) == -1 ||
 	    tk_signal_watch(srv.l, SIGUSR1, on_signal, NULL) == -1)
 		fatal("signals");
+	upstream_check_start(srv.l);
 
 	srv.nworkers = cfg->threads;
 	srv.workers = xcalloc(srv.nworkers, sizeof(*srv.workers));
@@ -875,6 +1022,7 @@ main(int argc, char *argv[], char *envp[])
 		worker_free(&srv.workers[i]);
 	}
 	free(srv.workers);
+	upstream_check_stop();
 	tk_timer_cancel(srv.l, &srv.drain_timer);
 	tk_loop_free(srv.l);
 	if (srv.access_fd != -1)

@@ -362,7 +362,6 @@ struct acct_rec {
 	const char		*term;		/* proxy: who/phase, or NULL */
 	const char		*why;		/* how it closed */
 };
-void		 conn_addr(const struct sockaddr_in6 *, struct tk_addr *);
 void		 conn_access_record(struct worker *, const struct acct_rec *);
 
 /*
@@ -482,12 +481,45 @@ extern const struct proto proto_proxy;
 int		 pp_header(int, const struct sockaddr_in6 *, int, char *,
 		    size_t);
 
+/*
+ * Reading a header (pp_parse): the most a v2 header may take, its TLVs
+ * included (the spec allows 16 + 65535; this leaves room for TLVs of
+ * TLS details and cloud endpoint ids), and what the parser says.
+ */
+#define PP_IN_MAXLEN	4096
+#define PP_BAD		(-1)		/* pi->why says why */
+#define PP_MORE		0		/* read up to pi->want bytes more */
+#define PP_DONE		1		/* the header is pi->len bytes */
+
+struct pp_info {
+	size_t			 want;		/* PP_MORE: at most this */
+	size_t			 len;		/* PP_DONE: header bytes */
+	const char		*why;		/* PP_BAD: a constant */
+	int			 version;	/* 1 or 2, once known */
+	int			 family;	/* AF_UNSPEC: use the fd's */
+	struct sockaddr_in6	 src;		/* or a sockaddr_in */
+	struct sockaddr_in6	 dst;
+};
+
+int		 pp_parse(const void *, size_t, struct pp_info *);
+
 /* perip.c */
 int		 perip_take(const struct sockaddr_in6 *, long long);
 void		 perip_put(const struct sockaddr_in6 *);
 
 /* upstream.c */
 struct upstream;
+
+/* Active health checks: --check-interval and the rest. */
+struct hcconf {
+	uint64_t	 interval;		/* ns, 0 = no checks */
+	int		 rise;			/* successes to come back */
+	int		 fall;			/* failures to go */
+	const char	*send;			/* a line, CRLF included */
+	const char	*expect;		/* the reply's first bytes */
+};
+extern struct hcconf	 hccf;
+
 int		 upstream_add(const char *, const char **);
 int		 upstream_count(void);
 void		 upstream_init(void);
@@ -502,6 +534,14 @@ void		 upstream_connected(struct upstream *);
 void		 upstream_failed(struct upstream *, uint64_t, int);
 void		 upstream_release(struct upstream *, uint64_t, uint64_t);
 void		 upstream_stats(void);
+void		 upstream_check_start(struct tk_loop *);
+void		 upstream_check_stop(void);
+
+/* conffile.c */
+typedef void conf_fn(void *, const char *, const char *, const char *);
+int		 conf_parse(const char *, size_t, const char *, conf_fn *,
+		    void *, char *, size_t);
+int		 conf_read(const char *, conf_fn *, void *, char *, size_t);
 
 /* master.c */
 #define LISTEN_FDS(cfg)	((cfg)->threads * ((cfg)->workers > 1 ? \

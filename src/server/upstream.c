@@ -15,6 +15,15 @@
  * Bytes are added to an upstream's counters when a session ends, not
  * per read, so the data path touches no shared cache line.
  *
+ * Active health checks (--check-interval) run in the main thread's loop,
+ * which holds no connections: every interval a connect to each
+ * upstream (then, with --check-send, a line sent and the reply's first
+ * bytes compared with --check-expect); --check-fall failures in a row
+ * take an upstream out, --check-rise successes bring it back.  The
+ * verdict is one atomic that workers read when they pick.  A backup
+ * upstream (",backup") is picked only while no primary is usable, by
+ * either kind of health.
+ *
  * --source gives the local addresses upstream connects leave from,
  * taken in turn (a shared counter, as for round-robin).  Each address
  * has the whole ephemeral port range toward each upstream (sock.c binds
@@ -59,7 +68,22 @@ struct upstream {
 	atomic_ullong		 rx;		/* bytes from it */
 	atomic_int		 nfail;		/* failures in a row */
 	atomic_ullong		 down_until;	/* ns; 0 = up */
+	atomic_int		 hc_down;	/* health checks say down */
+	int			 backup;	/* only if no primary is up */
+
+	/* The health check, main thread only. */
+	struct tk_io		 hc_io;		/* fd -1: none in flight */
+	uint64_t		 hc_start;	/* when it began, ns */
+	int			 hc_sent;	/* now reading the reply */
+	size_t			 hc_got;	/* reply bytes matched */
+	int			 hc_ok;		/* successes in a row */
+	int			 hc_bad;	/* failures in a row */
 };
+
+struct hcconf		 hccf = { 0, 2, 3, NULL, NULL };
+static struct tk_timer	 hc_timer;
+static struct tk_loop	*hc_loop;
+static int		 nprimary;
 
 static struct upstream	 ups[MAXUPSTREAMS];
 static int		 nups;
@@ -77,35 +101,49 @@ static struct srcset {
 } srcset[2];
 
 /*
- * Parse "HOST:PORT[,weight=N]" into the list.  Start-up only.  Returns
- * 0, or -1 with *err pointing at a static phrase.
+ * Parse "HOST:PORT[,weight=N][,backup]" into the list; blanks may
+ * separate the parameters as well as the comma, for the -f file's
+ * "upstream HOST:PORT weight=N backup".  Start-up only.  Returns 0, or
+ * -1 with *err pointing at a static phrase.
  */
 int
 upstream_add(const char *arg, const char **err)
 {
 	struct upstream	*u;
 	const char	*w, *e;
-	char		 host[300];
-	size_t		 len;
+	char		 host[300], num[16];
+	size_t		 len, n;
 	long long	 weight = 1;
+	int		 backup = 0;
 
 	if (nups == MAXUPSTREAMS) {
 		*err = "too many upstreams (at most 64)";
 		return -1;
 	}
-	if ((w = strchr(arg, ',')) != NULL) {
-		if (strncmp(w, ",weight=", 8) != 0) {
-			*err = "unknown parameter (weight=N)";
+	len = strcspn(arg, ", \t");
+	for (w = arg + len; *w != '\0'; w += n) {
+		w += strspn(w, ", \t");
+		n = strcspn(w, ", \t");
+		if (n == 6 && strncmp(w, "backup", 6) == 0) {
+			backup = 1;
+			continue;
+		}
+		if (n == 0 || strncmp(w, "weight=", 7) != 0) {
+			*err = "unknown parameter (weight=N, backup)";
 			return -1;
 		}
-		weight = strtonum(w + 8, 1, MAXWEIGHT, &e);
+		if (n - 7 >= sizeof(num)) {
+			*err = "bad weight (1 to 100)";
+			return -1;
+		}
+		memcpy(num, w + 7, n - 7);
+		num[n - 7] = '\0';
+		weight = strtonum(num, 1, MAXWEIGHT, &e);
 		if (e != NULL) {
 			*err = "bad weight (1 to 100)";
 			return -1;
 		}
-		len = w - arg;
-	} else
-		len = strlen(arg);
+	}
 	if (len == 0 || len >= sizeof(host)) {
 		*err = "bad address";
 		return -1;
@@ -122,6 +160,8 @@ upstream_add(const char *arg, const char **err)
 	tk_addr_fmt(&u->addr, u->name, sizeof(u->name));
 	u->idx = nups++;
 	u->weight = (int)weight;
+	u->backup = backup;
+	nprimary += !backup;
 	return 0;
 }
 
@@ -212,6 +252,10 @@ upstream_init(void)
 {
 	int	cur[MAXUPSTREAMS], total = 0, i, k, best;
 
+	if (nprimary == 0)
+		tk_cli_bad("--upstream", NULL, "every upstream is a backup");
+	if (hccf.expect != NULL && hccf.send == NULL)
+		tk_cli_bad("--check-expect", NULL, "needs --check-send");
 	sources_init();
 
 	for (i = 0; i < nups; i++) {
@@ -224,6 +268,8 @@ upstream_init(void)
 		atomic_init(&ups[i].rx, 0);
 		atomic_init(&ups[i].nfail, 0);
 		atomic_init(&ups[i].down_until, 0);
+		atomic_init(&ups[i].hc_down, 0);
+		tk_io_init(&ups[i].hc_io, -1, NULL, &ups[i]);
 	}
 	sched = xcalloc(total, sizeof(*sched));
 	nsched = total;
@@ -240,13 +286,23 @@ upstream_init(void)
 	atomic_init(&rr_next, 0);
 }
 
+/* u is up by both kinds of health at now. */
 static int
-usable(struct upstream *u, uint64_t now)
+healthy(struct upstream *u, uint64_t now)
 {
 	uint64_t	d = atomic_load_explicit(&u->down_until,
 			    memory_order_relaxed);
 
+	if (atomic_load_explicit(&u->hc_down, memory_order_relaxed))
+		return 0;
 	return d == 0 || d <= now;
+}
+
+/* u may be picked: healthy, and a backup only when bk (no primary is). */
+static int
+usable(struct upstream *u, uint64_t now, int bk)
+{
+	return u->backup == bk && healthy(u, now);
 }
 
 /* FNV-1a over the address bytes (not the port). */
@@ -284,8 +340,12 @@ upstream_pick(const struct sockaddr_in6 *peer, uint64_t tried, uint64_t now)
 	struct upstream	*u, *best = NULL;
 	unsigned int	 start;
 	uint64_t	 a, ba = 0;
-	int		 pass, i, k;
+	int		 pass, i, k, bk = 1;
 
+	/* The backups stand in only while every primary is down. */
+	for (i = 0; i < nups && bk; i++)
+		if (!ups[i].backup && healthy(&ups[i], now))
+			bk = 0;
 	for (pass = 0; pass < 2 && best == NULL; pass++) {
 		switch (pxcf.balance) {
 		case BALANCE_LEASTCONN:
@@ -293,7 +353,7 @@ upstream_pick(const struct sockaddr_in6 *peer, uint64_t tried, uint64_t now)
 			start = atomic_fetch_add(&rr_next, 1);
 			for (i = 0; i < nups; i++) {
 				u = &ups[(start + i) % nups];
-				if (!usable(u, now) || (pass == 0 &&
+				if (!usable(u, now, bk) || (pass == 0 &&
 				    (tried & (1ULL << u->idx))))
 					continue;
 				a = atomic_load(&u->active);
@@ -312,7 +372,7 @@ upstream_pick(const struct sockaddr_in6 *peer, uint64_t tried, uint64_t now)
 				start = atomic_fetch_add(&rr_next, 1);
 			for (k = 0; k < nsched; k++) {
 				u = &ups[sched[(start + k) % nsched]];
-				if (!usable(u, now) || (pass == 0 &&
+				if (!usable(u, now, bk) || (pass == 0 &&
 				    (tried & (1ULL << u->idx))))
 					continue;
 				best = u;
@@ -411,11 +471,180 @@ upstream_stats(void)
 		d = atomic_load(&u->down_until);
 		log_info("stats upstream %s: %s weight %d active %llu "
 		    "sessions %llu fails %llu tx %llu rx %llu", u->name,
-		    d != 0 && d > now ? "down" : "up", u->weight,
+		    (d != 0 && d > now) || atomic_load(&u->hc_down) ?
+		    "down" : "up", u->weight,
 		    (unsigned long long)atomic_load(&u->active),
 		    (unsigned long long)atomic_load(&u->sessions),
 		    (unsigned long long)atomic_load(&u->fails),
 		    (unsigned long long)atomic_load(&u->tx),
 		    (unsigned long long)atomic_load(&u->rx));
 	}
+}
+
+/*
+ * The end of u's health check: ok or not, why (for the log) when not.
+ * --check-fall failures in a row take u out, --check-rise successes
+ * bring it back, each change logged once.  Main thread.
+ */
+static void
+hc_done(struct upstream *u, int ok, const char *why)
+{
+	if (u->hc_io.fd != -1)
+		(void)tk_io_close(hc_loop, &u->hc_io);
+	u->hc_io.fd = -1;
+	if (ok) {
+		u->hc_bad = 0;
+		if (++u->hc_ok == hccf.rise &&
+		    atomic_exchange(&u->hc_down, 0) != 0)
+			log_info("upstream %s is up: %d health check%s passed",
+			    u->name, u->hc_ok, u->hc_ok == 1 ? "" : "s");
+		return;
+	}
+	u->hc_ok = 0;
+	if (++u->hc_bad == hccf.fall && atomic_exchange(&u->hc_down, 1) == 0)
+		log_warnx("upstream %s is down: %d health check%s failed "
+		    "(last: %s)", u->name, u->hc_bad,
+		    u->hc_bad == 1 ? "" : "s", why);
+}
+
+/*
+ * A health check's socket is ready: the connect finished, then the
+ * line may be sent, then the reply read until it matches, differs or
+ * ends, all within --connect-timeout (hc_round).  The line is short,
+ * so a send that takes only part of it counts as a failure rather than
+ * waiting for room.
+ */
+static void
+hc_event(struct tk_loop *l, struct tk_io *io)
+{
+	struct upstream	*u = io->arg;
+	char		 buf[256];
+	size_t		 elen, k;
+	ssize_t		 n;
+	socklen_t	 sl = sizeof(int);
+	int		 err = 0;
+
+	if (!u->hc_sent) {
+		if (getsockopt(io->fd, SOL_SOCKET, SO_ERROR, &err, &sl) == -1)
+			err = errno;
+		if (err != 0) {
+			hc_done(u, 0, strerror(err));
+			return;
+		}
+		if (hccf.send == NULL) {
+			hc_done(u, 1, NULL);
+			return;
+		}
+		n = send(io->fd, hccf.send, strlen(hccf.send), MSG_NOSIGNAL);
+		if (n != (ssize_t)strlen(hccf.send)) {
+			hc_done(u, 0, n == -1 ? strerror(errno) :
+			    "short send");
+			return;
+		}
+		u->hc_sent = 1;
+		if (tk_io_want(l, io, TK_EV_READ) == -1)
+			hc_done(u, 0, strerror(errno));
+		return;
+	}
+	elen = hccf.expect != NULL ? strlen(hccf.expect) : 0;
+	for (;;) {
+		n = recv(io->fd, buf, sizeof(buf), 0);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN) {
+			tk_io_block(io, TK_EV_READ);
+			return;
+		}
+		if (n == -1) {
+			hc_done(u, 0, strerror(errno));
+			return;
+		}
+		if (n == 0) {
+			hc_done(u, 0, "closed before the reply");
+			return;
+		}
+		/* Any reply passes when no prefix is expected. */
+		k = elen - u->hc_got < (size_t)n ? elen - u->hc_got :
+		    (size_t)n;
+		if (memcmp(buf, hccf.expect != NULL ?
+		    hccf.expect + u->hc_got : "", k) != 0) {
+			hc_done(u, 0, "unexpected reply");
+			return;
+		}
+		u->hc_got += k;
+		if (u->hc_got == elen) {
+			hc_done(u, 1, NULL);
+			return;
+		}
+	}
+}
+
+/*
+ * Every --check-interval, a check of every upstream that has none in
+ * flight.  One in flight for --connect-timeout or longer has failed;
+ * a younger one goes on, so that a short interval never fails a check
+ * that a loaded upstream answers a little late.  Main thread.
+ */
+static void
+hc_round(struct tk_loop *l, struct tk_timer *t)
+{
+	struct upstream	*u;
+	uint64_t	 now = tk_loop_now(l);
+	int		 i, fd;
+
+	for (i = 0; i < nups; i++) {
+		u = &ups[i];
+		if (u->hc_io.fd != -1) {
+			if (now - u->hc_start < pxcf.connect_timeout)
+				continue;
+			hc_done(u, 0, "timed out");
+		}
+		u->hc_start = now;
+		u->hc_sent = 0;
+		u->hc_got = 0;
+		if ((fd = upstream_connect(u)) == -1) {
+			hc_done(u, 0, strerror(errno));
+			continue;
+		}
+		tk_io_init(&u->hc_io, fd, hc_event, u);
+		if (tk_io_start(l, &u->hc_io, TK_EV_WRITE) == -1) {
+			close(fd);
+			u->hc_io.fd = -1;
+			hc_done(u, 0, strerror(errno));
+		}
+	}
+	if (tk_timer_arm(l, t, hccf.interval) == -1)
+		log_warn("health checks stopped");
+}
+
+/*
+ * Start the health checks in l, the main thread's loop, with a first
+ * round at once; nothing when --check-interval is not given.
+ */
+void
+upstream_check_start(struct tk_loop *l)
+{
+	if (hccf.interval == 0 || nups == 0)
+		return;
+	hc_loop = l;
+	tk_timer_init(&hc_timer, hc_round, NULL);
+	if (tk_timer_arm(l, &hc_timer, 0) == -1)
+		log_warn("health checks not started");
+}
+
+/* Stop the health checks and close their sockets, before l is freed. */
+void
+upstream_check_stop(void)
+{
+	int	i;
+
+	if (hc_loop == NULL)
+		return;
+	tk_timer_cancel(hc_loop, &hc_timer);
+	for (i = 0; i < nups; i++)
+		if (ups[i].hc_io.fd != -1) {
+			(void)tk_io_close(hc_loop, &ups[i].hc_io);
+			ups[i].hc_io.fd = -1;
+		}
+	hc_loop = NULL;
 }

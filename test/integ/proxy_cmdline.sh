@@ -24,7 +24,7 @@ bad '-u'		proxy -u 127.0.0.1:99999
 bad '--upstream'	proxy --upstream no.such.host.invalid:1
 bad '-u'		proxy -u 127.0.0.1:7000,weight=0
 bad '-u'		proxy -u 127.0.0.1:7000,weight=101
-bad '-u'		proxy -u 127.0.0.1:7000,backup
+bad '-u'		proxy -u 127.0.0.1:7000,bogus
 bad '--balance random: not a method' proxy -u "$u" --balance random
 bad '--connect-timeout 0: too small (10ms to 1h;' \
 			proxy -u "$u" --connect-timeout 0
