@@ -54,6 +54,8 @@ enum {
 	OPT_MAXMEM,
 	OPT_PIDFILE,
 	OPT_SYSLOG,
+	/* issue 14: operations */
+	OPT_SYSLOG_FACILITY,
 	OPT_USER,
 	OPT_WORKERS,
 	/* proxy mode only, from here on */
@@ -94,6 +96,7 @@ static const struct option longopts[] = {
 	{ "send-proxy",		required_argument, NULL, OPT_SEND_PROXY },
 	{ "source",		required_argument, NULL, OPT_SOURCE },
 	{ "syslog",		no_argument,	   NULL, OPT_SYSLOG },
+	{ "syslog-facility",	required_argument, NULL, OPT_SYSLOG_FACILITY },
 	{ "threads",		required_argument, NULL, 't' },
 	{ "upstream",		required_argument, NULL, 'u' },
 	{ "user",		required_argument, NULL, OPT_USER },
@@ -131,9 +134,9 @@ usage(int full)
 	    "[-b backend] [--max-conns n]\n"
 	    "\t[--backlog n] [--idle-timeout dur] [--drain-timeout dur]\n"
 	    "\t[--buffer-limit size] [--max-memory size] [--log-level level]\n"
-	    "\t[--syslog] [--access-log path] [--pidfile path] "
-	    "[--user user]\n"
-	    "\t[--group group] [--workers n] [--check]\n"
+	    "\t[--syslog] [--syslog-facility name] [--access-log path]\n"
+	    "\t[--pidfile path] [--user user]"
+	    " [--group group] [--workers n] [--check]\n"
 	    "       tenkd proxy -u host:port[,weight=n] ... "
 	    "[--balance rr|leastconn|source]\n"
 	    "\t[--connect-timeout dur] [--fin-timeout dur] [--retries n]\n"
@@ -166,6 +169,8 @@ usage(int full)
 	    "      --log-level LEVEL    error, warn, info or debug "
 	    "(default info)\n"
 	    "      --syslog             log to syslog instead of stderr\n"
+	    "      --syslog-facility NAME  daemon (default), local0-7, ...; "
+	    "implies --syslog\n"
 	    "      --access-log PATH    one line per connection at close\n"
 	    "      --pidfile PATH       write and lock a pid file\n"
 	    "      --user USER          drop to this user after binding\n"
@@ -329,6 +334,13 @@ parse_args(int argc, char *argv[])
 			cfg->pidfile = xstrdup(optarg);
 			break;
 		case OPT_SYSLOG:
+			cfg->syslog = 1;
+			break;
+		case OPT_SYSLOG_FACILITY:
+			if ((lvl = log_facility_parse(optarg)) == -1)
+				tk_cli_bad(opt, optarg, "not a facility "
+				    "(daemon, local0 to local7, user, ...)");
+			log_facility(lvl);
 			cfg->syslog = 1;
 			break;
 		case OPT_USER:
@@ -544,9 +556,7 @@ open_listeners(int *lfds)
 			lfds[i * LISTEN_FDS(cfg) + t] = fd;
 		}
 		tk_addr_fmt(&cfg->listen[i], name, sizeof(name));
-		fprintf(stderr, "tenkd: listening on %s\n", name);
-		if (cfg->syslog)
-			log_info("listening on %s", name);
+		log_banner("listening on %s", name);
 	}
 }
 
@@ -728,7 +738,8 @@ main(int argc, char *argv[], char *envp[])
 	setproctitle_init(argc, argv, envp);
 	srv.access_fd = -1;
 	parse_args(argc, argv);
-	log_init("tenkd", cfg->log_level, cfg->syslog);
+	log_init("tenkd", cfg->log_level, cfg->syslog ? LOG_F_SYSLOG :
+	    LOG_F_STAMP);
 	signal(SIGPIPE, SIG_IGN);
 	set_limits();
 	mem_init();

@@ -69,6 +69,7 @@ spawn(int i)
 		(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() != master_pid)
 			_exit(0);
+		log_worker(i);
 		return 1;
 	}
 	k->pid = pid;
