@@ -7,6 +7,7 @@
 #define TENK_LOG_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdnoreturn.h>
 
 #define LOG_LVL_ERR	0
@@ -50,6 +51,12 @@ int	log_level_parse(const char *s);
 /* Set and read the level; lines above it are dropped cheaply. */
 void	log_setlevel(int level);
 int	log_getlevel(void);
+
+/*
+ * Send this thread's lines, at every level, bare ("message\n") to f
+ * instead of the sink, until log_capture(NULL).
+ */
+void	log_capture(FILE *f);
 
 /* Reopen the sink (SIGUSR1, SIGHUP); a no-op for stderr. */
 void	log_reopen(void);

@@ -3,8 +3,9 @@
  * tenkd: the command line, start-up (limits, listeners, privileges,
  * pidfile, workers) and the main thread, which owns every signal and
  * steers the workers with posted messages: SIGTERM/SIGINT drain,
- * a second one or the drain deadline forces, SIGHUP reopens the logs,
- * SIGUSR1 asks for statistics (stats.c).  Serving is in worker.c,
+ * a second one or the drain deadline forces, SIGUSR1 and (until it
+ * reloads) SIGHUP reopen the logs (reopen.c); statistics are on the
+ * metrics listener (metrics.c).  Serving is in worker.c,
  * conn.c and the protocol files.
  */
 #include <sys/prctl.h>
@@ -56,6 +57,7 @@ enum {
 	OPT_SYSLOG,
 	/* issue 14: operations */
 	OPT_SYSLOG_FACILITY,
+	OPT_METRICS,
 	OPT_USER,
 	OPT_WORKERS,
 	/* proxy mode only, from here on */
@@ -90,6 +92,7 @@ static const struct option longopts[] = {
 	{ "log-level",		required_argument, NULL, OPT_LOGLEVEL },
 	{ "max-conns",		required_argument, NULL, OPT_MAXCONNS },
 	{ "max-memory",		required_argument, NULL, OPT_MAXMEM },
+	{ "metrics",		required_argument, NULL, OPT_METRICS },
 	{ "max-conns-per-ip",	required_argument, NULL, OPT_MAXPERIP },
 	{ "pidfile",		required_argument, NULL, OPT_PIDFILE },
 	{ "retries",		required_argument, NULL, OPT_RETRIES },
@@ -136,7 +139,8 @@ usage(int full)
 	    "\t[--buffer-limit size] [--max-memory size] [--log-level level]\n"
 	    "\t[--syslog] [--syslog-facility name] [--access-log path]\n"
 	    "\t[--pidfile path] [--user user]"
-	    " [--group group] [--workers n] [--check]\n"
+	    " [--group group] [--workers n]\n"
+	    "\t[--metrics addr:port] [--check]\n"
 	    "       tenkd proxy -u host:port[,weight=n] ... "
 	    "[--balance rr|leastconn|source]\n"
 	    "\t[--connect-timeout dur] [--fin-timeout dur] [--retries n]\n"
@@ -177,6 +181,8 @@ usage(int full)
 	    "      --group GROUP        drop to this group after binding\n"
 	    "      --workers N          worker processes under a master "
 	    "(default 1: none)\n"
+	    "      --metrics ADDR:PORT  serve /metrics (Prometheus) and "
+	    "/stats over HTTP\n"
 	    "      --check              check the configuration and exit\n"
 	    "proxy:\n"
 	    "  -u, --upstream H:P[,weight=N]  an upstream, repeatable\n"
@@ -335,6 +341,9 @@ parse_args(int argc, char *argv[])
 			break;
 		case OPT_SYSLOG:
 			cfg->syslog = 1;
+			break;
+		case OPT_METRICS:
+			metrics_option(opt, optarg);
 			break;
 		case OPT_SYSLOG_FACILITY:
 			if ((lvl = log_facility_parse(optarg)) == -1)
@@ -651,13 +660,10 @@ on_signal(struct tk_loop *l, int signo, void *arg)
 	(void)arg;
 	switch (signo) {
 	case SIGHUP:
-		log_reopen();
-		conn_access_reopen();
-		log_info("SIGHUP: logs reopened");
-		break;
 	case SIGUSR1:
-		if (!srv.stopping)
-			stats_request();
+		/* XXX SIGHUP will reload (issue 15); it reopens till then. */
+		if (reopen_logs() == 0)
+			log_info("SIG%s: logs reopened", sigabbrev_np(signo));
 		break;
 	case SIGINT:
 	case SIGTERM:
@@ -768,8 +774,11 @@ main(int argc, char *argv[], char *envp[])
 		}
 	}
 	conn_access_open();
+	if (metrics_open() == -1)
+		fatal("--metrics");
 	lfds = xcalloc((size_t)cfg->nlisten * LISTEN_FDS(cfg), sizeof(*lfds));
 	open_listeners(lfds);
+	reopen_init();
 	drop_privileges();
 	if (pidfh != NULL && pidfile_write(pidfh) == -1)
 		fatal("pidfile %s", cfg->pidfile);
@@ -795,6 +804,7 @@ main(int argc, char *argv[], char *envp[])
 	if ((srv.l = tk_loop_new(cfg->backend, 0)) == NULL)
 		fatal("main loop");
 	tk_timer_init(&srv.drain_timer, drain_deadline, NULL);
+	metrics_start(srv.l);
 	if (tk_signal_watch(srv.l, SIGTERM, on_signal, NULL) == -1 ||
 	    tk_signal_watch(srv.l, SIGINT, on_signal, NULL) == -1 ||
 	    tk_signal_watch(srv.l, SIGHUP, on_signal, NULL) == -1 ||
@@ -844,6 +854,7 @@ main(int argc, char *argv[], char *envp[])
 	}
 	free(srv.workers);
 	tk_timer_cancel(srv.l, &srv.drain_timer);
+	metrics_stop();
 	tk_loop_free(srv.l);
 	if (srv.access_fd != -1)
 		close(srv.access_fd);

@@ -48,6 +48,7 @@ static int		log_stamp;
 static int		log_fac = LOG_DAEMON;
 static int		log_wk = -1;
 static char		log_name[64];
+static _Thread_local FILE *log_cap;	/* log_capture() */
 
 static const char *const log_lvlnames[] = { "error", "warn", "info",
     "debug" };
@@ -169,6 +170,19 @@ void
 log_facility(int facility)
 {
 	log_fac = facility;
+}
+
+/*
+ * Until called again with NULL, every line this thread logs, whatever
+ * the level, goes to f as its bare message and a newline, instead of
+ * the sink.  The metrics listener's /stats page is made of the lines
+ * SIGUSR1 used to log, written where they always were (stats.c,
+ * proxy.c, upstream.c).
+ */
+void
+log_capture(FILE *f)
+{
+	log_cap = f;
 }
 
 void
@@ -383,8 +397,6 @@ log_emit(int level, int with_errno, int banner, const char *fmt,
 
 	/* The message alone, as syslog wants it: it adds name and time. */
 	msg[0] = '\0';
-	if (log_syslog && log_wk != -1)
-		len = (size_t)snprintf(msg, sizeof(msg), "w%d ", log_wk);
 	r = vsnprintf(raw, sizeof(raw), fmt, ap);
 	if (r > 0) {
 		m = (size_t)r;
@@ -406,7 +418,14 @@ log_emit(int level, int with_errno, int banner, const char *fmt,
 		memcpy(msg + len - 3, "...", 3);
 	msg[len] = '\0';
 
-	if (log_syslog)
+	if (log_cap != NULL) {
+		fprintf(log_cap, "%s\n", msg);
+		errno = saved_errno;
+		return;
+	}
+	if (log_syslog && log_wk != -1)
+		syslog(prio[level], "w%d %s", log_wk, msg);
+	else if (log_syslog)
 		syslog(prio[level], "%s", msg);
 	if (log_syslog && !banner) {
 		errno = saved_errno;
@@ -422,8 +441,7 @@ log_emit(int level, int with_errno, int banner, const char *fmt,
 		    getprogname(), &cut);
 		len = append(line, len, max, ": ", &cut);
 	}
-	len = append(line, len, max, log_syslog && log_wk != -1 ?
-	    strchr(msg, ' ') + 1 : msg, &cut);
+	len = append(line, len, max, msg, &cut);
 	if (cut && len >= 3)
 		memcpy(line + len - 3, "...", 3);
 	line[len++] = '\n';
@@ -439,7 +457,7 @@ log_warn(const char *fmt, ...)
 {
 	va_list	ap;
 
-	if (log_getlevel() < LOG_LVL_WARN)
+	if (log_getlevel() < LOG_LVL_WARN && log_cap == NULL)
 		return;
 	va_start(ap, fmt);
 	log_emit(LOG_LVL_WARN, 1, 0, fmt, ap);
@@ -451,7 +469,7 @@ log_warnx(const char *fmt, ...)
 {
 	va_list	ap;
 
-	if (log_getlevel() < LOG_LVL_WARN)
+	if (log_getlevel() < LOG_LVL_WARN && log_cap == NULL)
 		return;
 	va_start(ap, fmt);
 	log_emit(LOG_LVL_WARN, 0, 0, fmt, ap);
@@ -463,7 +481,7 @@ log_info(const char *fmt, ...)
 {
 	va_list	ap;
 
-	if (log_getlevel() < LOG_LVL_INFO)
+	if (log_getlevel() < LOG_LVL_INFO && log_cap == NULL)
 		return;
 	va_start(ap, fmt);
 	log_emit(LOG_LVL_INFO, 0, 0, fmt, ap);

@@ -62,8 +62,8 @@ TENKD_PID=$proxy_pid
 TENKD_LOG=$proxy_log
 s=$(tenkd_stats) || exit 1
 [ "$(stat_val "$s" no-port)" -eq 5 ] || fail "no-port count: $s"
-grep "stats upstream $UPADDR:" "$TENKD_LOG" | tail -n 1 | grep -q ': up ' ||
-    fail "upstream marked down: $(grep 'stats upstream' "$TENKD_LOG")"
+grep "stats upstream $UPADDR:" "$TENKD_STATS" | tail -n 1 | grep -q ': up ' ||
+    fail "upstream marked down: $(grep 'stats upstream' "$TENKD_STATS")"
 [ "$(ups_stat "$UPADDR" fails)" -eq 0 ] || fail "fails counted"
 ! grep -q "is down" "$TENKD_LOG" || fail "a 'down' warning"
 

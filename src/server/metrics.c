@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * --metrics ADDR:PORT: Prometheus text exposition (format 0.0.4) at
+ * /metrics and the statistics lines at /stats, over http.c, on the main
+ * thread's loop, or with --workers on the master's.
+ *
+ * The counters stay where the data path keeps them, per worker thread
+ * with no atomics (struct stats); a request starts a stats round
+ * (stats.c: a message to each thread, which copies its own counters)
+ * and is answered when the round is in.  Under --workers the master
+ * asks each worker process over a socket pair (master.c); a worker's
+ * main thread runs the round and sends its whole struct msnap back in
+ * one datagram.  The master keeps the last figures of every worker and
+ * adds a dead worker's counters to its slot's base, so no counter of
+ * the sum goes backwards when a worker is restarted.
+ *
+ * The sum of all workers is the series without a "worker" label, each
+ * worker's share the series with one (only under --workers): a query
+ * sums one or the other ({worker=""} or {worker!=""}), never both.
+ * process_* without a label is the process that serves the page, as
+ * Prometheus' client libraries do.
+ */
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <netinet/in.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tenk/cli.h"
+#include "tenk/log.h"
+#include "tenk/sock.h"
+#include "tenkd.h"
+
+#define CTYPE_PROM	"text/plain; version=0.0.4; charset=utf-8"
+
+static struct tk_addr	 maddr;
+static int		 mon;		/* --metrics given */
+static int		 mfd = -1;	/* its listener */
+static struct http_srv	 hs;
+static int		 serving;	/* hs started */
+static int		 child_fd = -1;	/* under a master: our socket */
+static struct tk_io	 child_io;
+static int		 child_asked;	/* the master waits for a snapshot */
+static struct msnap	 local;		/* this process, last round */
+
+/* Set by metrics_answer() while the waiting clients are answered. */
+static const struct msnap *ans;
+static int		 ans_n;
+static int		 ans_workers;
+
+static void	on_request(struct http_srv *, struct http_client *,
+		    const char *);
+static void	child_read(struct tk_loop *, struct tk_io *);
+
+/* --metrics opt arg: the address to serve on.  Exits 2 if bad. */
+void
+metrics_option(const char *opt, const char *arg)
+{
+	const char	*err;
+
+	if (tk_addr_parse(arg, -1, &maddr, &err) == -1)
+		tk_cli_bad(opt, arg, "%s", err);
+	mon = 1;
+}
+
+/* Whether a is a loopback address (127/8, ::1, ::ffff:127/104). */
+static int
+loopback(const struct tk_addr *a)
+{
+	const struct sockaddr_in	*sin;
+	const struct sockaddr_in6	*sin6;
+
+	if (a->ss.ss_family == AF_INET) {
+		sin = (const struct sockaddr_in *)&a->ss;
+		return (ntohl(sin->sin_addr.s_addr) >> 24) == 127;
+	}
+	sin6 = (const struct sockaddr_in6 *)&a->ss;
+	return IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr) ||
+	    (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr) &&
+	    sin6->sin6_addr.s6_addr[12] == 127);
+}
+
+/*
+ * Bind the metrics listener, before the data listeners, so that its
+ * line comes first.  Without SO_REUSEPORT: one owner.  Returns 0 (also
+ * when --metrics was not given), or -1 with errno set.  Start-up.
+ */
+int
+metrics_open(void)
+{
+	struct tk_addr	 a;
+	char		 name[TK_ADDRSTRLEN];
+
+	if (!mon)
+		return 0;
+	if ((mfd = tk_sock_listen(&maddr, 16, TK_SOCK_V6ONLY)) == -1)
+		return -1;
+	if (tk_addr_port(&maddr) == 0 && tk_sock_local(mfd, &a) == 0)
+		tk_addr_set_port(&maddr, tk_addr_port(&a));
+	tk_addr_fmt(&maddr, name, sizeof(name));
+	/*
+	 * The figures say how busy the server is and to whom it proxies:
+	 * off loopback only when asked for by address, and said once.
+	 */
+	if (!loopback(&maddr))
+		log_warnx("metrics on %s, not a loopback address: anyone "
+		    "who can reach it can read them", name);
+	log_banner("metrics on http://%s/metrics", name);
+	return 0;
+}
+
+/*
+ * On loop l (the main thread's, or the master's): serve the metrics,
+ * or in a worker under a master, answer the master's requests.
+ */
+void
+metrics_start(struct tk_loop *l)
+{
+	if (child_fd != -1) {
+		tk_io_init(&child_io, child_fd, child_read, NULL);
+		if (tk_io_start(l, &child_io, TK_EV_READ) == -1)
+			fatal("metrics: watching the master's socket");
+	}
+	if (mfd == -1)
+		return;
+	if (http_start(&hs, l, mfd, on_request) == -1)
+		fatal("metrics listener");
+	serving = 1;
+}
+
+/* Close the listener and its clients, at exit.  Owner of its loop. */
+void
+metrics_stop(void)
+{
+	if (serving)
+		http_stop(&hs, 0);
+	else if (mfd != -1)
+		close(mfd);
+	serving = 0;
+	mfd = -1;
+}
+
+/*
+ * In a worker forked by the master: close what the master serves with
+ * (the listener, its clients) without touching the master's loop.
+ */
+void
+metrics_forget(void)
+{
+	if (serving)
+		http_stop(&hs, 1);
+	else if (mfd != -1)
+		close(mfd);
+	serving = 0;
+	mfd = -1;
+}
+
+/*
+ * In a worker process under a master: fd is our end of the socket
+ * pair (-1: none); each byte read from it asks for a snapshot, once
+ * metrics_start() watches it.
+ */
+void
+metrics_child_fd(int fd)
+{
+	child_fd = fd;
+}
+
+static void
+child_read(struct tk_loop *l, struct tk_io *io)
+{
+	char	buf[64];
+	ssize_t	n;
+
+	for (;;) {
+		n = recv(io->fd, buf, sizeof(buf), 0);
+		if (n > 0) {
+			child_asked = 1;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN) {
+			tk_io_block(io, TK_EV_READ);
+			break;
+		}
+		/* The master is gone: PR_SET_PDEATHSIG does the rest. */
+		tk_io_stop(l, io);
+		break;
+	}
+	if (child_asked && !srv.stopping)
+		stats_request();
+}
+
+/* This process's own figures (process_*) into ms, from /proc. */
+void
+metrics_self(struct msnap *ms)
+{
+	struct rlimit	 rl;
+	struct dirent	*de;
+	DIR		*d;
+	FILE		*f;
+	char		 buf[1024], *p;
+	unsigned long	 ut, st;
+	unsigned long long start = 0, btime = 0;
+	long		 rss, tck = sysconf(_SC_CLK_TCK), pg = sysconf(_SC_PAGESIZE);
+
+	ms->pid = (int32_t)getpid();
+	if ((f = fopen("/proc/self/stat", "r")) != NULL) {
+		/* After the ")" of the command, which may hold spaces. */
+		if (fgets(buf, sizeof(buf), f) != NULL &&
+		    (p = strrchr(buf, ')')) != NULL &&
+		    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
+		    "%*u %lu %lu %*d %*d %*d %*d %*d %*d %llu %*u %ld", &ut,
+		    &st, &start, &rss) == 4) {
+			ms->cpu = (double)(ut + st) / (double)tck;
+			ms->rss = (uint64_t)rss * (uint64_t)pg;
+		}
+		fclose(f);
+	}
+	if ((f = fopen("/proc/stat", "r")) != NULL) {
+		while (fgets(buf, sizeof(buf), f) != NULL)
+			if (sscanf(buf, "btime %llu", &btime) == 1)
+				break;
+		fclose(f);
+	}
+	ms->start = (double)btime + (double)start / (double)tck;
+	ms->fds = 0;
+	if ((d = opendir("/proc/self/fd")) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			if (de->d_name[0] != '.')
+				ms->fds++;
+		closedir(d);
+		ms->fds--;		/* opendir's own */
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		ms->maxfds = rl.rlim_cur;
+}
+
+/* A round is in (stats.c): answer who waits for it.  Main thread. */
+void
+metrics_collected(void)
+{
+	ssize_t	n;
+
+	memset(&local, 0, sizeof(local));
+	stats_fill(&local);
+	upstream_metrics(&local);
+	metrics_self(&local);
+	if (child_fd != -1 && child_asked) {
+		child_asked = 0;
+		n = send(child_fd, &local, sizeof(local), MSG_NOSIGNAL |
+		    MSG_DONTWAIT);
+		if (n == -1 && errno != EAGAIN)
+			log_warn("metrics: sending to the master");
+	}
+	if (serving)
+		metrics_answer(&local, 1, 0);
+}
+
+/*
+ * The figures are in: n snapshots, one per worker process when workers
+ * (the master), else this process's.  Answers every waiting client.
+ */
+void
+metrics_answer(const struct msnap *s, int n, int workers)
+{
+	ans = s;
+	ans_n = n;
+	ans_workers = workers;
+	http_answer(&hs);
+	ans = NULL;
+}
+
+static void
+on_request(struct http_srv *h, struct http_client *c, const char *path)
+{
+	FILE	*f;
+	char	*buf = NULL;
+	size_t	 len = 0;
+	int	 prom;
+
+	(void)h;
+	if (strcmp(path, "/metrics") == 0)
+		prom = 1;
+	else if (strcmp(path, "/stats") == 0)
+		prom = 0;
+	else {
+		http_reply(c, 404, "text/plain", "not found: try /metrics "
+		    "or /stats\n", 35);
+		return;
+	}
+	if (ans == NULL && srv.stopping) {
+		http_reply(c, 503, "text/plain", "stopping\n", 9);
+		return;
+	}
+	if (ans == NULL) {
+		/* Ask for fresh figures; we are called again with them. */
+		if (srv.cfg.workers > 1)
+			master_collect();
+		else
+			stats_request();
+		return;
+	}
+	if ((f = open_memstream(&buf, &len)) == NULL) {
+		http_reply(c, 503, "text/plain", "out of memory\n", 14);
+		return;
+	}
+	if (prom)
+		metrics_format(f, ans, ans_n, ans_workers);
+	else
+		metrics_stats_text(f, ans, ans_workers ? ans_n : 0);
+	if (fclose(f) != 0) {
+		free(buf);
+		http_reply(c, 503, "text/plain", "out of memory\n", 14);
+		return;
+	}
+	http_reply(c, 200, prom ? CTYPE_PROM : "text/plain; charset=utf-8",
+	    buf, len);
+	free(buf);
+}
+
+/* /stats: the lines of each process, under a heading per worker. */
+void
+metrics_stats_text(FILE *f, const struct msnap *s, int workers)
+{
+	int	i;
+
+	if (workers == 0) {
+		fwrite(s->text, 1, s->textlen, f);
+		return;
+	}
+	for (i = 0; i < workers; i++) {
+		if (s[i].pid == 0) {
+			fprintf(f, "worker %d: no figures\n", i);
+			continue;
+		}
+		fprintf(f, "worker %d: pid %d\n", i, (int)s[i].pid);
+		fwrite(s[i].text, 1, s[i].textlen, f);
+	}
+}
+
+/* --- The exposition format. --- */
+
+enum agg { AGG_SUM = 0, AGG_MAX, AGG_MIN };
+
+typedef double getter(const struct msnap *, int);
+
+static void
+fam(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void
+value(FILE *f, double v)
+{
+	if (v == floor(v) && fabs(v) < 1e18)
+		fprintf(f, " %.0f\n", v);
+	else
+		fprintf(f, " %.6f\n", v);
+}
+
+/*
+ * name{labels} for the total, then name{labels,worker="i"} per worker.
+ * Label values here are ours (reasons, addresses), never a client's.
+ */
+static void
+series(FILE *f, const char *name, const char *labels, const struct msnap *s,
+    int n, int workers, getter *get, int arg, enum agg agg)
+{
+	double	v = 0, x;
+	int	i, seen = 0;
+
+	for (i = 0; i < n; i++) {
+		if (agg != AGG_SUM && s[i].pid == 0)
+			continue;
+		x = get(&s[i], arg);
+		if (!seen || agg == AGG_SUM)
+			v = seen && agg == AGG_SUM ? v + x : x;
+		else if ((agg == AGG_MAX && x > v) || (agg == AGG_MIN && x < v))
+			v = x;
+		seen = 1;
+	}
+	fprintf(f, "%s%s%s%s", name, *labels != '\0' ? "{" : "", labels,
+	    *labels != '\0' ? "}" : "");
+	value(f, v);
+	if (!workers)
+		return;
+	for (i = 0; i < n; i++) {
+		fprintf(f, "%s{%s%sworker=\"%d\"}", name, labels,
+		    *labels != '\0' ? "," : "", i);
+		value(f, get(&s[i], arg));
+	}
+}
+
+static double g_accepted(const struct msnap *s, int a)
+{ (void)a; return (double)s->st.accepted; }
+static double g_active(const struct msnap *s, int a)
+{ (void)a; return (double)s->st.active; }
+static double g_closed(const struct msnap *s, int a)
+{ return (double)s->st.closed[a]; }
+static double g_in(const struct msnap *s, int a)
+{ (void)a; return (double)s->st.bytes_in; }
+static double g_out(const struct msnap *s, int a)
+{ (void)a; return (double)s->st.bytes_out; }
+static double g_bufs(const struct msnap *s, int a)
+{ (void)a; return (double)s->st.bufs_inuse; }
+static double g_spare(const struct msnap *s, int a)
+{ (void)a; return (double)s->st.bufs_free; }
+static double g_iter(const struct msnap *s, int a)
+{ (void)a; return (double)s->st.iterations; }
+static double g_caps(const struct msnap *s, int a)
+{ return (double)s->caps[a]; }
+static double g_mem(const struct msnap *s, int a)
+{ (void)a; return (double)s->mem_held; }
+static double g_noport(const struct msnap *s, int a)
+{ (void)a; return (double)s->st.noport; }
+static double g_up(const struct msnap *s, int a)
+{ return s->pid == 0 ? 0 : (double)s->ups[a].up; }
+static double g_uactive(const struct msnap *s, int a)
+{ return (double)s->ups[a].active; }
+static double g_usess(const struct msnap *s, int a)
+{ return (double)s->ups[a].sessions; }
+static double g_ufails(const struct msnap *s, int a)
+{ return (double)s->ups[a].fails; }
+static double g_utx(const struct msnap *s, int a)
+{ return (double)s->ups[a].tx; }
+static double g_urx(const struct msnap *s, int a)
+{ return (double)s->ups[a].rx; }
+static double g_hist(const struct msnap *s, int a)
+{
+	double	v = 0;
+	int	i;
+
+	for (i = 0; i <= a; i++)
+		v += (double)s->hist[i];
+	return v;
+}
+static double g_hsum(const struct msnap *s, int a)
+{ (void)a; return (double)s->hist_sum / 1e9; }
+static double g_cpu(const struct msnap *s, int a)
+{ (void)a; return s->cpu; }
+static double g_rss(const struct msnap *s, int a)
+{ (void)a; return (double)s->rss; }
+static double g_fds(const struct msnap *s, int a)
+{ (void)a; return (double)s->fds; }
+static double g_maxfds(const struct msnap *s, int a)
+{ (void)a; return (double)s->maxfds; }
+static double g_start(const struct msnap *s, int a)
+{ (void)a; return s->start; }
+
+/* The process_* families of the serving process, then per worker. */
+static void
+process_metrics(FILE *f, const struct msnap *s, int n, int workers)
+{
+	static const struct {
+		const char	*name, *type, *help;
+		getter		*get;
+	} pm[] = {
+		{ "process_cpu_seconds_total", "counter",
+		    "User and system CPU time spent in seconds.", g_cpu },
+		{ "process_resident_memory_bytes", "gauge",
+		    "Resident memory size in bytes.", g_rss },
+		{ "process_open_fds", "gauge",
+		    "Number of open file descriptors.", g_fds },
+		{ "process_max_fds", "gauge",
+		    "Maximum number of open file descriptors.", g_maxfds },
+		{ "process_start_time_seconds", "gauge",
+		    "Start time of the process since unix epoch in seconds.",
+		    g_start },
+	};
+	struct msnap	*self;
+	size_t		 k;
+	int		 i;
+
+	if ((self = calloc(1, sizeof(*self))) == NULL)
+		return;
+	metrics_self(self);
+	for (k = 0; k < sizeof(pm) / sizeof(pm[0]); k++) {
+		fam(f, pm[k].name, pm[k].type, pm[k].help);
+		fprintf(f, "%s", pm[k].name);
+		value(f, pm[k].get(self, 0));
+		for (i = 0; workers && i < n; i++) {
+			fprintf(f, "%s{worker=\"%d\"}", pm[k].name, i);
+			value(f, pm[k].get(&s[i], 0));
+		}
+	}
+	free(self);
+}
+
+/*
+ * The whole /metrics page for n snapshots (per worker when workers,
+ * else the one of this process) into f.
+ */
+void
+metrics_format(FILE *f, const struct msnap *s, int n, int workers)
+{
+	char	lb[TK_ADDRSTRLEN + 64];
+	int	i, u, nups = upstream_count();
+
+	fam(f, "tenkd_connections_accepted_total", "counter",
+	    "Client connections accepted.");
+	series(f, "tenkd_connections_accepted_total", "", s, n, workers,
+	    g_accepted, 0, AGG_SUM);
+	fam(f, "tenkd_connections_active", "gauge",
+	    "Client connections open now.");
+	series(f, "tenkd_connections_active", "", s, n, workers, g_active, 0,
+	    AGG_SUM);
+	fam(f, "tenkd_connections_closed_total", "counter",
+	    "Client connections closed, by reason.");
+	for (i = 0; i < CONN_NREASONS; i++) {
+		snprintf(lb, sizeof(lb), "reason=\"%s\"", conn_reasons[i]);
+		series(f, "tenkd_connections_closed_total", lb, s, n, workers,
+		    g_closed, i, AGG_SUM);
+	}
+	fam(f, "tenkd_received_bytes_total", "counter",
+	    "Bytes received from clients.");
+	series(f, "tenkd_received_bytes_total", "", s, n, workers, g_in, 0,
+	    AGG_SUM);
+	fam(f, "tenkd_sent_bytes_total", "counter", "Bytes sent to clients.");
+	series(f, "tenkd_sent_bytes_total", "", s, n, workers, g_out, 0,
+	    AGG_SUM);
+	fam(f, "tenkd_buffers_in_use", "gauge",
+	    "Pool buffers holding queued bytes.");
+	series(f, "tenkd_buffers_in_use", "", s, n, workers, g_bufs, 0,
+	    AGG_SUM);
+	fam(f, "tenkd_buffers_spare", "gauge",
+	    "Pool buffers kept free for reuse.");
+	series(f, "tenkd_buffers_spare", "", s, n, workers, g_spare, 0,
+	    AGG_SUM);
+	fam(f, "tenkd_memory_queued_bytes", "gauge",
+	    "Bytes in queued buffers, against --max-memory.");
+	series(f, "tenkd_memory_queued_bytes", "", s, n, workers, g_mem, 0,
+	    AGG_SUM);
+	fam(f, "tenkd_loop_iterations_total", "counter",
+	    "Event loop iterations, all threads.");
+	series(f, "tenkd_loop_iterations_total", "", s, n, workers, g_iter,
+	    0, AGG_SUM);
+	fam(f, "tenkd_limit_reached_total", "counter",
+	    "Times a limit held clients back, by limit.");
+	for (i = 0; i < CAP_NKINDS; i++) {
+		snprintf(lb, sizeof(lb), "limit=\"%s\"", cap_names[i]);
+		series(f, "tenkd_limit_reached_total", lb, s, n, workers,
+		    g_caps, i, AGG_SUM);
+	}
+	if (srv.proto == &proto_proxy) {
+		fam(f, "tenkd_no_port_total", "counter",
+		    "Clients closed for want of a local port.");
+		series(f, "tenkd_no_port_total", "", s, n, workers, g_noport,
+		    0, AGG_SUM);
+		fam(f, "tenkd_upstream_up", "gauge",
+		    "Whether the upstream takes connects (not failed out).");
+		for (u = 0; u < nups; u++) {
+			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
+			    upstream_name_at(u));
+			series(f, "tenkd_upstream_up", lb, s, n, workers, g_up,
+			    u, AGG_MAX);
+		}
+		fam(f, "tenkd_upstream_sessions_active", "gauge",
+		    "Sessions connecting or connected to the upstream.");
+		for (u = 0; u < nups; u++) {
+			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
+			    upstream_name_at(u));
+			series(f, "tenkd_upstream_sessions_active", lb, s, n,
+			    workers, g_uactive, u, AGG_SUM);
+		}
+		fam(f, "tenkd_upstream_sessions_total", "counter",
+		    "Connects to the upstream that succeeded.");
+		for (u = 0; u < nups; u++) {
+			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
+			    upstream_name_at(u));
+			series(f, "tenkd_upstream_sessions_total", lb, s, n,
+			    workers, g_usess, u, AGG_SUM);
+		}
+		fam(f, "tenkd_upstream_connect_failures_total", "counter",
+		    "Connects to the upstream that failed or timed out.");
+		for (u = 0; u < nups; u++) {
+			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
+			    upstream_name_at(u));
+			series(f, "tenkd_upstream_connect_failures_total", lb,
+			    s, n, workers, g_ufails, u, AGG_SUM);
+		}
+		fam(f, "tenkd_upstream_sent_bytes_total", "counter",
+		    "Bytes sent to the upstream, counted at session end.");
+		for (u = 0; u < nups; u++) {
+			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
+			    upstream_name_at(u));
+			series(f, "tenkd_upstream_sent_bytes_total", lb, s, n,
+			    workers, g_utx, u, AGG_SUM);
+		}
+		fam(f, "tenkd_upstream_received_bytes_total", "counter",
+		    "Bytes received from the upstream, counted at session "
+		    "end.");
+		for (u = 0; u < nups; u++) {
+			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
+			    upstream_name_at(u));
+			series(f, "tenkd_upstream_received_bytes_total", lb, s,
+			    n, workers, g_urx, u, AGG_SUM);
+		}
+		fam(f, "tenkd_upstream_connect_duration_seconds", "histogram",
+		    "Time from connect(2) to an established upstream "
+		    "connection.");
+		for (i = 0; i < MHIST_N; i++) {
+			if (i < MHIST_N - 1)
+				snprintf(lb, sizeof(lb), "le=\"%g\"",
+				    mhist_bounds[i]);
+			else
+				snprintf(lb, sizeof(lb), "le=\"+Inf\"");
+			series(f, "tenkd_upstream_connect_duration_seconds_"
+			    "bucket", lb, s, n, workers, g_hist, i, AGG_SUM);
+		}
+		series(f, "tenkd_upstream_connect_duration_seconds_sum", "",
+		    s, n, workers, g_hsum, 0, AGG_SUM);
+		series(f, "tenkd_upstream_connect_duration_seconds_count", "",
+		    s, n, workers, g_hist, MHIST_N - 1, AGG_SUM);
+	}
+	process_metrics(f, s, n, workers);
+}
