@@ -153,6 +153,7 @@ $(foreach t,$(TOOL_SRCS),$(eval $(call program,$(call tool,$(t)),$(t))))
 # Tests: unit and integration in one runner; TESTS= narrows by name.
 TEST_JOBS ?= 2
 test check: all
+	$(Q)sh mk/deps.sh test
 	$(Q)TK_SRC=$(CURDIR) $(RUNNER) -j $(TEST_JOBS) $(TESTS)
 
 # Each unit test runs in a forked child, which valgrind follows: a memory
