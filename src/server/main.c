@@ -9,7 +9,10 @@
  * conn.c and the protocol files.
  */
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+
+#include <netinet/in.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -112,6 +115,7 @@ struct server	 srv;
 
 static struct pidfh	*pidfh;
 static char		*proxy_opt;	/* first proxy option seen */
+static int		 listen_given;	/* --listen on the command line */
 
 static noreturn void	usage(int);
 static void	parse_args(int, char *[]);
@@ -119,7 +123,9 @@ static void	proxy_option(int, const char *, const char *);
 static void	mode_config(void);
 static void	add_listen(const char *, const char *);
 static void	set_limits(void);
-static void	open_listeners(int *);
+static int	*open_listeners(void);
+static int	*inherit_listeners(void);
+static void	probe_owner(const struct tk_addr *);
 static void	check_path(const char *, const char *);
 static void	drop_privileges(void);
 static uint64_t	sessions_now(void);
@@ -272,6 +278,7 @@ parse_args(int argc, char *argv[])
 			break;
 		case 'l':
 			add_listen(opt, optarg);
+			listen_given = 1;
 			break;
 		case 't':
 			cfg->threads = tk_cli_num(opt, optarg, 1, MAXTHREADS);
@@ -527,20 +534,103 @@ set_limits(void)
 }
 
 /*
+ * Refuse an address another process listens on, before binding our own
+ * SO_REUSEPORT sockets there, which the kernel would let us add to a
+ * group another tenkd (any process of the same user with SO_REUSEPORT)
+ * already has, taking half its connections.  A socket bound without
+ * SO_REUSEPORT (not listening, so no client can reach it) conflicts
+ * with any listener on the address, ours included, so the probe goes
+ * first and is closed before our binds.  Two tenkd started in the same
+ * microsecond could both pass; reading /proc/net/tcp would have the
+ * same window and more parsing, and the kernel offers no atomic "join
+ * only a group of my own".  Port 0 needs no probe: the kernel picks a
+ * free port.  Exits 1 with "address in use".
+ */
+static void
+probe_owner(const struct tk_addr *a)
+{
+	char	name[TK_ADDRSTRLEN];
+	int	fd, one = 1, err;
+
+	if (tk_addr_port(a) == 0)
+		return;
+	if ((fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
+	    -1)
+		fatal("socket");
+	/* SO_REUSEADDR: connections in TIME_WAIT are no owner. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (a->ss.ss_family == AF_INET6)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
+		    sizeof(one));
+	if (bind(fd, (const struct sockaddr *)&a->ss, a->len) == -1) {
+		err = errno;
+		close(fd);
+		errno = err;
+		if (err == EADDRINUSE)
+			fatalx("listen on %s: address in use (by another "
+			    "process)", tk_addr_fmt(a, name, sizeof(name)));
+		fatal("listen on %s", tk_addr_fmt(a, name, sizeof(name)));
+	}
+	close(fd);
+}
+
+/*
+ * The sockets systemd passed (socket activation) as our listeners, in
+ * place of --listen: each thread of each worker gets its own descriptor
+ * of the one socket (a dup), as it would get its own socket otherwise.
+ * Returns lfds, or NULL when systemd passed none.
+ */
+static int *
+inherit_listeners(void)
+{
+	struct config	*cfg = &srv.cfg;
+	char		*names[MAXLISTEN], name[TK_ADDRSTRLEN];
+	int		 fds[MAXLISTEN], *lfds, n, i, t;
+
+	if ((n = systemd_listen_fds(fds, names, MAXLISTEN)) == 0)
+		return NULL;
+	if (listen_given)
+		log_warnx("--listen ignored: listening on the %d socket%s "
+		    "systemd passed", n, n == 1 ? "" : "s");
+	cfg->nlisten = n;
+	lfds = xcalloc((size_t)n * LISTEN_FDS(cfg), sizeof(*lfds));
+	for (i = 0; i < n; i++) {
+		if (tk_sock_local(fds[i], &cfg->listen[i]) == -1)
+			fatal("socket %d from systemd", fds[i]);
+		for (t = 0; t < LISTEN_FDS(cfg); t++) {
+			if (t == 0)
+				lfds[i * LISTEN_FDS(cfg)] = fds[i];
+			else if ((lfds[i * LISTEN_FDS(cfg) + t] = fcntl(fds[i],
+			    F_DUPFD_CLOEXEC, 0)) == -1)
+				fatal("dup of socket %d from systemd", fds[i]);
+		}
+		tk_addr_fmt(&cfg->listen[i], name, sizeof(name));
+		log_banner("listening on %s (from systemd%s%s)", name,
+		    names[i][0] != '\0' ? ": " : "", names[i]);
+		free(names[i]);
+	}
+	return lfds;
+}
+
+/*
  * Bind every address once per thread (of every --workers process) with
  * SO_REUSEPORT; lfds is [address][worker][thread].  Port 0 is bound
  * once, read back and reused for the other threads, so all threads share
  * one port per address, and
  * "listening on ADDR:PORT" is printed once per address (tests read it).
+ * Sockets from systemd take the place of all of it.  Returns lfds.
  */
-static void
-open_listeners(int *lfds)
+static int *
+open_listeners(void)
 {
 	struct config	*cfg = &srv.cfg;
 	struct tk_addr	 a;
 	char		 name[TK_ADDRSTRLEN];
-	int		 i, t, fd, somax, backlog;
+	int		 i, t, fd, somax, backlog, *lfds;
 
+	if ((lfds = inherit_listeners()) != NULL)
+		return lfds;
+	lfds = xcalloc((size_t)cfg->nlisten * LISTEN_FDS(cfg), sizeof(*lfds));
 	somax = tk_sock_somaxconn();
 	backlog = cfg->backlog == 0 || cfg->backlog > somax ? somax :
 	    cfg->backlog;
@@ -550,6 +640,7 @@ open_listeners(int *lfds)
 	else
 		log_info("backlog %d", backlog);
 	for (i = 0; i < cfg->nlisten; i++) {
+		probe_owner(&cfg->listen[i]);
 		for (t = 0; t < LISTEN_FDS(cfg); t++) {
 			fd = tk_sock_listen(&cfg->listen[i], backlog,
 			    TK_SOCK_REUSEPORT | TK_SOCK_V6ONLY);
@@ -567,6 +658,7 @@ open_listeners(int *lfds)
 		tk_addr_fmt(&cfg->listen[i], name, sizeof(name));
 		log_banner("listening on %s", name);
 	}
+	return lfds;
 }
 
 /*
@@ -675,6 +767,8 @@ on_signal(struct tk_loop *l, int signo, void *arg)
 		}
 		srv.draining = 1;
 		n = sessions_now();
+		systemd_notify("STOPPING=1\nSTATUS=draining %llu %s",
+		    (unsigned long long)n, worker_sessions(n));
 		log_info("SIG%s: no longer accepting, draining %llu %s for "
 		    "up to %s", sigabbrev_np(signo), (unsigned long long)n,
 		    worker_sessions(n),
@@ -776,8 +870,7 @@ main(int argc, char *argv[], char *envp[])
 	conn_access_open();
 	if (metrics_open() == -1)
 		fatal("--metrics");
-	lfds = xcalloc((size_t)cfg->nlisten * LISTEN_FDS(cfg), sizeof(*lfds));
-	open_listeners(lfds);
+	lfds = open_listeners();
 	reopen_init();
 	drop_privileges();
 	if (pidfh != NULL && pidfile_write(pidfh) == -1)
@@ -846,6 +939,9 @@ main(int argc, char *argv[], char *envp[])
 	    cfg->buffer_limit, tk_fmt_duration(cfg->drain_timeout, drain,
 	    sizeof(drain)));
 
+	systemd_notify("READY=1\nSTATUS=%s: %d thread%s, %s%s", cfg->mode,
+	    srv.nworkers, srv.nworkers == 1 ? "" : "s", name,
+	    cfg->nlisten > 1 ? " ..." : "");
 	tk_loop_run(srv.l, 0);
 
 	for (i = 0; i < srv.nworkers; i++) {

@@ -98,6 +98,7 @@ child_setup(int i, int fd)
 	ml = NULL;
 	sfd = -1;
 	log_worker(i);
+	systemd_quiet();
 	metrics_child_fd(fd);
 }
 
@@ -373,6 +374,8 @@ master_run(void)
 	    srv.cfg.workers, srv.cfg.workers == 1 ? "" : "s");
 	log_info("master: %d worker%s", srv.cfg.workers,
 	    srv.cfg.workers == 1 ? "" : "s");
+	systemd_notify("READY=1\nSTATUS=%s: master, %d worker%s",
+	    srv.cfg.mode, srv.cfg.workers, srv.cfg.workers == 1 ? "" : "s");
 
 	if ((ml = tk_loop_new(srv.cfg.backend, 0)) == NULL)
 		fatal("master: loop");
@@ -421,9 +424,12 @@ master_run(void)
 				break;
 			case SIGTERM:
 			case SIGINT:
-				if (!stopping)
+				if (!stopping) {
 					log_info("master: SIG%s: stopping the "
 					    "workers", sigabbrev_np(signo));
+					systemd_notify("STOPPING=1\nSTATUS="
+					    "stopping the workers");
+				}
 				stopping = 1;
 				relay_signal(signo);
 				break;

@@ -480,6 +480,12 @@ void		 metrics_stats_text(FILE *, const struct msnap *, int);
 void		 metrics_self(struct msnap *);
 void		 metrics_answer(const struct msnap *, int, int);
 
+/* systemd.c (issue 14) */
+void		 systemd_notify(const char *, ...)
+		    __attribute__((format(printf, 1, 2)));
+void		 systemd_quiet(void);
+int		 systemd_listen_fds(int *, char **, int);
+
 /* reopen.c (issue 14) */
 void		 reopen_init(void);
 int		 reopen_logs(void);
