@@ -285,15 +285,3 @@ http_answer(struct http_srv *hs)
 		if (c->waiting)
 			hs->fn(hs, c, c->path);
 }
-
-/* Whether a client is waiting for an answer. */
-int
-http_waiting(struct http_srv *hs)
-{
-	struct http_client	*c;
-
-	LIST_FOREACH(c, &hs->clients, link)
-		if (c->waiting)
-			return 1;
-	return 0;
-}

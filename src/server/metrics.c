@@ -59,6 +59,9 @@ static int		 ans_workers;
 static void	on_request(struct http_srv *, struct http_client *,
 		    const char *);
 static void	child_read(struct tk_loop *, struct tk_io *);
+static void	metrics_self(struct msnap *);
+static void	metrics_stats_text(FILE *, const struct msnap *, int);
+static void	metrics_format(FILE *, const struct msnap *, int, int);
 
 /* --metrics opt arg: the address to serve on.  Exits 2 if bad. */
 void
@@ -201,7 +204,7 @@ child_read(struct tk_loop *l, struct tk_io *io)
 }
 
 /* This process's own figures (process_*) into ms, from /proc. */
-void
+static void
 metrics_self(struct msnap *ms)
 {
 	struct rlimit	 rl;
@@ -211,7 +214,8 @@ metrics_self(struct msnap *ms)
 	char		 buf[1024], *p;
 	unsigned long	 ut, st;
 	unsigned long long start = 0, btime = 0;
-	long		 rss, tck = sysconf(_SC_CLK_TCK), pg = sysconf(_SC_PAGESIZE);
+	long		 rss, tck = sysconf(_SC_CLK_TCK);
+	long		 pg = sysconf(_SC_PAGESIZE);
 
 	ms->pid = (int32_t)getpid();
 	if ((f = fopen("/proc/self/stat", "r")) != NULL) {
@@ -329,7 +333,7 @@ on_request(struct http_srv *h, struct http_client *c, const char *path)
 }
 
 /* /stats: the lines of each process, under a heading per worker. */
-void
+static void
 metrics_stats_text(FILE *f, const struct msnap *s, int workers)
 {
 	int	i;
@@ -501,7 +505,7 @@ process_metrics(FILE *f, const struct msnap *s, int n, int workers)
  * The whole /metrics page for n snapshots (per worker when workers,
  * else the one of this process) into f.
  */
-void
+static void
 metrics_format(FILE *f, const struct msnap *s, int n, int workers)
 {
 	char	lb[TK_ADDRSTRLEN + 64];

@@ -465,7 +465,6 @@ void		 http_stop(struct http_srv *, int);
 void		 http_reply(struct http_client *, int, const char *,
 		    const char *, size_t);
 void		 http_answer(struct http_srv *);
-int		 http_waiting(struct http_srv *);
 
 extern const double mhist_bounds[MHIST_N - 1];
 void		 metrics_option(const char *, const char *);
@@ -475,9 +474,6 @@ void		 metrics_forget(void);
 void		 metrics_child_fd(int);
 void		 metrics_stop(void);
 void		 metrics_collected(void);
-void		 metrics_format(FILE *, const struct msnap *, int, int);
-void		 metrics_stats_text(FILE *, const struct msnap *, int);
-void		 metrics_self(struct msnap *);
 void		 metrics_answer(const struct msnap *, int, int);
 
 /* systemd.c (issue 14) */

@@ -24,7 +24,8 @@ for f in usr/sbin/tenkd usr/bin/tenkload usr/bin/tenkbench; do
 done
 [ ! -e "$d/usr/bin/tenkd" ] || fail "tenkd in bin"
 u=$d/usr/lib/systemd/system
-[ -f "$u/tenkd.service" ] && [ -f "$u/tenkd.socket" ] || fail "no units"
+[ -f "$u/tenkd.service" ] || fail "no tenkd.service"
+[ -f "$u/tenkd.socket" ] || fail "no tenkd.socket"
 grep -q '^ExecStart=/usr/sbin/tenkd ' "$u/tenkd.service" ||
     fail "ExecStart: $(grep ExecStart "$u/tenkd.service")"
 grep -q '^EnvironmentFile=-/etc/default/tenkd$' "$u/tenkd.service" ||
@@ -51,7 +52,9 @@ mk install
 grep -q '^TENKD_MODE=proxy$' "$d/etc/default/tenkd" ||
     fail "install overwrote the environment file"
 mk uninstall
-[ ! -e "$d/usr/sbin/tenkd" ] && [ ! -e "$u/tenkd.service" ] &&
-    [ ! -e "$d/usr/bin/tenkload" ] || fail "uninstall left files"
+for f in usr/sbin/tenkd usr/bin/tenkload usr/lib/systemd/system/tenkd.service
+do
+	[ ! -e "$d/$f" ] || fail "uninstall left $f"
+done
 [ -f "$d/etc/default/tenkd" ] || fail "uninstall removed the settings"
 pass

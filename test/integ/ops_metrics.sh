@@ -3,7 +3,7 @@
 # --metrics: /metrics parses as Prometheus text (python3-prometheus-client,
 # a real parser) and its counters match a known load and the access log,
 # also with --workers 2 and after a worker was killed (no counter goes
-# back); other paths get 404; an oversized or slow request is closed; a
+# back) and a proxy's upstream series; other paths get 404; an oversized or slow request is closed; a
 # non-loopback address is warned about once.
 # backends: none
 # timeout: 120
@@ -108,6 +108,24 @@ wait_line 10 "$T/wild" 'listening on' || fail "no start: $(cat "$T/wild")"
     fail "no warning: $(cat "$T/wild")"
 kill -TERM "$wp"
 wait_exit 10 "$wp"
+
+# Proxy: the upstream's series and the connect-time histogram.
+upstream_start --threads 1
+tenkd_start proxy --threads 2 -u "$UPADDR"
+"$TKCLI" echo -c 10 -b 1-4k "$ADDR" || fail "echo through the proxy"
+scrape "$T/p1"
+[ "$(val "$T/p1" "tenkd_upstream_sessions_total{upstream=$UPADDR}")" -eq 10 ] ||
+    fail "upstream sessions: $(grep upstream_sessions "$T/p1")"
+[ "$(val "$T/p1" "tenkd_upstream_up{upstream=$UPADDR}")" -eq 1 ] ||
+    fail "upstream not up"
+[ "$(val "$T/p1" \
+    'tenkd_upstream_connect_duration_seconds_count{}')" -eq 10 ] ||
+    fail "connect histogram: $(grep duration "$T/p1")"
+[ "$(val "$T/p1" \
+    'tenkd_upstream_connect_duration_seconds_bucket{le=+Inf}')" -eq 10 ] ||
+    fail "connect histogram +Inf"
+kill -TERM "$TENKD_PID" "$UP_PID"
+wait_exit 10 "$TENKD_PID"
 
 # --workers 2: one page, the sum and each worker; a killed worker's
 # counters stay in the sum.
