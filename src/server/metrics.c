@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * --metrics ADDR:PORT: Prometheus text exposition (format 0.0.4) at
- * /metrics and the statistics lines at /stats, over http.c, on the main
- * thread's loop, or with --workers on the master's.
+ * --metrics ADDR:PORT: Prometheus text exposition (format 0.0.4, written
+ * by promtext.c) at /metrics and the statistics lines at /stats, over
+ * http.c, on the main thread's loop, or with --workers on the master's.
  *
  * The counters stay where the data path keeps them, per worker thread
  * with no atomics (struct stats); a request starts a stats round
@@ -28,7 +28,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,9 +58,7 @@ static int		 ans_workers;
 static void	on_request(struct http_srv *, struct http_client *,
 		    const char *);
 static void	child_read(struct tk_loop *, struct tk_io *);
-static void	metrics_self(struct msnap *);
 static void	metrics_stats_text(FILE *, const struct msnap *, int);
-static void	metrics_format(FILE *, const struct msnap *, int, int);
 
 /* --metrics opt arg: the address to serve on.  Exits 2 if bad. */
 void
@@ -203,8 +200,8 @@ child_read(struct tk_loop *l, struct tk_io *io)
 		stats_request();
 }
 
-/* This process's own figures (process_*) into ms, from /proc. */
-static void
+/* This process's own figures (process_*) into ms, from /proc.  Any thread. */
+void
 metrics_self(struct msnap *ms)
 {
 	struct rlimit	 rl;
@@ -319,7 +316,7 @@ on_request(struct http_srv *h, struct http_client *c, const char *path)
 		return;
 	}
 	if (prom)
-		metrics_format(f, ans, ans_n, ans_workers);
+		promtext_write(f, ans, ans_n, ans_workers);
 	else
 		metrics_stats_text(f, ans, ans_workers ? ans_n : 0);
 	if (fclose(f) != 0) {
@@ -350,282 +347,4 @@ metrics_stats_text(FILE *f, const struct msnap *s, int workers)
 		fprintf(f, "worker %d: pid %d\n", i, (int)s[i].pid);
 		fwrite(s[i].text, 1, s[i].textlen, f);
 	}
-}
-
-/* --- The exposition format. --- */
-
-enum agg { AGG_SUM = 0, AGG_MAX, AGG_MIN };
-
-typedef double getter(const struct msnap *, int);
-
-static void
-fam(FILE *f, const char *name, const char *type, const char *help)
-{
-	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-static void
-value(FILE *f, double v)
-{
-	if (v == floor(v) && fabs(v) < 1e18)
-		fprintf(f, " %.0f\n", v);
-	else
-		fprintf(f, " %.6f\n", v);
-}
-
-/*
- * name{labels} for the total, then name{labels,worker="i"} per worker.
- * Label values here are ours (reasons, addresses), never a client's.
- */
-static void
-series(FILE *f, const char *name, const char *labels, const struct msnap *s,
-    int n, int workers, getter *get, int arg, enum agg agg)
-{
-	double	v = 0, x;
-	int	i, seen = 0;
-
-	for (i = 0; i < n; i++) {
-		if (agg != AGG_SUM && s[i].pid == 0)
-			continue;
-		x = get(&s[i], arg);
-		if (!seen || agg == AGG_SUM)
-			v = seen && agg == AGG_SUM ? v + x : x;
-		else if ((agg == AGG_MAX && x > v) || (agg == AGG_MIN && x < v))
-			v = x;
-		seen = 1;
-	}
-	fprintf(f, "%s%s%s%s", name, *labels != '\0' ? "{" : "", labels,
-	    *labels != '\0' ? "}" : "");
-	value(f, v);
-	if (!workers)
-		return;
-	for (i = 0; i < n; i++) {
-		fprintf(f, "%s{%s%sworker=\"%d\"}", name, labels,
-		    *labels != '\0' ? "," : "", i);
-		value(f, get(&s[i], arg));
-	}
-}
-
-static double g_accepted(const struct msnap *s, int a)
-{ (void)a; return (double)s->st.accepted; }
-static double g_active(const struct msnap *s, int a)
-{ (void)a; return (double)s->st.active; }
-static double g_closed(const struct msnap *s, int a)
-{ return (double)s->st.closed[a]; }
-static double g_in(const struct msnap *s, int a)
-{ (void)a; return (double)s->st.bytes_in; }
-static double g_out(const struct msnap *s, int a)
-{ (void)a; return (double)s->st.bytes_out; }
-static double g_bufs(const struct msnap *s, int a)
-{ (void)a; return (double)s->st.bufs_inuse; }
-static double g_spare(const struct msnap *s, int a)
-{ (void)a; return (double)s->st.bufs_free; }
-static double g_iter(const struct msnap *s, int a)
-{ (void)a; return (double)s->st.iterations; }
-static double g_caps(const struct msnap *s, int a)
-{ return (double)s->caps[a]; }
-static double g_mem(const struct msnap *s, int a)
-{ (void)a; return (double)s->mem_held; }
-static double g_noport(const struct msnap *s, int a)
-{ (void)a; return (double)s->st.noport; }
-static double g_up(const struct msnap *s, int a)
-{ return s->pid == 0 ? 0 : (double)s->ups[a].up; }
-static double g_uactive(const struct msnap *s, int a)
-{ return (double)s->ups[a].active; }
-static double g_usess(const struct msnap *s, int a)
-{ return (double)s->ups[a].sessions; }
-static double g_ufails(const struct msnap *s, int a)
-{ return (double)s->ups[a].fails; }
-static double g_utx(const struct msnap *s, int a)
-{ return (double)s->ups[a].tx; }
-static double g_urx(const struct msnap *s, int a)
-{ return (double)s->ups[a].rx; }
-static double g_hist(const struct msnap *s, int a)
-{
-	double	v = 0;
-	int	i;
-
-	for (i = 0; i <= a; i++)
-		v += (double)s->hist[i];
-	return v;
-}
-static double g_hsum(const struct msnap *s, int a)
-{ (void)a; return (double)s->hist_sum / 1e9; }
-static double g_cpu(const struct msnap *s, int a)
-{ (void)a; return s->cpu; }
-static double g_rss(const struct msnap *s, int a)
-{ (void)a; return (double)s->rss; }
-static double g_fds(const struct msnap *s, int a)
-{ (void)a; return (double)s->fds; }
-static double g_maxfds(const struct msnap *s, int a)
-{ (void)a; return (double)s->maxfds; }
-static double g_start(const struct msnap *s, int a)
-{ (void)a; return s->start; }
-
-/* The process_* families of the serving process, then per worker. */
-static void
-process_metrics(FILE *f, const struct msnap *s, int n, int workers)
-{
-	static const struct {
-		const char	*name, *type, *help;
-		getter		*get;
-	} pm[] = {
-		{ "process_cpu_seconds_total", "counter",
-		    "User and system CPU time spent in seconds.", g_cpu },
-		{ "process_resident_memory_bytes", "gauge",
-		    "Resident memory size in bytes.", g_rss },
-		{ "process_open_fds", "gauge",
-		    "Number of open file descriptors.", g_fds },
-		{ "process_max_fds", "gauge",
-		    "Maximum number of open file descriptors.", g_maxfds },
-		{ "process_start_time_seconds", "gauge",
-		    "Start time of the process since unix epoch in seconds.",
-		    g_start },
-	};
-	struct msnap	*self;
-	size_t		 k;
-	int		 i;
-
-	if ((self = calloc(1, sizeof(*self))) == NULL)
-		return;
-	metrics_self(self);
-	for (k = 0; k < sizeof(pm) / sizeof(pm[0]); k++) {
-		fam(f, pm[k].name, pm[k].type, pm[k].help);
-		fprintf(f, "%s", pm[k].name);
-		value(f, pm[k].get(self, 0));
-		for (i = 0; workers && i < n; i++) {
-			fprintf(f, "%s{worker=\"%d\"}", pm[k].name, i);
-			value(f, pm[k].get(&s[i], 0));
-		}
-	}
-	free(self);
-}
-
-/*
- * The whole /metrics page for n snapshots (per worker when workers,
- * else the one of this process) into f.
- */
-static void
-metrics_format(FILE *f, const struct msnap *s, int n, int workers)
-{
-	char	lb[TK_ADDRSTRLEN + 64];
-	int	i, u, nups = upstream_count();
-
-	fam(f, "tenkd_connections_accepted_total", "counter",
-	    "Client connections accepted.");
-	series(f, "tenkd_connections_accepted_total", "", s, n, workers,
-	    g_accepted, 0, AGG_SUM);
-	fam(f, "tenkd_connections_active", "gauge",
-	    "Client connections open now.");
-	series(f, "tenkd_connections_active", "", s, n, workers, g_active, 0,
-	    AGG_SUM);
-	fam(f, "tenkd_connections_closed_total", "counter",
-	    "Client connections closed, by reason.");
-	for (i = 0; i < CONN_NREASONS; i++) {
-		snprintf(lb, sizeof(lb), "reason=\"%s\"", conn_reasons[i]);
-		series(f, "tenkd_connections_closed_total", lb, s, n, workers,
-		    g_closed, i, AGG_SUM);
-	}
-	fam(f, "tenkd_received_bytes_total", "counter",
-	    "Bytes received from clients.");
-	series(f, "tenkd_received_bytes_total", "", s, n, workers, g_in, 0,
-	    AGG_SUM);
-	fam(f, "tenkd_sent_bytes_total", "counter", "Bytes sent to clients.");
-	series(f, "tenkd_sent_bytes_total", "", s, n, workers, g_out, 0,
-	    AGG_SUM);
-	fam(f, "tenkd_buffers_in_use", "gauge",
-	    "Pool buffers holding queued bytes.");
-	series(f, "tenkd_buffers_in_use", "", s, n, workers, g_bufs, 0,
-	    AGG_SUM);
-	fam(f, "tenkd_buffers_spare", "gauge",
-	    "Pool buffers kept free for reuse.");
-	series(f, "tenkd_buffers_spare", "", s, n, workers, g_spare, 0,
-	    AGG_SUM);
-	fam(f, "tenkd_memory_queued_bytes", "gauge",
-	    "Bytes in queued buffers, against --max-memory.");
-	series(f, "tenkd_memory_queued_bytes", "", s, n, workers, g_mem, 0,
-	    AGG_SUM);
-	fam(f, "tenkd_loop_iterations_total", "counter",
-	    "Event loop iterations, all threads.");
-	series(f, "tenkd_loop_iterations_total", "", s, n, workers, g_iter,
-	    0, AGG_SUM);
-	fam(f, "tenkd_limit_reached_total", "counter",
-	    "Times a limit held clients back, by limit.");
-	for (i = 0; i < CAP_NKINDS; i++) {
-		snprintf(lb, sizeof(lb), "limit=\"%s\"", cap_names[i]);
-		series(f, "tenkd_limit_reached_total", lb, s, n, workers,
-		    g_caps, i, AGG_SUM);
-	}
-	if (srv.proto == &proto_proxy) {
-		fam(f, "tenkd_no_port_total", "counter",
-		    "Clients closed for want of a local port.");
-		series(f, "tenkd_no_port_total", "", s, n, workers, g_noport,
-		    0, AGG_SUM);
-		fam(f, "tenkd_upstream_up", "gauge",
-		    "Whether the upstream takes connects (not failed out).");
-		for (u = 0; u < nups; u++) {
-			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
-			    upstream_name_at(u));
-			series(f, "tenkd_upstream_up", lb, s, n, workers, g_up,
-			    u, AGG_MAX);
-		}
-		fam(f, "tenkd_upstream_sessions_active", "gauge",
-		    "Sessions connecting or connected to the upstream.");
-		for (u = 0; u < nups; u++) {
-			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
-			    upstream_name_at(u));
-			series(f, "tenkd_upstream_sessions_active", lb, s, n,
-			    workers, g_uactive, u, AGG_SUM);
-		}
-		fam(f, "tenkd_upstream_sessions_total", "counter",
-		    "Connects to the upstream that succeeded.");
-		for (u = 0; u < nups; u++) {
-			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
-			    upstream_name_at(u));
-			series(f, "tenkd_upstream_sessions_total", lb, s, n,
-			    workers, g_usess, u, AGG_SUM);
-		}
-		fam(f, "tenkd_upstream_connect_failures_total", "counter",
-		    "Connects to the upstream that failed or timed out.");
-		for (u = 0; u < nups; u++) {
-			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
-			    upstream_name_at(u));
-			series(f, "tenkd_upstream_connect_failures_total", lb,
-			    s, n, workers, g_ufails, u, AGG_SUM);
-		}
-		fam(f, "tenkd_upstream_sent_bytes_total", "counter",
-		    "Bytes sent to the upstream, counted at session end.");
-		for (u = 0; u < nups; u++) {
-			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
-			    upstream_name_at(u));
-			series(f, "tenkd_upstream_sent_bytes_total", lb, s, n,
-			    workers, g_utx, u, AGG_SUM);
-		}
-		fam(f, "tenkd_upstream_received_bytes_total", "counter",
-		    "Bytes received from the upstream, counted at session "
-		    "end.");
-		for (u = 0; u < nups; u++) {
-			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
-			    upstream_name_at(u));
-			series(f, "tenkd_upstream_received_bytes_total", lb, s,
-			    n, workers, g_urx, u, AGG_SUM);
-		}
-		fam(f, "tenkd_upstream_connect_duration_seconds", "histogram",
-		    "Time from connect(2) to an established upstream "
-		    "connection.");
-		for (i = 0; i < MHIST_N; i++) {
-			if (i < MHIST_N - 1)
-				snprintf(lb, sizeof(lb), "le=\"%g\"",
-				    mhist_bounds[i]);
-			else
-				snprintf(lb, sizeof(lb), "le=\"+Inf\"");
-			series(f, "tenkd_upstream_connect_duration_seconds_"
-			    "bucket", lb, s, n, workers, g_hist, i, AGG_SUM);
-		}
-		series(f, "tenkd_upstream_connect_duration_seconds_sum", "",
-		    s, n, workers, g_hsum, 0, AGG_SUM);
-		series(f, "tenkd_upstream_connect_duration_seconds_count", "",
-		    s, n, workers, g_hist, MHIST_N - 1, AGG_SUM);
-	}
-	process_metrics(f, s, n, workers);
 }

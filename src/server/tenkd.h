@@ -415,7 +415,7 @@ void		 upstream_release(struct upstream *, uint64_t, uint64_t);
 void		 upstream_stats(void);
 
 /*
- * metrics.c and http.c (issue 14): the metrics listener.  A struct msnap
+ * metrics.c, promtext.c and http.c (issue 14): the metrics listener.  A struct msnap
  * is one process's figures after a stats round: what a worker process
  * sends its master, whole, in one datagram.
  */
@@ -475,6 +475,8 @@ void		 metrics_child_fd(int);
 void		 metrics_stop(void);
 void		 metrics_collected(void);
 void		 metrics_answer(const struct msnap *, int, int);
+void		 metrics_self(struct msnap *);
+void		 promtext_write(FILE *, const struct msnap *, int, int);
 
 /* systemd.c (issue 14) */
 void		 systemd_notify(const char *, ...)
