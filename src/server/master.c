@@ -22,8 +22,8 @@
  * datagram (struct msnap) brings them.  The master keeps each slot's
  * last figures, and when a worker dies adds its counters to the slot's
  * base, so a restart never makes a counter of the sum go backwards.
- * XXX What a worker counted after the last scrape dies with it; a
- * worker could push its figures every second to narrow that.
+ * Workers also send their figures once a second unasked, so what a
+ * killed worker counted and no scrape saw is at most a second's worth.
  */
 #include <sys/prctl.h>
 #include <sys/signalfd.h>

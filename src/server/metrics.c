@@ -36,6 +36,7 @@
 #include "tenk/cli.h"
 #include "tenk/log.h"
 #include "tenk/sock.h"
+#include "tenk/timer.h"
 #include "tenkd.h"
 
 #define CTYPE_PROM	"text/plain; version=0.0.4; charset=utf-8"
@@ -47,6 +48,7 @@ static struct http_srv	 hs;
 static int		 serving;	/* hs started */
 static int		 child_fd = -1;	/* under a master: our socket */
 static struct tk_io	 child_io;
+static struct tk_timer	 child_timer;	/* the figures every second */
 static int		 child_asked;	/* the master waits for a snapshot */
 static struct msnap	 local;		/* this process, last round */
 
@@ -58,6 +60,7 @@ static int		 ans_workers;
 static void	on_request(struct http_srv *, struct http_client *,
 		    const char *);
 static void	child_read(struct tk_loop *, struct tk_io *);
+static void	child_tick(struct tk_loop *, struct tk_timer *);
 static void	metrics_stats_text(FILE *, const struct msnap *, int);
 
 /* --metrics opt arg: the address to serve on.  Exits 2 if bad. */
@@ -128,6 +131,8 @@ metrics_start(struct tk_loop *l)
 		tk_io_init(&child_io, child_fd, child_read, NULL);
 		if (tk_io_start(l, &child_io, TK_EV_READ) == -1)
 			fatal("metrics: watching the master's socket");
+		tk_timer_init(&child_timer, child_tick, NULL);
+		(void)tk_timer_arm(l, &child_timer, TK_SEC);
 	}
 	if (mfd == -1)
 		return;
@@ -136,10 +141,27 @@ metrics_start(struct tk_loop *l)
 	serving = 1;
 }
 
+/*
+ * Under a master, send the figures unasked once a second too: what a
+ * worker counted after its last report dies with it, and this bounds
+ * that to a second.  A round a second costs each thread one message.
+ */
+static void
+child_tick(struct tk_loop *l, struct tk_timer *t)
+{
+	if (srv.stopping)
+		return;
+	child_asked = 1;
+	stats_request();
+	(void)tk_timer_arm(l, t, TK_SEC);
+}
+
 /* Close the listener and its clients, at exit.  Owner of its loop. */
 void
 metrics_stop(void)
 {
+	if (child_fd != -1)
+		tk_timer_cancel(srv.l, &child_timer);
 	if (serving)
 		http_stop(&hs, 0);
 	else if (mfd != -1)
