@@ -415,9 +415,9 @@ void		 upstream_release(struct upstream *, uint64_t, uint64_t);
 void		 upstream_stats(void);
 
 /*
- * metrics.c, promtext.c and http.c (issue 14): the metrics listener.  A struct msnap
- * is one process's figures after a stats round: what a worker process
- * sends its master, whole, in one datagram.
+ * metrics.c, promtext.c and http.c (issue 14): the metrics listener.
+ * A struct msnap is one process's figures after a stats round: what a
+ * worker process sends its master, whole, in one datagram.
  */
 #define MHIST_N		14		/* connect-time buckets, +Inf last */
 #define MSNAP_TEXTMAX	16384		/* the /stats lines */
