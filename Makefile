@@ -5,7 +5,11 @@
 
 PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
+SBINDIR	?= $(PREFIX)/sbin
 MANDIR	?= $(PREFIX)/share/man
+SYSCONFDIR ?= $(PREFIX)/etc
+DOCDIR	?= $(PREFIX)/share/doc/tenk
+UNITDIR	?= $(PREFIX)/lib/systemd/system
 CFLAGS	?= -O2 -g
 CC	?= cc
 INSTALL	?= install
@@ -167,6 +171,7 @@ $(B)/test/%.so: test/shim/%.c $(B)/config.mk
 # Tests: unit and integration in one runner; TESTS= narrows by name.
 TEST_JOBS ?= 2
 test check: all
+	$(Q)sh mk/deps.sh test
 	$(Q)TK_SRC=$(CURDIR) $(RUNNER) -j $(TEST_JOBS) $(TESTS)
 
 # Each unit test runs in a forked child, which valgrind follows: a memory
@@ -254,19 +259,42 @@ lint: all
 	sh mk/lint-help.sh $(B) || st=1; \
 	exit $$st
 
+# tenkd is a daemon (sbin, as nginx and haproxy); the load generator and
+# the benchmark are user commands (bin).  The units get the installed
+# paths; the environment file is an example, installed as the real one
+# only where none exists, so an upgrade never overwrites a setting.
+UNITS	:= contrib/systemd/tenkd.service contrib/systemd/tenkd.socket
+USER_PROGS := $(B)/tenkload $(B)/tenkbench
+UNIT_SED = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+
 install: all
-	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-	    $(DESTDIR)$(MANDIR)/man8
-	$(INSTALL) -m 755 $(PROGS) $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
+	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/examples \
+	    $(DESTDIR)$(SYSCONFDIR)/default
+	$(INSTALL) -m 755 $(USER_PROGS) $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 755 $(B)/tenkd $(DESTDIR)$(SBINDIR)/
 	for m in $(filter %.1,$(MANS)); do \
 		$(INSTALL) -m 644 $$m $(DESTDIR)$(MANDIR)/man1/; done
 	for m in $(filter %.8,$(MANS)); do \
 		$(INSTALL) -m 644 $$m $(DESTDIR)$(MANDIR)/man8/; done
+	for u in $(UNITS); do \
+		$(UNIT_SED) $$u >$(DESTDIR)$(UNITDIR)/$${u##*/} && \
+		chmod 644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; done
+	$(UNIT_SED) contrib/tenkd.env >$(DESTDIR)$(DOCDIR)/examples/tenkd.env
+	$(INSTALL) -m 644 contrib/logrotate.tenkd $(DESTDIR)$(DOCDIR)/examples/
+	test -e $(DESTDIR)$(SYSCONFDIR)/default/tenkd || \
+	    $(INSTALL) -m 644 $(DESTDIR)$(DOCDIR)/examples/tenkd.env \
+	    $(DESTDIR)$(SYSCONFDIR)/default/tenkd
 
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(PROGS)))
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(USER_PROGS)))
+	rm -f $(DESTDIR)$(SBINDIR)/tenkd
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MANS))))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(filter %.8,$(MANS))))
+	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(UNITS)))
+	rm -rf $(DESTDIR)$(DOCDIR)/examples
+	@echo "kept $(DESTDIR)$(SYSCONFDIR)/default/tenkd, your settings"
 
 clean:
 	rm -rf build

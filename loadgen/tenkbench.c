@@ -129,11 +129,14 @@ parse_idle(const char *opt, char *s)
 	}
 }
 
-/* tenkd and tenkload sit next to our own binary unless told otherwise. */
+/*
+ * tenkd and tenkload sit next to our own binary (or tenkd in ../sbin,
+ * installed) unless told otherwise.
+ */
 static void
 find_peers(int have_d, int have_l)
 {
-	char	self[PATH_MAX], *slash;
+	char	self[PATH_MAX], alt[PATH_MAX], *slash;
 	ssize_t	n;
 
 	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) == -1)
@@ -144,6 +147,11 @@ find_peers(int have_d, int have_l)
 	if (!have_d && snprintf(conf.tenkd, sizeof(conf.tenkd), "%s/tenkd",
 	    self) >= (int)sizeof(conf.tenkd))
 		tk_cli_bad(self, NULL, "path too long");
+	/* Installed, tenkd is a daemon in sbin beside our bin. */
+	if (!have_d && access(conf.tenkd, X_OK) == -1 &&
+	    snprintf(alt, sizeof(alt), "%s/../sbin/tenkd", self) <
+	    (int)sizeof(alt) && access(alt, X_OK) == 0)
+		strlcpy(conf.tenkd, alt, sizeof(conf.tenkd));
 	if (!have_l && snprintf(conf.tenkload, sizeof(conf.tenkload),
 	    "%s/tenkload", self) >= (int)sizeof(conf.tenkload))
 		tk_cli_bad(self, NULL, "path too long");

@@ -5,6 +5,9 @@
 # or Ubuntu; print the make variables on stdout.
 # deps.sh lint: the same for what only `make lint` needs, shellcheck and
 # mandoc; print nothing.
+# deps.sh test: the same for the test-only tools (the Prometheus text
+# parser of python3-prometheus-client, for the system python3); never
+# fails: a test whose tool is missing skips, saying why.
 # On failure one line on stderr naming the packages, and exit 1.
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 
@@ -23,6 +26,12 @@ have_bsd() {
 	    "$PKG_CONFIG" --exists libbsd-overlay 2>/dev/null
 }
 
+# Debian's module is for /usr/bin/python3; python3 on PATH may be a
+# pyenv shim or a virtualenv without it.
+have_prom() {
+	/usr/bin/python3 -c 'import prometheus_client' >/dev/null 2>&1
+}
+
 have_lint() {
 	command -v shellcheck >/dev/null 2>&1 &&
 	    command -v mandoc >/dev/null 2>&1
@@ -37,10 +46,16 @@ lint)
 	fi
 	exit 0
 	;;
+test)
+	if [ -x /usr/bin/python3 ] && ! have_prom; then
+		apt_install python3-prometheus-client
+	fi
+	exit 0
+	;;
 '')
 	;;
 *)
-	echo "usage: deps.sh [lint]" >&2
+	echo "usage: deps.sh [lint|test]" >&2
 	exit 2
 	;;
 esac

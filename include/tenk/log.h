@@ -7,6 +7,7 @@
 #define TENK_LOG_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdnoreturn.h>
 
 #define LOG_LVL_ERR	0
@@ -14,11 +15,35 @@
 #define LOG_LVL_INFO	2
 #define LOG_LVL_DEBUG	3
 
+/* log_init() flags. */
+#define LOG_F_SYSLOG	0x01	/* to syslog(3), stderr if it is missing */
+#define LOG_F_STAMP	0x02	/* stderr: time, name[pid], level */
+
 /*
- * Set the program name shown on each line, the level and the sink:
- * use_syslog non-zero sends lines to syslog(3) with facility daemon.
+ * Set the program name shown on each line, the level and the sink.
+ * flags 0 gives "progname: message" on stderr (the command-line tools);
+ * LOG_F_STAMP gives a daemon's "2026-11-24T02:32:27.373Z tenkd[812]
+ * warn: message"; LOG_F_SYSLOG sends lines to syslog(3) with the
+ * facility of log_facility(), falling back to stamped stderr lines with
+ * one warning when the syslog socket cannot be reached.
  */
-void	log_init(const char *progname, int level, int use_syslog);
+void	log_init(const char *progname, int level, int flags);
+
+/*
+ * Parse a syslog facility name as syslog.conf(5) and haproxy's "log"
+ * line spell them ("daemon", "local0" to "local7", "user", ...); the
+ * LOG_* value, or -1 if unknown.
+ */
+int	log_facility_parse(const char *s);
+
+/* The facility for the next log_init() with LOG_F_SYSLOG (LOG_DAEMON). */
+void	log_facility(int facility);
+
+/*
+ * Number the lines of this process as worker n ("tenkd[812] w1 info:"),
+ * -1 for none.  Call it in a forked worker before it starts threads.
+ */
+void	log_worker(int n);
 
 /* Parse "error", "warn", "info" or "debug"; -1 if unknown. */
 int	log_level_parse(const char *s);
@@ -27,7 +52,13 @@ int	log_level_parse(const char *s);
 void	log_setlevel(int level);
 int	log_getlevel(void);
 
-/* Reopen the sink (SIGHUP); a no-op for stderr. */
+/*
+ * Send this thread's lines, at every level, bare ("message\n") to f
+ * instead of the sink, until log_capture(NULL).
+ */
+void	log_capture(FILE *f);
+
+/* Reopen the sink (SIGUSR1, SIGHUP); a no-op for stderr. */
 void	log_reopen(void);
 
 /*
@@ -58,6 +89,14 @@ void	log_warnx(const char *fmt, ...)
 void	log_info(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2)));
 void	log_debug(const char *fmt, ...)
+	    __attribute__((format(printf, 1, 2)));
+
+/*
+ * An info line that ignores the level and goes to stderr even under
+ * syslog (there as well): start-up facts that a supervisor or a test
+ * reads from stderr, such as "listening on ADDR:PORT".
+ */
+void	log_banner(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2)));
 
 /* Start-up failures: log and exit(1); fatal() appends strerror(errno). */

@@ -109,6 +109,12 @@ uint64_t	 tk_loop_now(struct tk_loop *l);
 /* Refresh the cached time from the clock and return it. */
 uint64_t	 tk_loop_update_now(struct tk_loop *l);
 
+/*
+ * Iterations run so far: a plain counter, one increment per iteration.
+ * Owner thread only (a metrics reader asks the owner for it).
+ */
+uint64_t	 tk_loop_iterations(struct tk_loop *l);
+
 /* The backend's name. */
 const char	*tk_loop_backend(struct tk_loop *l);
 

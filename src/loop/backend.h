@@ -40,6 +40,7 @@ struct tk_loop {
 	const struct tk_backend	*ops;
 	void			*be;		/* backend state */
 	uint64_t		 now;		/* cached monotonic ns */
+	uint64_t		 iterations;	/* loop_once() calls */
 
 	TAILQ_HEAD(tk_ioq, tk_io) runq;
 	int			 nrunq;		/* watchers queued */

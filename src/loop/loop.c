@@ -133,6 +133,12 @@ tk_loop_update_now(struct tk_loop *l)
 	return l->now = tk_clock_mono();
 }
 
+uint64_t
+tk_loop_iterations(struct tk_loop *l)
+{
+	return l->iterations;
+}
+
 const char *
 tk_loop_backend(struct tk_loop *l)
 {
@@ -350,6 +356,7 @@ loop_once(struct tk_loop *l, int nowait)
 
 	timer_run_expired(l);
 	run_queue(l);
+	l->iterations++;
 }
 
 int

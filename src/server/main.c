@@ -4,13 +4,17 @@
  * conffile.c, applied here as options), start-up (limits, listeners,
  * privileges, pidfile, workers) and the main thread, which owns every
  * signal and steers the workers with posted messages: SIGTERM/SIGINT
- * drain, a second one or the drain deadline forces, SIGHUP reopens the
- * logs, SIGUSR1 asks for statistics (stats.c).  Serving is in
- * worker.c, conn.c and the protocol files; the main thread's loop also
- * runs upstream.c's health checks.
+ * drain, a second one or the drain deadline forces, SIGUSR1 and (until
+ * it reloads) SIGHUP reopen the logs (reopen.c); statistics are on the
+ * metrics listener (metrics.c).  Serving is in worker.c, conn.c and the
+ * protocol files; the main thread's loop also runs upstream.c's health
+ * checks.
  */
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+
+#include <netinet/in.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +62,9 @@ enum {
 	OPT_MAXMEM,
 	OPT_PIDFILE,
 	OPT_SYSLOG,
+	/* issue 14: operations */
+	OPT_SYSLOG_FACILITY,
+	OPT_METRICS,
 	OPT_USER,
 	OPT_WORKERS,
 	/* proxy mode only, from here on */
@@ -106,6 +113,7 @@ static const struct option longopts[] = {
 	{ "max-conns",		required_argument, NULL, OPT_MAXCONNS },
 	{ "max-memory",		required_argument, NULL, OPT_MAXMEM },
 	{ "max-conns-per-ip",	required_argument, NULL, OPT_MAXPERIP },
+	{ "metrics",		required_argument, NULL, OPT_METRICS },
 	{ "pidfile",		required_argument, NULL, OPT_PIDFILE },
 	{ "retries",		required_argument, NULL, OPT_RETRIES },
 	{ "send-proxy",		required_argument, NULL, OPT_SEND_PROXY },
@@ -113,6 +121,7 @@ static const struct option longopts[] = {
 	{ "splice",		required_argument, NULL, OPT_SPLICE },
 	{ "splice-pipes",	required_argument, NULL, OPT_SPLICE_PIPES },
 	{ "syslog",		no_argument,	   NULL, OPT_SYSLOG },
+	{ "syslog-facility",	required_argument, NULL, OPT_SYSLOG_FACILITY },
 	{ "threads",		required_argument, NULL, 't' },
 	{ "upstream",		required_argument, NULL, 'u' },
 	{ "user",		required_argument, NULL, OPT_USER },
@@ -125,6 +134,7 @@ struct server	 srv;
 
 static struct pidfh	*pidfh;
 static char		*proxy_opt;	/* first proxy option seen */
+static int		 listen_given;	/* --listen on the command line */
 
 /*
  * -f/--config: the file's options, applied after the command line's
@@ -149,7 +159,9 @@ static void	proxy_option(int, const char *, const char *);
 static void	mode_config(void);
 static void	add_listen(const char *, const char *);
 static void	set_limits(void);
-static void	open_listeners(int *);
+static int	*open_listeners(void);
+static int	*inherit_listeners(void);
+static void	probe_owner(const struct tk_addr *);
 static void	check_path(const char *, const char *);
 static void	drop_privileges(void);
 static uint64_t	sessions_now(void);
@@ -167,9 +179,9 @@ usage(int full)
 	    "[-b backend] [--max-conns n]\n"
 	    "\t[--backlog n] [--idle-timeout dur] [--drain-timeout dur]\n"
 	    "\t[--buffer-limit size] [--max-memory size] [--log-level level]\n"
-	    "\t[--syslog] [--access-log path] [--pidfile path] "
-	    "[--user user]\n"
-	    "\t[--group group] [--workers n] [--check] [-f file]\n"
+	    "\t[--syslog] [--syslog-facility name] [--access-log path]\n"
+	    "\t[--pidfile path] [--user user] [--group group] [--workers n]\n"
+	    "\t[--metrics addr:port] [--check] [-f file]\n"
 	    "       tenkd proxy -u host:port[,weight=n][,backup] ...\n"
 	    "\t[--balance rr|leastconn|source] [--connect-timeout dur]\n"
 	    "\t[--fin-timeout dur] [--retries n] [--fail-max n]\n"
@@ -205,12 +217,16 @@ usage(int full)
 	    "      --log-level LEVEL    error, warn, info or debug "
 	    "(default info)\n"
 	    "      --syslog             log to syslog instead of stderr\n"
+	    "      --syslog-facility NAME  daemon (default), local0-7, ...; "
+	    "implies --syslog\n"
 	    "      --access-log PATH    one line per connection at close\n"
 	    "      --pidfile PATH       write and lock a pid file\n"
 	    "      --user USER          drop to this user after binding\n"
 	    "      --group GROUP        drop to this group after binding\n"
 	    "      --workers N          worker processes under a master "
 	    "(default 1: none)\n"
+	    "      --metrics ADDR:PORT  serve /metrics (Prometheus) and "
+	    "/stats over HTTP\n"
 	    "      --check              check the configuration and exit\n"
 	    "  -f, --config FILE        options from FILE, one a line; "
 	    "the command\n"
@@ -317,6 +333,7 @@ parse_args(int argc, char *argv[])
 			break;
 		case 'l':
 			add_listen(opt, optarg);
+			listen_given = 1;
 			break;
 		case 't':
 			cfg->threads = tk_cli_num(opt, optarg, 1, MAXTHREADS);
@@ -385,6 +402,16 @@ parse_args(int argc, char *argv[])
 			cfg->pidfile = xstrdup(optarg);
 			break;
 		case OPT_SYSLOG:
+			cfg->syslog = 1;
+			break;
+		case OPT_METRICS:
+			metrics_option(opt, optarg);
+			break;
+		case OPT_SYSLOG_FACILITY:
+			if ((lvl = log_facility_parse(optarg)) == -1)
+				tk_cli_bad(opt, optarg, "not a facility "
+				    "(daemon, local0 to local7, user, ...)");
+			log_facility(lvl);
 			cfg->syslog = 1;
 			break;
 		case OPT_USER:
@@ -695,20 +722,103 @@ set_limits(void)
 }
 
 /*
+ * Refuse an address another process listens on, before binding our own
+ * SO_REUSEPORT sockets there, which the kernel would let us add to a
+ * group another tenkd (any process of the same user with SO_REUSEPORT)
+ * already has, taking half its connections.  A socket bound without
+ * SO_REUSEPORT (not listening, so no client can reach it) conflicts
+ * with any listener on the address, ours included, so the probe goes
+ * first and is closed before our binds.  Two tenkd started in the same
+ * microsecond could both pass; reading /proc/net/tcp would have the
+ * same window and more parsing, and the kernel offers no atomic "join
+ * only a group of my own".  Port 0 needs no probe: the kernel picks a
+ * free port.  Exits 1 with "address in use".
+ */
+static void
+probe_owner(const struct tk_addr *a)
+{
+	char	name[TK_ADDRSTRLEN];
+	int	fd, one = 1, err;
+
+	if (tk_addr_port(a) == 0)
+		return;
+	if ((fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
+	    -1)
+		fatal("socket");
+	/* SO_REUSEADDR: connections in TIME_WAIT are no owner. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (a->ss.ss_family == AF_INET6)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
+		    sizeof(one));
+	if (bind(fd, (const struct sockaddr *)&a->ss, a->len) == -1) {
+		err = errno;
+		close(fd);
+		errno = err;
+		if (err == EADDRINUSE)
+			fatalx("listen on %s: address in use (by another "
+			    "process)", tk_addr_fmt(a, name, sizeof(name)));
+		fatal("listen on %s", tk_addr_fmt(a, name, sizeof(name)));
+	}
+	close(fd);
+}
+
+/*
+ * The sockets systemd passed (socket activation) as our listeners, in
+ * place of --listen: each thread of each worker gets its own descriptor
+ * of the one socket (a dup), as it would get its own socket otherwise.
+ * Returns lfds, or NULL when systemd passed none.
+ */
+static int *
+inherit_listeners(void)
+{
+	struct config	*cfg = &srv.cfg;
+	char		*names[MAXLISTEN], name[TK_ADDRSTRLEN];
+	int		 fds[MAXLISTEN], *lfds, n, i, t;
+
+	if ((n = systemd_listen_fds(fds, names, MAXLISTEN)) == 0)
+		return NULL;
+	if (listen_given)
+		log_warnx("--listen ignored: listening on the %d socket%s "
+		    "systemd passed", n, n == 1 ? "" : "s");
+	cfg->nlisten = n;
+	lfds = xcalloc((size_t)n * LISTEN_FDS(cfg), sizeof(*lfds));
+	for (i = 0; i < n; i++) {
+		if (tk_sock_local(fds[i], &cfg->listen[i]) == -1)
+			fatal("socket %d from systemd", fds[i]);
+		for (t = 0; t < LISTEN_FDS(cfg); t++) {
+			if (t == 0)
+				lfds[i * LISTEN_FDS(cfg)] = fds[i];
+			else if ((lfds[i * LISTEN_FDS(cfg) + t] = fcntl(fds[i],
+			    F_DUPFD_CLOEXEC, 0)) == -1)
+				fatal("dup of socket %d from systemd", fds[i]);
+		}
+		tk_addr_fmt(&cfg->listen[i], name, sizeof(name));
+		log_banner("listening on %s (from systemd%s%s)", name,
+		    names[i][0] != '\0' ? ": " : "", names[i]);
+		free(names[i]);
+	}
+	return lfds;
+}
+
+/*
  * Bind every address once per thread (of every --workers process) with
  * SO_REUSEPORT; lfds is [address][worker][thread].  Port 0 is bound
  * once, read back and reused for the other threads, so all threads share
  * one port per address, and
  * "listening on ADDR:PORT" is printed once per address (tests read it).
+ * Sockets from systemd take the place of all of it.  Returns lfds.
  */
-static void
-open_listeners(int *lfds)
+static int *
+open_listeners(void)
 {
 	struct config	*cfg = &srv.cfg;
 	struct tk_addr	 a;
 	char		 name[TK_ADDRSTRLEN];
-	int		 i, t, fd, somax, backlog;
+	int		 i, t, fd, somax, backlog, *lfds;
 
+	if ((lfds = inherit_listeners()) != NULL)
+		return lfds;
+	lfds = xcalloc((size_t)cfg->nlisten * LISTEN_FDS(cfg), sizeof(*lfds));
 	somax = tk_sock_somaxconn();
 	backlog = cfg->backlog == 0 || cfg->backlog > somax ? somax :
 	    cfg->backlog;
@@ -718,6 +828,7 @@ open_listeners(int *lfds)
 	else
 		log_info("backlog %d", backlog);
 	for (i = 0; i < cfg->nlisten; i++) {
+		probe_owner(&cfg->listen[i]);
 		for (t = 0; t < LISTEN_FDS(cfg); t++) {
 			fd = tk_sock_listen(&cfg->listen[i], backlog,
 			    TK_SOCK_REUSEPORT | TK_SOCK_V6ONLY);
@@ -733,10 +844,9 @@ open_listeners(int *lfds)
 			lfds[i * LISTEN_FDS(cfg) + t] = fd;
 		}
 		tk_addr_fmt(&cfg->listen[i], name, sizeof(name));
-		fprintf(stderr, "tenkd: listening on %s\n", name);
-		if (cfg->syslog)
-			log_info("listening on %s", name);
+		log_banner("listening on %s", name);
 	}
+	return lfds;
 }
 
 /*
@@ -830,13 +940,10 @@ on_signal(struct tk_loop *l, int signo, void *arg)
 	(void)arg;
 	switch (signo) {
 	case SIGHUP:
-		log_reopen();
-		conn_access_reopen();
-		log_info("SIGHUP: logs reopened");
-		break;
 	case SIGUSR1:
-		if (!srv.stopping)
-			stats_request();
+		/* XXX SIGHUP will reload (issue 15); it reopens till then. */
+		if (reopen_logs() == 0)
+			log_info("SIG%s: logs reopened", sigabbrev_np(signo));
 		break;
 	case SIGINT:
 	case SIGTERM:
@@ -848,6 +955,8 @@ on_signal(struct tk_loop *l, int signo, void *arg)
 		}
 		srv.draining = 1;
 		n = sessions_now();
+		systemd_notify("STOPPING=1\nSTATUS=draining %llu %s",
+		    (unsigned long long)n, worker_sessions(n));
 		log_info("SIG%s: no longer accepting, draining %llu %s for "
 		    "up to %s", sigabbrev_np(signo), (unsigned long long)n,
 		    worker_sessions(n),
@@ -917,7 +1026,8 @@ main(int argc, char *argv[], char *envp[])
 	setproctitle_init(argc, argv, envp);
 	srv.access_fd = -1;
 	parse_args(argc, argv);
-	log_init("tenkd", cfg->log_level, cfg->syslog);
+	log_init("tenkd", cfg->log_level, cfg->syslog ? LOG_F_SYSLOG :
+	    LOG_F_STAMP);
 	signal(SIGPIPE, SIG_IGN);
 	set_limits();
 	mem_init();
@@ -946,8 +1056,10 @@ main(int argc, char *argv[], char *envp[])
 		}
 	}
 	conn_access_open();
-	lfds = xcalloc((size_t)cfg->nlisten * LISTEN_FDS(cfg), sizeof(*lfds));
-	open_listeners(lfds);
+	if (metrics_open() == -1)
+		fatal("--metrics");
+	lfds = open_listeners();
+	reopen_init();
 	drop_privileges();
 	if (pidfh != NULL && pidfile_write(pidfh) == -1)
 		fatal("pidfile %s", cfg->pidfile);
@@ -973,6 +1085,7 @@ main(int argc, char *argv[], char *envp[])
 	if ((srv.l = tk_loop_new(cfg->backend, 0)) == NULL)
 		fatal("main loop");
 	tk_timer_init(&srv.drain_timer, drain_deadline, NULL);
+	metrics_start(srv.l);
 	if (tk_signal_watch(srv.l, SIGTERM, on_signal, NULL) == -1 ||
 	    tk_signal_watch(srv.l, SIGINT, on_signal, NULL) == -1 ||
 	    tk_signal_watch(srv.l, SIGHUP, on_signal, NULL) == -1 ||
@@ -1015,6 +1128,9 @@ main(int argc, char *argv[], char *envp[])
 	    cfg->buffer_limit, tk_fmt_duration(cfg->drain_timeout, drain,
 	    sizeof(drain)));
 
+	systemd_notify("READY=1\nSTATUS=%s: %d thread%s, %s%s", cfg->mode,
+	    srv.nworkers, srv.nworkers == 1 ? "" : "s", name,
+	    cfg->nlisten > 1 ? " ..." : "");
 	tk_loop_run(srv.l, 0);
 
 	for (i = 0; i < srv.nworkers; i++) {
@@ -1024,6 +1140,7 @@ main(int argc, char *argv[], char *envp[])
 	free(srv.workers);
 	upstream_check_stop();
 	tk_timer_cancel(srv.l, &srv.drain_timer);
+	metrics_stop();
 	tk_loop_free(srv.l);
 	if (srv.access_fd != -1)
 		close(srv.access_fd);

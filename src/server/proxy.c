@@ -100,6 +100,7 @@ struct psess {
 	uint64_t		 tx;	/* bytes to the upstream */
 	uint64_t		 rx;	/* bytes from the upstream */
 	uint64_t		 turn;	/* the pass budget is for */
+	uint64_t		 cstart; /* connect(2) began, ns (metrics) */
 	uint32_t		 budget; /* bytes left to move in it */
 	uint8_t			 attempts;
 	uint8_t			 first_dir; /* pumped first this pass */
@@ -267,6 +268,7 @@ connect_next(struct worker *w, struct psess *s, int err)
 		s->attempts++;
 		s->tried |= 1ULL << upstream_index(u);
 		s->u = u;
+		s->cstart = now;
 		if ((fd = upstream_connect(u)) == -1) {
 			err = errno;
 			if (err == EMFILE || err == ENFILE || err == ENOBUFS ||
@@ -333,6 +335,7 @@ connect_done(struct worker *w, struct psess *s)
 		return connect_next(w, s, err);
 	}
 	upstream_connected(s->u);
+	upstream_connect_time(tk_loop_now(w->l) - s->cstart);
 	(void)tk_sock_nodelay(s->up.fd);
 	s->c.state = PX_DATA;
 	conn_touch(&s->c, tk_loop_now(w->l));

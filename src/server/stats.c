@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Statistics on SIGUSR1: one line per worker thread and a total.  Each
+ * Statistics for the metrics listener (metrics.c): one line per worker
+ * thread and a total on /stats, and the figures of /metrics.  Each
  * worker owns its counters and nobody else reads them: the main thread
  * posts a request to every worker, each copies its counters into its
  * snapshot in its own thread and posts the reply back, and when all
- * replies are in the main thread logs them.  One round at a time: a
- * SIGUSR1 during a round asks for one more round after it, so a storm
- * of signals costs at most one extra round, not one per signal.  The
- * memory budget's figures are process-wide atomics (mem.c), read here.
+ * replies are in the main thread hands them to metrics.c.  One round at
+ * a time: a request during a round asks for one more round after it,
+ * so a storm of scrapes costs at most one extra round, not one per
+ * request.  The memory budget's figures are process-wide atomics
+ * (mem.c), read here.
  *
  * The caps (--max-conns, --max-conns-per-ip) are counted for the whole
  * process, not per worker: the per-IP count is shared by the threads
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tenk/loop.h"
 #include "tenk/clock.h"
 #include "tenk/log.h"
 #include "tenkd.h"
@@ -68,6 +71,7 @@ stats_snapshot(struct worker *w, struct stats *s)
 	s->bufs_free = w->pool.nfree;
 	s->pipes = w->npipes - w->npipes_free;
 	s->piped = w->piped;
+	s->iterations = tk_loop_iterations(w->l);
 }
 
 static void
@@ -88,6 +92,7 @@ stats_add(struct stats *dst, const struct stats *src)
 	dst->nopipe += src->nopipe;
 	dst->pipes += src->pipes;
 	dst->piped += src->piped;
+	dst->iterations += src->iterations;
 }
 
 /*
@@ -152,7 +157,7 @@ stats_caps(void)
 	log_info("stats caps:%s", line);
 }
 
-/* SIGUSR1 on the main thread: start a round, or ask for one more. */
+/* Main thread: start a round, or ask for one more. */
 void
 stats_request(void)
 {
@@ -174,31 +179,62 @@ stats_request(void)
 static void
 stats_reply(struct tk_loop *l, struct tk_msg *m)
 {
-	struct stats	 total;
-	char		 who[32];
-	int		 i;
-
 	(void)l;
 	(void)m;
 	if (++srv.nstats < srv.nworkers)
 		return;
-	memset(&total, 0, sizeof(total));
-	for (i = 0; i < srv.nworkers; i++) {
-		snprintf(who, sizeof(who), "thread %d", i);
-		stats_log(who, &srv.workers[i].snap);
-		stats_add(&total, &srv.workers[i].snap);
-	}
-	stats_log("total", &total);
-	if (srv.mem_budget > 0)
-		log_info("stats memory: budget %zu queued %zu tight %d "
-		    "episodes %llu", srv.mem_budget,
-		    atomic_load_explicit(&srv.mem_held, memory_order_relaxed),
-		    atomic_load(&srv.mem_tight) != 0,
-		    (unsigned long long)atomic_load(&srv.mem_episodes));
-	stats_caps();
-	if (srv.proto->stats != NULL)
-		srv.proto->stats();
 	srv.stats_busy = 0;
+	metrics_collected();
 	if (srv.stats_again)
 		stats_request();
+}
+
+/*
+ * The figures of the last round into ms: the sum of the threads (and
+ * the main loop's iterations), the caps, the memory gauge, and the
+ * lines /stats shows, which are the ones SIGUSR1 logged before: they
+ * are logged here into a buffer (log_capture), since the protocol's
+ * own lines come from proxy.c and upstream.c.  Main thread.
+ */
+void
+stats_fill(struct msnap *ms)
+{
+	struct stats	 total;
+	FILE		*f;
+	char		 who[32];
+	int		 i;
+
+	memset(&total, 0, sizeof(total));
+	if ((f = fmemopen(ms->text, sizeof(ms->text), "w")) != NULL) {
+		setvbuf(f, NULL, _IONBF, 0);
+		log_capture(f);
+	}
+	for (i = 0; i < srv.nworkers; i++) {
+		snprintf(who, sizeof(who), "thread %d", i);
+		if (f != NULL)
+			stats_log(who, &srv.workers[i].snap);
+		stats_add(&total, &srv.workers[i].snap);
+	}
+	if (f != NULL) {
+		stats_log("total", &total);
+		if (srv.mem_budget > 0)
+			log_info("stats memory: budget %zu queued %zu tight %d "
+			    "episodes %llu", srv.mem_budget,
+			    atomic_load_explicit(&srv.mem_held,
+			    memory_order_relaxed),
+			    atomic_load(&srv.mem_tight) != 0,
+			    (unsigned long long)atomic_load(&srv.mem_episodes));
+		stats_caps();
+		if (srv.proto->stats != NULL)
+			srv.proto->stats();
+		log_capture(NULL);
+		ms->textlen = (uint32_t)ftell(f);
+		fclose(f);
+	}
+	total.iterations += tk_loop_iterations(srv.l);
+	ms->st = total;
+	for (i = 0; i < CAP_NKINDS; i++)
+		ms->caps[i] = atomic_load(&srv.caps[i].n);
+	ms->mem_held = atomic_load_explicit(&srv.mem_held,
+	    memory_order_relaxed);
 }

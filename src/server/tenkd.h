@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdnoreturn.h>
 
 #include "tenk/buf.h"
@@ -91,6 +92,7 @@ struct stats {
 	uint64_t	 nopipe;		/* bulk flows left copying */
 	uint64_t	 pipes;			/* pipes in use */
 	uint64_t	 piped;			/* bytes in them */
+	uint64_t	 iterations;		/* of the worker's loop */
 };
 
 struct worker;
@@ -418,13 +420,19 @@ dp_pending(const struct dp_flow *f)
 	return f->q->len + (f->sp != NULL ? f->sp->len : 0);
 }
 
-/* What f's source socket waits for: READ unless finished or full. */
+/*
+ * What f's source socket waits for: READ unless finished or full, and
+ * not while a pipe holds bytes (a flow splices into an empty pipe only,
+ * so reading waits for the pipe; wanting it would keep the step
+ * runnable with nothing to do).
+ */
 static inline unsigned int
 dp_want_src(const struct dp_flow *f)
 {
 	size_t	n = dp_pending(f);
 
-	if ((*f->flags & DP_F_EOF) || n >= conn_limit(n))
+	if ((*f->flags & DP_F_EOF) || n >= conn_limit(n) ||
+	    (f->sp != NULL && f->sp->len > 0))
 		return 0;
 	return TK_EV_READ;
 }
@@ -444,6 +452,10 @@ extern const char *const cap_names[CAP_NKINDS];
 int		 stats_cap(enum cap_kind, uint64_t *);
 void		 stats_snapshot(struct worker *, struct stats *);
 void		 stats_request(void);
+
+/* stats.c, for the metrics listener (issue 14) */
+struct msnap;
+void		 stats_fill(struct msnap *);
 
 /* proxy.c */
 #define MAXUPSTREAMS	64
@@ -543,9 +555,89 @@ int		 conf_parse(const char *, size_t, const char *, conf_fn *,
 		    void *, char *, size_t);
 int		 conf_read(const char *, conf_fn *, void *, char *, size_t);
 
+/*
+ * metrics.c, promtext.c and http.c (issue 14): the metrics listener.
+ * A struct msnap is one process's figures after a stats round: what a
+ * worker process sends its master, whole, in one datagram.
+ */
+#define MHIST_N		14		/* connect-time buckets, +Inf last */
+#define MSNAP_TEXTMAX	16384		/* the /stats lines */
+
+struct msnap {
+	int32_t		 pid;
+	uint32_t	 nups;
+	struct stats	 st;
+	uint64_t	 caps[CAP_NKINDS];
+	uint64_t	 mem_held;
+	struct {
+		uint64_t	 up;
+		uint64_t	 active;
+		uint64_t	 sessions;
+		uint64_t	 fails;
+		uint64_t	 tx;
+		uint64_t	 rx;
+	}		 ups[MAXUPSTREAMS];
+	uint64_t	 hist[MHIST_N];		/* per bucket, not cumulative */
+	uint64_t	 hist_sum;		/* ns */
+	double		 cpu;			/* seconds */
+	double		 start;			/* Unix time */
+	uint64_t	 rss;			/* bytes */
+	uint64_t	 fds;
+	uint64_t	 maxfds;
+	uint32_t	 textlen;
+	char		 text[MSNAP_TEXTMAX];
+};
+
+struct http_srv;
+struct http_client;
+typedef void	 http_fn(struct http_srv *, struct http_client *,
+		    const char *);
+
+struct http_srv {
+	struct tk_loop		*l;
+	struct tk_io		 io;		/* the listener */
+	http_fn			*fn;
+	LIST_HEAD(, http_client) clients;
+};
+
+int		 http_start(struct http_srv *, struct tk_loop *, int,
+		    http_fn *);
+void		 http_stop(struct http_srv *, int);
+void		 http_reply(struct http_client *, int, const char *,
+		    const char *, size_t);
+void		 http_answer(struct http_srv *);
+
+extern const double mhist_bounds[MHIST_N - 1];
+void		 metrics_option(const char *, const char *);
+int		 metrics_open(void);
+void		 metrics_start(struct tk_loop *);
+void		 metrics_forget(void);
+void		 metrics_child_fd(int);
+void		 metrics_stop(void);
+void		 metrics_collected(void);
+void		 metrics_answer(const struct msnap *, int, int);
+void		 metrics_self(struct msnap *);
+void		 promtext_write(FILE *, const struct msnap *, int, int);
+
+/* systemd.c (issue 14) */
+void		 systemd_notify(const char *, ...)
+		    __attribute__((format(printf, 1, 2)));
+void		 systemd_quiet(void);
+int		 systemd_listen_fds(int *, char **, int);
+
+/* reopen.c (issue 14) */
+void		 reopen_init(void);
+int		 reopen_logs(void);
+
+/* upstream.c, for the metrics listener (issue 14) */
+void		 upstream_connect_time(uint64_t);
+void		 upstream_metrics(struct msnap *);
+const char	*upstream_name_at(int);
+
 /* master.c */
 #define LISTEN_FDS(cfg)	((cfg)->threads * ((cfg)->workers > 1 ? \
 			    (cfg)->workers : 1))	/* per address */
 int		 master_run(void);
+void		 master_collect(void);
 
 #endif /* TENK_SERVER_TENKD_H */

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Logging: one line per event to stderr as "progname: message", or to
- * syslog(3) with facility daemon.  This file owns the sink, the level and
+ * Logging: one line per event to stderr, as "progname: message" for the
+ * command-line tools or "2026-11-24T02:32:27.373Z tenkd[812] warn:
+ * message" for the daemon (RFC 3339 UTC with milliseconds, the form
+ * journald, logrotate'd files and grep all read), or to syslog(3) with a
+ * chosen facility.  This file owns the sink, the level and
  * the escaping that keeps one event on one line: whatever the message
  * says (a host name or path from the command line, later a PROXY TLV),
  * control and non-ASCII bytes go out as C escapes, so nobody outside can
@@ -9,6 +12,9 @@
  * repeated warnings is left to the callers, which know what "the same
  * warning" means.
  */
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -17,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tenk/log.h"
@@ -33,11 +40,44 @@
  * (start-up, SIGHUP), so it is atomic with relaxed ordering: a reader
  * may see a new level one line late, which is harmless, and tsan stays
  * quiet.  progname and use_syslog are set once by log_init() before any
- * thread starts.
+ * thread starts, and log_worker() after a fork before any thread.
  */
 static atomic_int	log_level = LOG_LVL_INFO;
 static int		log_syslog;
+static int		log_stamp;
+static int		log_fac = LOG_DAEMON;
+static int		log_wk = -1;
 static char		log_name[64];
+static _Thread_local FILE *log_cap;	/* log_capture() */
+
+static const char *const log_lvlnames[] = { "error", "warn", "info",
+    "debug" };
+
+static const struct {
+	const char	*name;
+	int		 fac;
+} log_facs[] = {
+	{ "auth",	LOG_AUTH },
+	{ "authpriv",	LOG_AUTHPRIV },
+	{ "cron",	LOG_CRON },
+	{ "daemon",	LOG_DAEMON },
+	{ "ftp",	LOG_FTP },
+	{ "kern",	LOG_KERN },
+	{ "local0",	LOG_LOCAL0 },
+	{ "local1",	LOG_LOCAL1 },
+	{ "local2",	LOG_LOCAL2 },
+	{ "local3",	LOG_LOCAL3 },
+	{ "local4",	LOG_LOCAL4 },
+	{ "local5",	LOG_LOCAL5 },
+	{ "local6",	LOG_LOCAL6 },
+	{ "local7",	LOG_LOCAL7 },
+	{ "lpr",	LOG_LPR },
+	{ "mail",	LOG_MAIL },
+	{ "news",	LOG_NEWS },
+	{ "syslog",	LOG_SYSLOG },
+	{ "user",	LOG_USER },
+	{ "uucp",	LOG_UUCP },
+};
 
 static const struct {
 	const char	*name;
@@ -51,25 +91,104 @@ static const struct {
 	{ "debug",	LOG_LVL_DEBUG },
 };
 
-static void	log_emit(int, int, const char *, va_list)
-		    __attribute__((format(printf, 3, 0)));
+static void	log_emit(int, int, int, const char *, va_list)
+		    __attribute__((format(printf, 4, 0)));
 
 /*
- * Set the program name, level and sink.  The name is copied.  Call it
- * from the main thread before starting others.
+ * Whether syslogd listens: openlog(3) and syslog(3) say nothing when
+ * _PATH_LOG is missing (a container, a minimal chroot) and every line
+ * would be lost, so connect once ourselves, as syslog(3) does (a
+ * datagram socket, then a stream one).  Returns 0 or -1 with errno set.
+ */
+static int
+syslog_probe(void)
+{
+	struct sockaddr_un	 sun;
+	int			 fd, r, saved;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	strlcpy(sun.sun_path, _PATH_LOG, sizeof(sun.sun_path));
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	r = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+	if (r == -1 && errno == EPROTOTYPE) {
+		close(fd);
+		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
+		    -1)
+			return -1;
+		r = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+	}
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return r;
+}
+
+/*
+ * Set the program name, level and sink (LOG_F_* flags).  The name is
+ * copied.  Without a syslog socket, LOG_F_SYSLOG falls back to stamped
+ * stderr lines and says so once.  Call it from the main thread before
+ * starting others.
  */
 void
-log_init(const char *progname, int level, int use_syslog)
+log_init(const char *progname, int level, int flags)
 {
+	int	fallback = 0;
+
 	if (progname == NULL)
 		progname = getprogname();
 	strlcpy(log_name, progname, sizeof(log_name));
 	log_setlevel(level);
 	if (log_syslog)
 		closelog();
-	log_syslog = use_syslog != 0;
+	log_syslog = (flags & LOG_F_SYSLOG) != 0;
+	log_stamp = (flags & (LOG_F_STAMP | LOG_F_SYSLOG)) != 0;
+	if (log_syslog && syslog_probe() == -1) {
+		log_syslog = 0;
+		fallback = errno;
+	}
 	if (log_syslog)
-		openlog(log_name, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+		openlog(log_name, LOG_PID | LOG_NDELAY, log_fac);
+	else if (fallback)
+		log_warnx("syslog: %s: %s: logging to stderr instead",
+		    _PATH_LOG, strerror(fallback));
+}
+
+int
+log_facility_parse(const char *s)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof(log_facs) / sizeof(log_facs[0]); i++)
+		if (strcasecmp(s, log_facs[i].name) == 0)
+			return log_facs[i].fac;
+	return -1;
+}
+
+void
+log_facility(int facility)
+{
+	log_fac = facility;
+}
+
+/*
+ * Until called again with NULL, every line this thread logs, whatever
+ * the level, goes to f as its bare message and a newline, instead of
+ * the sink.  The metrics listener's /stats page is made of the lines
+ * SIGUSR1 used to log, written where they always were (stats.c,
+ * proxy.c, upstream.c).
+ */
+void
+log_capture(FILE *f)
+{
+	log_cap = f;
+}
+
+void
+log_worker(int n)
+{
+	log_wk = n;
 }
 
 /* The level for a name (case-insensitive), or -1. */
@@ -111,7 +230,7 @@ log_reopen(void)
 {
 	if (log_syslog) {
 		closelog();
-		openlog(log_name, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+		openlog(log_name, LOG_PID | LOG_NDELAY, log_fac);
 	}
 }
 
@@ -228,31 +347,56 @@ log_escape_ctl(char *dst, size_t dstlen, const void *buf, size_t n)
 }
 
 /*
+ * The start of a stamped stderr line, "2026-11-24T02:32:27.373Z
+ * tenkd[812] w1 warn: ", into line; returns its length.  The time is
+ * CLOCK_REALTIME in UTC, so lines from several processes and hosts sort
+ * together whatever their TZ.  getpid() each time: workers are forked
+ * and glibc no longer caches it.
+ */
+static size_t
+stamp(char *line, size_t max, int level, int *cut)
+{
+	struct timespec	 ts;
+	struct tm	 tm;
+	char		 buf[128], wk[16];
+	size_t		 n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	wk[0] = '\0';
+	if (log_wk != -1)
+		snprintf(wk, sizeof(wk), " w%d", log_wk);
+	snprintf(buf + n, sizeof(buf) - n, ".%03ldZ %s[%ld]%s %s: ",
+	    ts.tv_nsec / 1000000, log_name, (long)getpid(), wk,
+	    log_lvlnames[level]);
+	return append(line, 0, max, buf, cut);
+}
+
+/*
  * Format one line and hand it to the sink.  The formatted message is
  * escaped (log_escape_ctl), so no argument can end the line early or reach
  * a terminal raw.  with_errno appends the text of errno as it was on
- * entry, and errno is left as it was.  The line is
- * built on the stack and written with one write(2): writes of up to
- * PIPE_BUF bytes to a pipe are atomic, and to a file or terminal one
- * write is at least never split between two lines.
+ * entry, and errno is left as it was.  banner writes to stderr even
+ * under syslog.  The line is built on the stack and written with one
+ * write(2): writes of up to PIPE_BUF bytes to a pipe are atomic, and to
+ * a file or terminal one write is at least never split between two
+ * lines.
  */
 static void
-log_emit(int level, int with_errno, const char *fmt, va_list ap)
+log_emit(int level, int with_errno, int banner, const char *fmt,
+    va_list ap)
 {
 	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
-	char		 line[LOG_LINEMAX], raw[LOG_LINEMAX], ebuf[128];
+	char		 line[LOG_LINEMAX], msg[LOG_LINEMAX], raw[LOG_LINEMAX];
+	char		 ebuf[128];
 	const char	*etext;
-	size_t		 len = 0, max = sizeof(line) - 1; /* + newline */
-	size_t		 m;
+	size_t		 len = 0, max = sizeof(msg), m;
 	ssize_t		 n;
 	int		 saved_errno = errno, cut = 0, r;
 
-	/* syslog adds the name (openlog's ident) itself. */
-	if (!log_syslog) {
-		len = append(line, len, max, log_name[0] != '\0' ? log_name :
-		    getprogname(), &cut);
-		len = append(line, len, max, ": ", &cut);
-	}
+	/* The message alone, as syslog wants it: it adds name and time. */
+	msg[0] = '\0';
 	r = vsnprintf(raw, sizeof(raw), fmt, ap);
 	if (r > 0) {
 		m = (size_t)r;
@@ -260,29 +404,51 @@ log_emit(int level, int with_errno, const char *fmt, va_list ap)
 			m = sizeof(raw) - 1;
 			cut = 1;
 		}
-		if (log_escape_ctl(line + len, max - len, raw, m) < m)
+		if (log_escape_ctl(msg + len, max - len, raw, m) < m)
 			cut = 1;
-		len += strlen(line + len);
+		len += strlen(msg + len);
 	}
 	if (with_errno) {
 		/* The GNU strerror_r returns a pointer, maybe not to ebuf. */
 		etext = strerror_r(saved_errno, ebuf, sizeof(ebuf));
-		len = append(line, len, max, ": ", &cut);
-		len = append(line, len, max, etext, &cut);
+		len = append(msg, len, max, ": ", &cut);
+		len = append(msg, len, max, etext, &cut);
 	}
 	if (cut && len >= 3)
-		memcpy(line + len - 3, "...", 3);
+		memcpy(msg + len - 3, "...", 3);
+	msg[len] = '\0';
 
-	if (log_syslog) {
-		line[len] = '\0';
-		syslog(prio[level], "%s", line);
-	} else {
-		line[len++] = '\n';
-		/* Nothing to report to if stderr fails; retry signals only. */
-		do {
-			n = write(STDERR_FILENO, line, len);
-		} while (n == -1 && errno == EINTR);
+	if (log_cap != NULL) {
+		fprintf(log_cap, "%s\n", msg);
+		errno = saved_errno;
+		return;
 	}
+	if (log_syslog && log_wk != -1)
+		syslog(prio[level], "w%d %s", log_wk, msg);
+	else if (log_syslog)
+		syslog(prio[level], "%s", msg);
+	if (log_syslog && !banner) {
+		errno = saved_errno;
+		return;
+	}
+	/* stderr: the prefix, the message (cut again if need be), "\n". */
+	cut = 0;
+	max = sizeof(line) - 1;		/* + newline */
+	if (log_stamp)
+		len = stamp(line, max, level, &cut);
+	else {
+		len = append(line, 0, max, log_name[0] != '\0' ? log_name :
+		    getprogname(), &cut);
+		len = append(line, len, max, ": ", &cut);
+	}
+	len = append(line, len, max, msg, &cut);
+	if (cut && len >= 3)
+		memcpy(line + len - 3, "...", 3);
+	line[len++] = '\n';
+	/* Nothing to report to if stderr fails; retry signals only. */
+	do {
+		n = write(STDERR_FILENO, line, len);
+	} while (n == -1 && errno == EINTR);
 	errno = saved_errno;
 }
 
@@ -291,10 +457,10 @@ log_warn(const char *fmt, ...)
 {
 	va_list	ap;
 
-	if (log_getlevel() < LOG_LVL_WARN)
+	if (log_getlevel() < LOG_LVL_WARN && log_cap == NULL)
 		return;
 	va_start(ap, fmt);
-	log_emit(LOG_LVL_WARN, 1, fmt, ap);
+	log_emit(LOG_LVL_WARN, 1, 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -303,10 +469,10 @@ log_warnx(const char *fmt, ...)
 {
 	va_list	ap;
 
-	if (log_getlevel() < LOG_LVL_WARN)
+	if (log_getlevel() < LOG_LVL_WARN && log_cap == NULL)
 		return;
 	va_start(ap, fmt);
-	log_emit(LOG_LVL_WARN, 0, fmt, ap);
+	log_emit(LOG_LVL_WARN, 0, 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -315,10 +481,10 @@ log_info(const char *fmt, ...)
 {
 	va_list	ap;
 
-	if (log_getlevel() < LOG_LVL_INFO)
+	if (log_getlevel() < LOG_LVL_INFO && log_cap == NULL)
 		return;
 	va_start(ap, fmt);
-	log_emit(LOG_LVL_INFO, 0, fmt, ap);
+	log_emit(LOG_LVL_INFO, 0, 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -331,7 +497,17 @@ log_debug(const char *fmt, ...)
 	if (log_getlevel() < LOG_LVL_DEBUG)
 		return;
 	va_start(ap, fmt);
-	log_emit(LOG_LVL_DEBUG, 0, fmt, ap);
+	log_emit(LOG_LVL_DEBUG, 0, 0, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_banner(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_emit(LOG_LVL_INFO, 0, 1, fmt, ap);
 	va_end(ap);
 }
 
@@ -342,7 +518,7 @@ fatal(const char *fmt, ...)
 	va_list	ap;
 
 	va_start(ap, fmt);
-	log_emit(LOG_LVL_ERR, 1, fmt, ap);
+	log_emit(LOG_LVL_ERR, 1, 0, fmt, ap);
 	va_end(ap);
 	exit(1);
 }
@@ -353,7 +529,7 @@ fatalx(const char *fmt, ...)
 	va_list	ap;
 
 	va_start(ap, fmt);
-	log_emit(LOG_LVL_ERR, 0, fmt, ap);
+	log_emit(LOG_LVL_ERR, 0, 0, fmt, ap);
 	va_end(ap);
 	exit(1);
 }

@@ -14,7 +14,7 @@ s=$(tenkd_stats) || exit 1
 [ "$(stat_val "$s" active)" -eq 5 ] || fail "active: $s"
 grep -q 'reached --max-conns 5: not accepting' "$TENKD_LOG" ||
     fail "no cap line: $(cat "$TENKD_LOG")"
-c=$(grep 'stats caps:' "$TENKD_LOG" | tail -n 1)
+c=$(grep 'stats caps:' "$TENKD_STATS" | tail -n 1)
 [ "$(stat_val "$c" max-conns)" -ge 1 ] || fail "cap not counted: $c"
 [ "$(stat_val "$c" ip-limit)" -eq 0 ] || fail "ip-limit counted: $c"
 

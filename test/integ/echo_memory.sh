@@ -124,7 +124,7 @@ max=$(( rss0 + budget + 4096 ))
 s=$(tenkd_stats) || exit 1
 shed=$(stat_val "$s" memory)
 [ "${shed:-0}" -gt 0 ] || fail "no connection closed for memory: $s"
-m=$(grep 'stats memory:' "$TENKD_LOG" | tail -n 1)
+m=$(grep 'stats memory:' "$TENKD_STATS" | tail -n 1)
 queued=$(stat_val "$m" queued)
 ep=$(stat_val "$m" episodes)
 tight=$(stat_val "$m" tight)

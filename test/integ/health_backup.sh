@@ -11,7 +11,7 @@
 usage_error 'every upstream is a backup' "$TENKD" proxy -u 127.0.0.1:1,backup
 usage_error 'unknown parameter' "$TENKD" proxy -u 127.0.0.1:1,backupp
 
-# sessions ADDR: sessions of upstream ADDR so far, from SIGUSR1.
+# sessions ADDR: sessions of upstream ADDR so far, from /stats.
 sessions() {
 	tenkd_stats >/dev/null || exit 1
 	ups_stat "$1" sessions

@@ -48,8 +48,8 @@ wait_line 20 "$TENKD_LOG" "upstream $a is up: 3 health checks passed" ||
     fail "not marked up again"
 "$TKCLI" echo -c 4 -b 1-4k "$ADDR" || fail "echo after coming back"
 tenkd_stats >/dev/null || exit 1
-[ "$(grep -c "stats upstream $a: up" "$TENKD_LOG")" -eq 1 ] ||
-    fail "stats: $(grep 'stats upstream' "$TENKD_LOG")"
+grep 'stats upstream' "$T/stats.page" | grep -q "stats upstream $a: up" ||
+    fail "stats: $(grep 'stats upstream' "$T/stats.page")"
 
 # A line and the reply's first bytes: an upstream that accepts but does
 # not answer within --connect-timeout (SIGSTOP: the kernel still

@@ -94,7 +94,9 @@ await_listen() {
 }
 
 # tenkd_start ARGS...: start tenkd on 127.0.0.1:0 with the script's
-# backend; sets TENKD_PID, TENKD_LOG, ADDR (host:port) and PORT.
+# backend and its metrics listener on another port of 127.0.0.1; sets
+# TENKD_PID, TENKD_LOG, TENKD_STATS (where tenkd_stats keeps the /stats
+# pages it read), ADDR (host:port), PORT and METRICS (host:port).
 tenkd_start() {
 	_tenkd_start '' "$@"
 }
@@ -105,14 +107,31 @@ _tenkd_start() {
 	_nf=$1
 	shift
 	TENKD_LOG=$T/tenkd.$$.$(date +%s%N).log
+	TENKD_STATS=$TENKD_LOG.stats
 	# shellcheck disable=SC2046
 	( if [ -n "$_nf" ]; then ulimit -n "$_nf" || exit 1; fi
-	  exec "$TENKD" "$@" $(be_opt) --listen 127.0.0.1:0 ) \
-	    2>"$TENKD_LOG" &
+	  exec "$TENKD" "$@" $(be_opt) --listen 127.0.0.1:0 \
+	    --metrics 127.0.0.1:0 ) 2>"$TENKD_LOG" &
 	TENKD_PID=$!
 	await_listen tenkd "$TENKD_PID" "$TENKD_LOG"
 	ADDR=$LISTEN_ADDR
 	PORT=${ADDR##*:}
+	METRICS=$(sed -n 's|.*metrics on http://\([^/]*\)/.*|\1|p' \
+	    "$TENKD_LOG" | head -n 1)
+}
+
+# http_get URL: the body of a GET, on stdout; fails on no answer or a
+# status other than 200 (curl, else wget, else python3).
+http_get() {
+	if command -v curl >/dev/null 2>&1; then
+		curl -sSf --max-time 10 "$1"
+	elif command -v wget >/dev/null 2>&1; then
+		wget -q -T 10 -O - "$1"
+	else
+		python3 -c 'import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read()
+    .decode())' "$1"
+	fi
 }
 
 # alive PID: the process exists and is not a zombie.
@@ -249,17 +268,14 @@ rss_kb() {
 	awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"
 }
 
-_stats_after() {
-	[ "$(grep -c 'stats total' "$TENKD_LOG")" -gt "$1" ]
-}
-
-# tenkd_stats: SIGUSR1 to tenkd, wait for the next "stats total" line in
-# its log and print it.
+# tenkd_stats: read tenkd's /stats page, keep it at the end of
+# TENKD_STATS (the "stats caps:", "stats upstream" ... lines the scripts
+# grep there) and print its last "stats total" line.
 tenkd_stats() {
-	_sb=$(grep -c 'stats total' "$TENKD_LOG")
-	kill -USR1 "$TENKD_PID"
-	wait_for 10 _stats_after "$_sb" || fail "no stats after SIGUSR1"
-	grep 'stats total' "$TENKD_LOG" | tail -n 1
+	http_get "http://$METRICS/stats" >"$T/stats.page" ||
+	    fail "no /stats from http://$METRICS"
+	cat "$T/stats.page" >>"$TENKD_STATS"
+	grep 'stats total' "$T/stats.page" | tail -n 1
 }
 
 # stat_val LINE NAME: the number after NAME in a stats line.
@@ -328,7 +344,7 @@ dead_addr() {
 # ups_stat ADDR NAME: from the proxy's last "stats upstream ADDR:" line,
 # the number after NAME (call tenkd_stats first).
 ups_stat() {
-	grep "stats upstream $1:" "$TENKD_LOG" | tail -n 1 |
+	grep "stats upstream $1:" "$TENKD_STATS" | tail -n 1 |
 	    sed -n "s/.* $2 \([0-9][0-9]*\).*/\1/p"
 }
 

@@ -24,8 +24,8 @@ s=$(tenkd_stats) || exit 1
 [ "$(stat_val "$s" eof)" -eq 68 ] || fail "closes: $s"
 [ "$(ups_stat "$UPADDR" sessions)" -eq 68 ] || fail "upstream sessions"
 [ "$(ups_stat "$UPADDR" active)" -eq 0 ] || fail "upstream active"
-grep 'stats sockets' "$TENKD_LOG" | tail -n 1 | grep -q 'open 0 ' ||
-    fail "sockets left open: $(grep 'stats sockets' "$TENKD_LOG")"
+grep 'stats sockets' "$TENKD_STATS" | tail -n 1 | grep -q 'open 0 ' ||
+    fail "sockets left open: $(grep 'stats sockets' "$TENKD_STATS")"
 
 tenkd_start proxy --threads 1 -u "$UPADDR" --buffer-limit 1k
 "$TKCLI" echo -c 20 -b 1-2m -w 16k-64k "$ADDR" || fail "1k buffer limit"

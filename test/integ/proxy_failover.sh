@@ -22,7 +22,7 @@ f=$(ups_stat "$dead" fails)
 s=$(tenkd_stats) || exit 1
 [ "$(ups_stat "$dead" fails)" -eq "$f" ] || fail "a down upstream was tried"
 [ "$(ups_stat "$UPADDR" sessions)" -eq 80 ] || fail "sessions: $s"
-grep "stats upstream $dead:" "$TENKD_LOG" | tail -n 1 | grep -q ': down ' ||
+grep "stats upstream $dead:" "$TENKD_STATS" | tail -n 1 | grep -q ': down ' ||
     fail "dead upstream not marked down"
 grep -q "upstream $dead is down" "$TENKD_LOG" || fail "no 'down' warning"
 wait_line 10 "$T/acc" "tries=2 client/eof eof" || fail "no failover logged"

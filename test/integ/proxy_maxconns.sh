@@ -15,7 +15,7 @@ s=$(tenkd_stats) || exit 1
 [ "$(stat_val "$s" accepted)" -le 6 ] || fail "accepted beyond the cap: $s"
 grep -q 'reached --max-conns 10: not accepting' "$TENKD_LOG" ||
     fail "no cap line: $(cat "$TENKD_LOG")"
-c=$(grep 'stats caps:' "$TENKD_LOG" | tail -n 1)
+c=$(grep 'stats caps:' "$TENKD_STATS" | tail -n 1)
 [ "$(stat_val "$c" max-conns)" -ge 1 ] || fail "cap not counted: $c"
 kill -TERM "$HOLD_PID"
 wait_exit 20 "$EXTRA_PID"
@@ -32,9 +32,9 @@ done
 _zero() {
 	_s=$(tenkd_stats) || exit 1
 	[ "$(stat_val "$_s" active)" -eq 0 ] &&
-	    grep 'stats sockets' "$TENKD_LOG" | tail -n 1 | grep -q 'open 0 '
+	    grep 'stats sockets' "$TENKD_STATS" | tail -n 1 | grep -q 'open 0 '
 }
-wait_for 20 _zero || fail "not back to zero: $(grep 'stats' "$TENKD_LOG" |
+wait_for 20 _zero || fail "not back to zero: $(grep 'stats' "$TENKD_STATS" |
     tail -n 4)"
 [ "$(ups_stat "$UPADDR" active)" -eq 0 ] || fail "upstream active"
 

@@ -28,7 +28,7 @@ grep -q 'memory: .* queued, 90% of the 4.0 MiB budget' "$TENKD_LOG" ||
 s=$(tenkd_stats) || exit 1
 shed=$(stat_val "$s" memory)
 [ "${shed:-0}" -gt 0 ] || fail "no session closed for memory: $s"
-m=$(grep 'stats memory:' "$TENKD_LOG" | tail -n 1)
+m=$(grep 'stats memory:' "$TENKD_STATS" | tail -n 1)
 queued=$(stat_val "$m" queued)
 [ "$queued" -le $(( budget * 1024 )) ] ||
     fail "$queued bytes queued over the budget: $m"

@@ -62,7 +62,7 @@ wait_line 10 "$T/acc" '^[^ ]* 127\.0\.0\.1:[0-9]* .*tenkd/connect ip-limit' ||
 grep -q 'client 127\.0\.0\.1 reached --max-conns-per-ip 5: session refused' \
     "$TENKD_LOG" || fail "no cap line: $(cat "$TENKD_LOG")"
 tenkd_stats >/dev/null || exit 1
-c=$(grep 'stats caps:' "$TENKD_LOG" | tail -n 1)
+c=$(grep 'stats caps:' "$TENKD_STATS" | tail -n 1)
 [ "$(stat_val "$c" ip-limit)" -eq 1 ] || fail "refusal not counted: $c"
 
 # 127.0.0.2 has a count of its own: five held, the sixth refused.
@@ -105,7 +105,7 @@ wait_exit 20 "$h1"
 wait_for 20 _active 0 || fail "sessions left"
 # Every refusal counted, the lines rate-limited: no more than refusals.
 tenkd_stats >/dev/null || exit 1
-c=$(grep 'stats caps:' "$TENKD_LOG" | tail -n 1)
+c=$(grep 'stats caps:' "$TENKD_STATS" | tail -n 1)
 n=$(stat_val "$c" ip-limit)
 [ "$n" -ge 3 ] || fail "refusals not counted: $c"
 [ "$(grep -c 'reached --max-conns-per-ip' "$TENKD_LOG")" -le "$n" ] ||

@@ -30,6 +30,8 @@ tenkd_start proxy --threads 1 -u "$UPADDR" --source 127.0.0.2 \
 proxy=$ADDR
 proxy_pid=$TENKD_PID
 proxy_log=$TENKD_LOG
+proxy_metrics=$METRICS
+proxy_stats=$TENKD_STATS
 tenkd_start proxy --threads 1 -u "$UPADDR" --source 127.0.0.2,127.0.0.3 \
     --fail-max 1 --fail-timeout 1h --access-log "$T/acc2"
 proxy2=$ADDR
@@ -60,10 +62,12 @@ echo "access log: $(tail -n 1 "$T/acc")"
 # Counted, and the upstream is still up with no failure against it.
 TENKD_PID=$proxy_pid
 TENKD_LOG=$proxy_log
+METRICS=$proxy_metrics
+TENKD_STATS=$proxy_stats
 s=$(tenkd_stats) || exit 1
 [ "$(stat_val "$s" no-port)" -eq 5 ] || fail "no-port count: $s"
-grep "stats upstream $UPADDR:" "$TENKD_LOG" | tail -n 1 | grep -q ': up ' ||
-    fail "upstream marked down: $(grep 'stats upstream' "$TENKD_LOG")"
+grep "stats upstream $UPADDR:" "$TENKD_STATS" | tail -n 1 | grep -q ': up ' ||
+    fail "upstream marked down: $(grep 'stats upstream' "$TENKD_STATS")"
 [ "$(ups_stat "$UPADDR" fails)" -eq 0 ] || fail "fails counted"
 ! grep -q "is down" "$TENKD_LOG" || fail "a 'down' warning"
 

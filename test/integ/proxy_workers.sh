@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # --workers 2: one "listening on" line, two worker processes sharing the
 # port.  A worker killed with SIGKILL is restarted by the master while
-# the other keeps serving; SIGUSR1 reaches the workers; SIGTERM stops
+# the other keeps serving; SIGUSR1 (reopen) reaches the workers; SIGTERM stops
 # them all and the master exits 0.
 # backends: none
 # timeout: 90
@@ -51,10 +51,10 @@ wait_exit 20 "$ld"
 [ "$STATUS" -eq 0 ] || fail "load: $(cat "$T/load")"
 echo "load through the kill: $(cat "$T/load")"
 
-n=$(grep -c 'stats total' "$TENKD_LOG")
+n=$(grep -c 'SIGUSR1: logs reopened' "$TENKD_LOG")
 kill -USR1 "$TENKD_PID"
 _two() {
-	[ "$(grep -c 'stats total' "$TENKD_LOG")" -ge $((n + 2)) ]
+	[ "$(grep -c 'SIGUSR1: logs reopened' "$TENKD_LOG")" -ge $((n + 2)) ]
 }
 wait_for 10 _two || fail "SIGUSR1 not passed on to both workers"
 

@@ -1,0 +1,175 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# --metrics: /metrics parses as Prometheus text (python3-prometheus-client,
+# a real parser) and its counters match a known load and the access log,
+# also with --workers 2 and after a worker was killed (no counter goes
+# back) and a proxy's upstream series; other paths get 404; an oversized or slow request is closed; a
+# non-loopback address is warned about once.
+# backends: none
+# timeout: 120
+. "$(dirname "$0")/lib.sh"
+
+# Debian's package is for the system interpreter, not a pyenv shim.
+PY=/usr/bin/python3
+"$PY" -c 'import prometheus_client' 2>/dev/null ||
+    skip "no python3-prometheus-client for $PY (make test installs it as root)"
+
+# scrape OUT: /metrics through the parser, one "name{k=v,...} value" a
+# line in OUT (labels sorted, integral values without a fraction).
+scrape() {
+	http_get "http://$METRICS/metrics" >"$1.txt" || fail "no /metrics"
+	"$PY" - "$1.txt" >"$1" <<'PYEOF' || fail "parser: $(head -c 600 "$1.txt")"
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+with open(sys.argv[1]) as f:
+    text = f.read()
+for fam in text_string_to_metric_families(text):
+    for s in fam.samples:
+        lab = ",".join("%s=%s" % kv for kv in sorted(s.labels.items()))
+        v = s.value
+        v = "%d" % v if v == int(v) else repr(v)
+        print("%s{%s} %s" % (s.name, lab, v))
+PYEOF
+}
+
+# val FILE SERIES: the value of one series, as "name{k=v}".
+val() {
+	awk -v k="$2" '$1 == k { print $2; found = 1 } END { exit !found }' \
+	    "$1" || fail "no $2 in $(cat "$1")"
+}
+
+_lines() {
+	[ -f "$1" ] && [ "$(grep -c . "$1")" -ge "$2" ]
+}
+
+tenkd_start echo --threads 2 --access-log "$T/acc"
+"$TKCLI" echo -c 30 -b 1-4k "$ADDR" >"$T/out" || fail "echo"
+bytes=$(sed -n 's/.* \([0-9][0-9]*\) bytes verified.*/\1/p' "$T/out")
+wait_for 10 _lines "$T/acc" 30 || fail "access log"
+scrape "$T/m1"
+[ "$(val "$T/m1" 'tenkd_connections_accepted_total{}')" -eq 30 ] ||
+    fail "accepted: $(grep accepted "$T/m1")"
+[ "$(val "$T/m1" 'tenkd_connections_accepted_total{}')" -eq \
+    "$(grep -c . "$T/acc")" ] || fail "accepted != access log lines"
+[ "$(val "$T/m1" 'tenkd_connections_closed_total{reason=eof}')" -eq 30 ] ||
+    fail "closed eof"
+[ "$(val "$T/m1" 'tenkd_connections_active{}')" -eq 0 ] || fail "active"
+[ "$(val "$T/m1" 'tenkd_received_bytes_total{}')" -eq "$bytes" ] ||
+    fail "received != $bytes"
+[ "$(val "$T/m1" 'tenkd_sent_bytes_total{}')" -eq "$bytes" ] ||
+    fail "sent != $bytes"
+[ "$(val "$T/m1" 'tenkd_loop_iterations_total{}')" -gt 0 ] ||
+    fail "no loop iterations"
+for m in process_cpu_seconds_total process_resident_memory_bytes \
+    process_open_fds process_max_fds process_start_time_seconds \
+    tenkd_buffers_in_use; do
+	val "$T/m1" "$m{}" >/dev/null
+done
+grep -q '^tenkd_.*worker=' "$T/m1" && fail "worker labels without workers"
+# /stats is the statistics page.
+http_get "http://$METRICS/stats" | grep -q '^stats total: accepted 30 ' ||
+    fail "/stats"
+
+# Other paths, a request head over 8 KiB, a request never finished.
+"$PY" - "$METRICS" <<'PYEOF' || fail "HTTP edge cases"
+import socket, sys
+host, port = sys.argv[1].rsplit(":", 1)
+def ask(data, wait=10):
+    s = socket.create_connection((host, int(port)), timeout=wait)
+    out = b""
+    try:
+        s.sendall(data)
+        while True:
+            b = s.recv(65536)
+            if not b:
+                return out
+            out += b
+    except ConnectionResetError:
+        return out
+r = ask(b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
+assert r.startswith(b"HTTP/1.1 404 "), r[:80]
+r = ask(b"POST /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+assert r.startswith(b"HTTP/1.1 405 "), r[:80]
+r = ask(b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 9000)
+assert r == b"", r[:80]
+r = ask(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+assert r == b"", r[:80]
+PYEOF
+kill -TERM "$TENKD_PID"
+wait_exit 10 "$TENKD_PID"
+
+# A non-loopback address: one warning.
+"$TENKD" echo --threads 1 --listen 127.0.0.1:0 --metrics 0.0.0.0:0 \
+    2>"$T/wild" &
+wp=$!
+track "$wp"
+wait_line 10 "$T/wild" 'listening on' || fail "no start: $(cat "$T/wild")"
+[ "$(grep -c 'not a loopback address' "$T/wild")" -eq 1 ] ||
+    fail "no warning: $(cat "$T/wild")"
+kill -TERM "$wp"
+wait_exit 10 "$wp"
+
+# Proxy: the upstream's series and the connect-time histogram.
+upstream_start --threads 1
+tenkd_start proxy --threads 2 -u "$UPADDR"
+"$TKCLI" echo -c 10 -b 1-4k "$ADDR" || fail "echo through the proxy"
+scrape "$T/p1"
+[ "$(val "$T/p1" "tenkd_upstream_sessions_total{upstream=$UPADDR}")" -eq 10 ] ||
+    fail "upstream sessions: $(grep upstream_sessions "$T/p1")"
+[ "$(val "$T/p1" "tenkd_upstream_up{upstream=$UPADDR}")" -eq 1 ] ||
+    fail "upstream not up"
+[ "$(val "$T/p1" \
+    'tenkd_upstream_connect_duration_seconds_count{}')" -eq 10 ] ||
+    fail "connect histogram: $(grep duration "$T/p1")"
+[ "$(val "$T/p1" \
+    'tenkd_upstream_connect_duration_seconds_bucket{le=+Inf}')" -eq 10 ] ||
+    fail "connect histogram +Inf"
+kill -TERM "$TENKD_PID" "$UP_PID"
+wait_exit 10 "$TENKD_PID"
+
+# --workers 2: one page, the sum and each worker; a killed worker's
+# counters stay in the sum.
+tenkd_start echo --threads 1 --workers 2 --access-log "$T/wacc"
+"$TKCLI" echo -c 40 -b 1-4k "$ADDR" || fail "echo with workers"
+wait_for 10 _lines "$T/wacc" 40 || fail "workers: access log"
+scrape "$T/w1"
+[ "$(val "$T/w1" 'tenkd_connections_accepted_total{}')" -eq 40 ] ||
+    fail "workers: accepted: $(grep accepted "$T/w1")"
+w0=$(val "$T/w1" 'tenkd_connections_accepted_total{worker=0}')
+w1=$(val "$T/w1" 'tenkd_connections_accepted_total{worker=1}')
+[ $((w0 + w1)) -eq 40 ] || fail "workers: $w0 + $w1 != 40"
+kid=$(pgrep -P "$TENKD_PID" | head -n 1)
+[ -n "$kid" ] || fail "no worker"
+kill -KILL "$kid"
+wait_line 10 "$TENKD_LOG" 'killed by signal 9; restarting' ||
+    fail "no restart"
+_nkids() {
+	[ "$(pgrep -c -P "$TENKD_PID")" -eq 2 ]
+}
+wait_for 10 _nkids || fail "worker not restarted"
+"$TKCLI" echo -c 10 -b 1-4k "$ADDR" || fail "echo after the kill"
+wait_for 10 _lines "$T/wacc" 50 || fail "workers: access log after"
+scrape "$T/w2"
+[ "$(val "$T/w2" 'tenkd_connections_accepted_total{}')" -eq 50 ] ||
+    fail "after the kill: $(grep accepted "$T/w2")"
+[ "$(val "$T/w2" 'tenkd_connections_accepted_total{}')" -eq \
+    "$(grep -c . "$T/wacc")" ] || fail "workers: != access log lines"
+# Every counter of the sum and of each worker is at least what it was.
+"$PY" - "$T/w1" "$T/w2" <<'PYEOF' || fail "a counter went backwards"
+import sys
+def load(p):
+    d = {}
+    for line in open(p):
+        k, v = line.rsplit(" ", 1)
+        d[k] = float(v)
+    return d
+a, b = load(sys.argv[1]), load(sys.argv[2])
+bad = [k for k in a if (k.split("{")[0].endswith("_total") and
+       not k.startswith("process_") and b.get(k, -1) < a[k])]
+if bad:
+    print(bad)
+    sys.exit(1)
+PYEOF
+kill -TERM "$TENKD_PID"
+wait_exit 20 "$TENKD_PID"
+pass
