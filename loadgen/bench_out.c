@@ -385,8 +385,8 @@ plot_script(FILE *f)
 	    "run from this directory.\n");
 	fprintf(f, "set encoding utf8\n");
 	fprintf(f, "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) "
-	    "{ set terminal pngcairo size 1000,640 noenhanced } "
-	    "else { set terminal png size 1000,640 noenhanced }\n");
+	    "{ set terminal pngcairo size 1000,680 noenhanced } "
+	    "else { set terminal png size 1000,680 noenhanced }\n");
 	fprintf(f, "set grid\nset key outside right top\n");
 	fprintf(f, "set xlabel \"idle connections (scale: log of idle + "
 	    "100)\"\nset yrange [0:*]\n");
@@ -403,9 +403,10 @@ plot_script(FILE *f)
 		    "cpu.png");
 		fprintf(f, "set title \"tenkd echo --threads %d: %s, by "
 		    "backend, as idle connections grow\\n"
-		    "%llu active ping-pong connections of %llu-byte messages, "
-		    "%.0f s measured per run; points: median of %d run%s, "
-		    "bars: min to max\"\n", conf.threads,
+		    "%llu active ping-pong connections of %llu-byte messages "
+		    "beside the idle ones, %.0f s measured per run\\n"
+		    "points: median of %d run%s; bars: the smallest to the "
+		    "largest run\"\n", conf.threads,
 		    n == 0 ? "echoed messages per second" :
 		    "server CPU time per message",
 		    (unsigned long long)conf.active,
