@@ -22,7 +22,8 @@
 #include "backend.h"
 
 #define SL_WORDS(n)	(((n) + NFDBITS - 1) / NFDBITS)
-#define SL_BIT(fd)	((fd_mask)1 << ((fd) % NFDBITS))
+/* Unsigned: 1 << 63 in a signed long is undefined. */
+#define SL_BIT(fd)	((fd_mask)(1UL << ((fd) % NFDBITS)))
 
 struct sl_state {
 	fd_mask		*rd;		/* interest, cap bits each */
@@ -192,12 +193,13 @@ sl_del(struct tk_loop *l, int fd)
 static int
 sl_word(struct sl_state *sl, int w, struct tk_event *out, int k, int nout)
 {
-	fd_mask		 r = sl->rdout[w], x = sl->wrout[w], b;
+	unsigned long	 r = (unsigned long)sl->rdout[w];
+	unsigned long	 x = (unsigned long)sl->wrout[w], b;
 	unsigned int	 ev;
 	int		 i, fd;
 
 	for (i = 0; i < NFDBITS && (r | x) != 0 && k < nout; i++) {
-		b = (fd_mask)1 << i;
+		b = 1UL << i;
 		if (((r | x) & b) == 0)
 			continue;
 		fd = w * NFDBITS + i;

@@ -142,12 +142,13 @@ if [ -e /proc/sys/net/netfilter/nf_conntrack_max ] && [ "$CT" -gt 0 ]; then
 	    "once full"
 fi
 # TCP's buffer pages: past tcp_mem's second value the kernel squeezes
-# buffers, past the third it fails allocations.  The 300,000 run held
-# about 1 KiB per socket after its round trips (docs/BENCHMARKS.md).
+# buffers, past the third it fails allocations.  The peak samples of
+# the big runs saw up to 1 KiB per socket, the messages then in flight
+# (docs/BENCHMARKS.md).
 TMEM=$(sysval net.ipv4.tcp_mem | awk '{ print $2, $3 }')
 TEST=$((SOCKS / 4))
 if [ "$TEST" -gt "${TMEM%% *}" ]; then
-	echo "c1m: note: about $TEST pages of TCP buffers expected" \
+	echo "c1m: note: up to $TEST pages of TCP buffers possible" \
 	    "(1 KiB per socket); net.ipv4.tcp_mem allows $TMEM" \
 	    "(pressure, hard): above the hard limit allocations fail" >&2
 fi
@@ -183,9 +184,11 @@ start_tenkd() {
 	SADDR=$LADDR
 }
 
-# workers PID: the worker processes under tenkd master PID.
+# workers PID: the worker processes under tenkd master PID, or PID itself
+# when it has none (--workers 1 runs without a master).
 workers() {
-	cat /proc/"$1"/task/*/children 2>/dev/null
+	_w=$(cat /proc/"$1"/task/*/children 2>/dev/null)
+	echo "${_w:-$1}"
 }
 
 # anon_kb PID...: RssAnon (private memory, the process's own) summed.
