@@ -98,8 +98,8 @@ SHIMS	:= $(patsubst test/shim/%.c,$(B)/test/%.so,$(SHIM_SRCS))
 RUNNER	:= $(B)/test/run
 LOOPBENCH := $(B)/loopbench
 
-.PHONY: all test check demo bench loopbench install uninstall clean \
-	man-lint lint valgrind deps test-deps fuzz FORCE
+.PHONY: all test check demo bench c100k c1m loopbench install uninstall \
+	clean man-lint lint valgrind deps test-deps fuzz FORCE
 .DEFAULT_GOAL := all
 
 all: $(PROGS) $(TOOLS) $(SHIMS) $(RUNNER) $(LOOPBENCH)
@@ -223,6 +223,17 @@ demo: all
 BENCHFLAGS ?= --plot --syscalls
 bench: all
 	$(Q)$(B)/tenkbench $(BENCHFLAGS)
+
+# N concurrent verified echo connections with traffic, and what they cost
+# (test/bench/c1m.sh; README "A million connections").  PROXY=1: the
+# clients go through tenkd proxy to a tenkd echo upstream.
+C1MFLAGS ?=
+c100k: all
+	$(Q)sh test/bench/c1m.sh -b $(B) -n 100000 \
+	    $(if $(filter 1,$(PROXY)),-p) $(C1MFLAGS)
+c1m: all
+	$(Q)sh test/bench/c1m.sh -b $(B) \
+	    $(if $(filter 1,$(PROXY)),-p -n 250000,-n 1000000) $(C1MFLAGS)
 
 MANS	:= $(wildcard docs/*.[18])
 man-lint:

@@ -332,6 +332,101 @@ out_json(void)
 }
 
 /*
+ * The machine in one line: kernel, CPUs and their model, memory, the
+ * open-file limit; for the charts' footer.
+ */
+static void
+machine_line(char *buf, size_t len)
+{
+	struct utsname	 u;
+	FILE		*f;
+	char		 line[256], model[128] = "", *p;
+	unsigned long	 memkb = 0;
+
+	if (uname(&u) == -1)
+		strlcpy(u.release, "?", sizeof(u.release));
+	if ((f = fopen("/proc/cpuinfo", "re")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (strncmp(line, "model name", 10) == 0 &&
+			    (p = strchr(line, ':')) != NULL) {
+				strlcpy(model, p + 2, sizeof(model));
+				model[strcspn(model, "\n\"")] = '\0';
+				break;
+			}
+		fclose(f);
+	}
+	if ((f = fopen("/proc/meminfo", "re")) != NULL) {
+		if (fscanf(f, "MemTotal: %lu kB", &memkb) != 1)
+			memkb = 0;
+		fclose(f);
+	}
+	snprintf(buf, len, "Linux %s, %ld CPUs%s%s, %.0f GiB, RLIMIT_NOFILE "
+	    "%llu", u.release, sysconf(_SC_NPROCESSORS_ONLN),
+	    model[0] != '\0' ? " " : "", model, (double)memkb / 1048576,
+	    (unsigned long long)conf.nofile);
+}
+
+/*
+ * Where idle count x goes on the charts' axis: log10(x + 100), so that
+ * 0, 100 and 1,000 stand apart as well as 5,000 and 15,000, and 0 has a
+ * place (a plain log scale has none).
+ */
+#define PLOT_X	"log10($1 + 100)"
+
+/* The gnuplot script for msgs.png and cpu.png, into f. */
+static void
+plot_script(FILE *f)
+{
+	char	machine[300];
+	int	b, i, n;
+
+	machine_line(machine, sizeof(machine));
+	fprintf(f, "# gnuplot script written by tenkbench; "
+	    "run from this directory.\n");
+	fprintf(f, "set encoding utf8\n");
+	fprintf(f, "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) "
+	    "{ set terminal pngcairo size 1000,680 noenhanced } "
+	    "else { set terminal png size 1000,680 noenhanced }\n");
+	fprintf(f, "set grid\nset key outside right top\n");
+	fprintf(f, "set xlabel \"idle connections (scale: log of idle + "
+	    "100)\"\nset yrange [0:*]\n");
+	fprintf(f, "set xtics (");
+	for (i = 0; i < conf.nidle; i++)
+		fprintf(f, "%s\"%llu\" log10(%llu + 100)", i > 0 ? ", " : "",
+		    (unsigned long long)conf.idle[i],
+		    (unsigned long long)conf.idle[i]);
+	fprintf(f, ") rotate by -45\n");
+	fprintf(f, "set bmargin 7\nset label 1 \"%s\" at screen 0.01, "
+	    "screen 0.02 font \",9\"\n", machine);
+	for (n = 0; n < 2; n++) {
+		fprintf(f, "set output \"%s\"\n", n == 0 ? "msgs.png" :
+		    "cpu.png");
+		fprintf(f, "set title \"tenkd echo --threads %d: %s, by "
+		    "backend, as idle connections grow\\n"
+		    "%llu active ping-pong connections of %llu-byte messages "
+		    "beside the idle ones, %.0f s measured per run\\n"
+		    "points: median of %d run%s; bars: the smallest to the "
+		    "largest run\"\n", conf.threads,
+		    n == 0 ? "echoed messages per second" :
+		    "server CPU time per message",
+		    (unsigned long long)conf.active,
+		    (unsigned long long)conf.size,
+		    (double)conf.duration / 1e9, conf.repeat,
+		    conf.repeat == 1 ? "" : "s");
+		fprintf(f, "set ylabel \"%s\"\n", n == 0 ? "messages/s" :
+		    "server CPU µs per message (user + system)");
+		fprintf(f, "plot ");
+		for (b = 0; b < conf.nbackends; b++)
+			fprintf(f, "%s\"plot-%s.dat\" using (%s):%d:%d:%d "
+			    "with yerrorlines lw 2 title \"%s\"",
+			    b > 0 ? ", \\\n     " : "", conf.backends[b],
+			    PLOT_X, n == 0 ? 2 : 5, n == 0 ? 3 : 6,
+			    n == 0 ? 4 : 7, conf.backends[b]);
+		fprintf(f, "\n");
+	}
+}
+
+/*
  * Data files (one per backend) and a gnuplot script for two charts:
  * msgs/s and server CPU per message against idle connections.
  */
@@ -345,7 +440,7 @@ out_plot(const char *gnuplot)
 	const char		*argv[4];
 	double			 m, lo, hi, cm, clo, chi;
 	pid_t			 pid;
-	int			 b, i, n, status;
+	int			 b, i, status;
 
 	for (b = 0; b < conf.nbackends; b++) {
 		snprintf(name, sizeof(name), "plot-%s.dat", conf.backends[b]);
@@ -366,31 +461,7 @@ out_plot(const char *gnuplot)
 		file_close(f, path);
 	}
 	f = file_open("plot.gp", gp, sizeof(gp));
-	fprintf(f, "# gnuplot script written by tenkbench; "
-	    "run from this directory.\n");
-	fprintf(f, "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) "
-	    "{ set terminal pngcairo size 900,560 noenhanced } "
-	    "else { set terminal png size 900,560 noenhanced }\n");
-	fprintf(f, "set grid\nset key outside right top\nset xlabel \"idle "
-	    "connections\"\nset yrange [0:*]\n");
-	for (n = 0; n < 2; n++) {
-		fprintf(f, "set output \"%s\"\n", n == 0 ? "msgs.png" :
-		    "cpu.png");
-		fprintf(f, "set title \"tenkd echo --threads %d, %llu active "
-		    "ping-pong connections: %s\"\n", conf.threads,
-		    (unsigned long long)conf.active, n == 0 ?
-		    "throughput" : "server CPU per message");
-		fprintf(f, "set ylabel \"%s\"\n", n == 0 ? "messages/s" :
-		    "server CPU us/message");
-		fprintf(f, "plot ");
-		for (b = 0; b < conf.nbackends; b++)
-			fprintf(f, "%s\"plot-%s.dat\" using 1:%d:%d:%d "
-			    "with yerrorlines lw 2 title \"%s\"",
-			    b > 0 ? ", \\\n     " : "", conf.backends[b],
-			    n == 0 ? 2 : 5, n == 0 ? 3 : 6, n == 0 ? 4 : 7,
-			    conf.backends[b]);
-		fprintf(f, "\n");
-	}
+	plot_script(f);
 	file_close(f, gp);
 
 	/* gnuplot runs in OUT, so the script names files relative to it. */

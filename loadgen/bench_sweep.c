@@ -5,7 +5,6 @@
  * skipped; each cell run in turn (bench_cell.c) with a progress line on
  * stderr that says how long the rest should take.
  */
-#include <sys/select.h>
 
 #include <math.h>
 #include <stdarg.h>
@@ -71,12 +70,7 @@ skip_cell(struct cell *c)
 {
 	uint64_t	fds = c->idle + conf.active + FD_SPARE;
 
-	if (strcmp(c->backend, "select") == 0 && fds >= FD_SETSIZE)
-		snprintf(c->note, sizeof(c->note), "%llu idle + %llu active + "
-		    "%d spare fds reach FD_SETSIZE %d",
-		    (unsigned long long)c->idle,
-		    (unsigned long long)conf.active, FD_SPARE, FD_SETSIZE);
-	else if (fds > conf.nofile)
+	if (fds > conf.nofile)
 		snprintf(c->note, sizeof(c->note), "%llu fds exceed "
 		    "RLIMIT_NOFILE %llu of one tenkd",
 		    (unsigned long long)fds, (unsigned long long)conf.nofile);

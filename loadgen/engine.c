@@ -705,7 +705,7 @@ lg_conn_open(struct tk_loop *l, struct lg_conn *c)
 	(void)tk_sock_nodelay(fd);
 	tk_io_init(&c->io, fd, lg_conn_io, c);
 	if (tk_io_start(l, &c->io, TK_EV_WRITE) == -1) {
-		/* select refuses fds at FD_SETSIZE: a limit, like EMFILE. */
+		/* A backend's fd ceiling (ERANGE) is a limit, like EMFILE. */
 		e = errno == ERANGE ? EMFILE : errno;
 		close(fd);
 		lg_conn_fail_early(c, e);

@@ -11,8 +11,7 @@
  * every fd on every pass, epoll only the ready ones.
  *
  * Each row is the median (and min and max) of the rounds, after one
- * untimed warm-up round.  select is only measured where every watched
- * fd is below FD_SETSIZE.  This file owns the benchmark only; the
+ * untimed warm-up round.  This file owns the benchmark only; the
  * end-to-end comparison through tenkd is tenkbench's.
  *
  * usage: loopbench [-n N,...] [-a A:W] [-r rounds] [-b backend]
@@ -228,7 +227,7 @@ round_run(struct bench *b, const struct aw *aw, long *passes)
 
 /*
  * Measure every (A, W) on one backend with the pairs in b.  Returns 0,
- * 1 when the backend refuses an fd (select past FD_SETSIZE), -1 on
+ * 1 when the backend refuses an fd with ERANGE, -1 on
  * another error.
  */
 static int
@@ -358,7 +357,7 @@ main(int argc, char *argv[])
 	uint64_t		 nofile;
 	int			 list = 0;
 	int			 ns[MAXSETS], nn = 0, naw = 0, nbe = 0;
-	int			 rounds = 25, ch, i, j, k, maxfd;
+	int			 rounds = 25, ch, i, j, k;
 
 	while ((ch = tk_cli_getopt(argc, argv, ":a:b:hn:r:", longopts)) !=
 	    -1) {
@@ -436,15 +435,7 @@ main(int argc, char *argv[])
 			    strerror(errno));
 			continue;
 		}
-		for (maxfd = 0, k = 0; k < b.n; k++)
-			if (b.p[k].io.fd > maxfd)
-				maxfd = b.p[k].io.fd;
 		for (j = 0; j < nbe; j++) {
-			if (strcmp(bes[j], "select") == 0 &&
-			    maxfd >= FD_SETSIZE) {
-				state[j] = 1;
-				continue;
-			}
 			if (isatty(STDERR_FILENO))
 				fprintf(stderr, "\r%s: N=%d %s ...  ",
 				    progname, b.n, bes[j]);

@@ -11,7 +11,6 @@
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -939,10 +938,6 @@ main(int argc, char *argv[], char *envp[])
 	need = engine_fds_needed(&conf);
 	cap = nofile > need - conf.conns - conf.idle ?
 	    nofile - (need - conf.conns - conf.idle) : 0;
-	/* select(2) cannot watch an fd at or above FD_SETSIZE. */
-	if (conf.backend != NULL && strcmp(conf.backend, "select") == 0 &&
-	    cap > FD_SETSIZE - (need - conf.conns - conf.idle))
-		cap = FD_SETSIZE - (need - conf.conns - conf.idle);
 	procs = conf.procs;
 	if (procs == 0) {
 		if (cap == 0)
@@ -959,12 +954,10 @@ main(int argc, char *argv[], char *envp[])
 		if (procs > 1 && !conf.quiet)
 			fprintf(stderr, "tenkload: %llu connections do not "
 			    "fit in one process (%llu each under "
-			    "RLIMIT_NOFILE %llu%s): using %d processes\n",
+			    "RLIMIT_NOFILE %llu): using %d processes\n",
 			    (unsigned long long)(conf.conns + conf.idle),
 			    (unsigned long long)cap,
-			    (unsigned long long)nofile, conf.backend != NULL &&
-			    strcmp(conf.backend, "select") == 0 ?
-			    " and FD_SETSIZE" : "", procs);
+			    (unsigned long long)nofile, procs);
 	} else if ((conf.conns + conf.idle + (uint64_t)procs - 1) /
 	    (uint64_t)procs > cap)
 		fprintf(stderr, "tenkload: warning: %d process%s cannot "

@@ -128,9 +128,9 @@ void		 tk_io_init(struct tk_io *io, int fd, tk_io_fn *fn, void *arg);
 
 /*
  * Register the watcher with interest in want (TK_EV_READ|TK_EV_WRITE).
- * Returns 0, or -1 with errno set (ERANGE: fd at or above FD_SETSIZE on
- * select; EEXIST, ENOMEM, EBADF from the backend).  The fd is assumed
- * ready in no direction until the backend reports it.
+ * Returns 0, or -1 with errno set (EEXIST, ENOMEM, EBADF from the
+ * backend; select grows its fd sets past FD_SETSIZE, refusing none).
+ * The fd is assumed ready in no direction until the backend reports it.
  */
 int		 tk_io_start(struct tk_loop *l, struct tk_io *io,
 		    unsigned int want);

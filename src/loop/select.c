@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The select backend, level-triggered, for completeness and for the
- * benchmark.  An fd_set is a bitmap of FD_SETSIZE (1024 on glibc) bits and
- * FD_SET beyond it writes out of bounds (select(2), BUGS), so add()
- * refuses such fds with ERANGE instead.  The kernel scans 0..maxfd on every
- * call and so do we afterwards.  select reports no hang-up: a read that
- * returns 0 finds it.
+ * benchmark.  An fd_set is a bitmap of FD_SETSIZE (1024 on glibc) bits
+ * and FD_SET beyond it writes out of bounds (select(2), BUGS; with
+ * _FORTIFY_SOURCE it aborts), but the kernel itself takes a bitmap of any
+ * length: select(2) reads nfds bits, clipping nfds to the size of the
+ * process's fd table (fs/select.c core_sys_select), so no open fd is ever
+ * refused.  The sets here are therefore arrays of fd_mask sized at run
+ * time and grown to the highest fd registered, with the bits set by hand,
+ * as libevent's select.c does.  The kernel scans 0..maxfd on every call
+ * and so do we afterwards, a word at a time.  select reports no hang-up:
+ * a read that returns 0 finds it.
  */
 #include <sys/select.h>
 
@@ -16,27 +21,83 @@
 #include "tenk/log.h"
 #include "backend.h"
 
+#define SL_WORDS(n)	(((n) + NFDBITS - 1) / NFDBITS)
+/* Unsigned: 1 << 63 in a signed long is undefined. */
+#define SL_BIT(fd)	((fd_mask)(1UL << ((fd) % NFDBITS)))
+
 struct sl_state {
-	fd_set		 rd;
-	fd_set		 wr;
-	fd_set		 rdout;
-	fd_set		 wrout;
+	fd_mask		*rd;		/* interest, cap bits each */
+	fd_mask		*wr;
+	fd_mask		*rdout;		/* what select(2) returned */
+	fd_mask		*wrout;
+	void		**udata;	/* fd -> pointer given to add() */
+	unsigned char	*regd;		/* fd -> registered */
+	int		 cap;		/* fds the arrays hold, NFDBITS * k */
 	int		 maxfd;		/* highest registered fd, or -1 */
-	void		*udata[FD_SETSIZE];
-	unsigned char	 regd[FD_SETSIZE];
+	int		 start;		/* word the next scan begins at */
 };
+
+/*
+ * Make room for fd in every array, doubling, never below FD_SETSIZE;
+ * new bits and slots are zero.  Returns 0, or -1 with errno ENOMEM and
+ * the old arrays intact (each one grown so far stays valid and bigger).
+ */
+static int
+sl_grow(struct sl_state *sl, int fd)
+{
+	fd_mask		**m[4] = { &sl->rd, &sl->wr, &sl->rdout, &sl->wrout };
+	fd_mask		*p;
+	void		**u;
+	unsigned char	*r;
+	int		 cap = sl->cap ? sl->cap : FD_SETSIZE, i, ow, nw;
+
+	while (cap <= fd) {
+		if (cap > (1 << 29)) {
+			errno = ENOMEM;
+			return -1;
+		}
+		cap *= 2;
+	}
+	ow = SL_WORDS(sl->cap);
+	nw = SL_WORDS(cap);
+	for (i = 0; i < 4; i++) {
+		if ((p = reallocarray(*m[i], nw, sizeof(*p))) == NULL)
+			return -1;
+		memset(p + ow, 0, (size_t)(nw - ow) * sizeof(*p));
+		*m[i] = p;
+	}
+	if ((u = reallocarray(sl->udata, cap, sizeof(*u))) == NULL)
+		return -1;
+	memset(u + sl->cap, 0, (size_t)(cap - sl->cap) * sizeof(*u));
+	sl->udata = u;
+	if ((r = realloc(sl->regd, cap)) == NULL)
+		return -1;
+	memset(r + sl->cap, 0, (size_t)(cap - sl->cap));
+	sl->regd = r;
+	sl->cap = cap;
+	return 0;
+}
 
 static int
 sl_init(struct tk_loop *l, int maxfds)
 {
 	struct sl_state	*sl;
 
-	(void)maxfds;
 	if ((sl = calloc(1, sizeof(*sl))) == NULL)
 		return -1;
-	FD_ZERO(&sl->rd);
-	FD_ZERO(&sl->wr);
+	(void)maxfds;
 	sl->maxfd = -1;
+	/* FD_SETSIZE bits to begin with, grown by add() as fds come. */
+	if (sl_grow(sl, 0) == -1) {
+		free(sl->rd);
+		free(sl->wr);
+		free(sl->rdout);
+		free(sl->wrout);
+		free(sl->udata);
+		free(sl->regd);
+		free(sl);
+		return -1;
+	}
 	l->be = sl;
 	return 0;
 }
@@ -44,21 +105,31 @@ sl_init(struct tk_loop *l, int maxfds)
 static void
 sl_free(struct tk_loop *l)
 {
-	free(l->be);
+	struct sl_state	*sl = l->be;
+
+	free(sl->rd);
+	free(sl->wr);
+	free(sl->rdout);
+	free(sl->wrout);
+	free(sl->udata);
+	free(sl->regd);
+	free(sl);
 	l->be = NULL;
 }
 
 static void
 sl_set(struct sl_state *sl, int fd, unsigned int ev)
 {
+	int	w = fd / NFDBITS;
+
 	if (ev & TK_EV_READ)
-		FD_SET(fd, &sl->rd);
+		sl->rd[w] |= SL_BIT(fd);
 	else
-		FD_CLR(fd, &sl->rd);
+		sl->rd[w] &= ~SL_BIT(fd);
 	if (ev & TK_EV_WRITE)
-		FD_SET(fd, &sl->wr);
+		sl->wr[w] |= SL_BIT(fd);
 	else
-		FD_CLR(fd, &sl->wr);
+		sl->wr[w] &= ~SL_BIT(fd);
 }
 
 static int
@@ -70,10 +141,8 @@ sl_add(struct tk_loop *l, int fd, unsigned int ev, void *udata)
 		errno = EBADF;
 		return -1;
 	}
-	if (fd >= FD_SETSIZE) {
-		errno = ERANGE;
+	if (fd >= sl->cap && sl_grow(sl, fd) == -1)
 		return -1;
-	}
 	if (sl->regd[fd]) {
 		errno = EEXIST;
 		return -1;
@@ -91,7 +160,7 @@ sl_mod(struct tk_loop *l, int fd, unsigned int ev, void *udata)
 {
 	struct sl_state	*sl = l->be;
 
-	if (fd < 0 || fd >= FD_SETSIZE || !sl->regd[fd]) {
+	if (fd < 0 || fd >= sl->cap || !sl->regd[fd]) {
 		errno = ENOENT;
 		return -1;
 	}
@@ -105,7 +174,7 @@ sl_del(struct tk_loop *l, int fd)
 {
 	struct sl_state	*sl = l->be;
 
-	if (fd < 0 || fd >= FD_SETSIZE || !sl->regd[fd]) {
+	if (fd < 0 || fd >= sl->cap || !sl->regd[fd]) {
 		errno = ENOENT;
 		return -1;
 	}
@@ -117,13 +186,44 @@ sl_del(struct tk_loop *l, int fd)
 	return 0;
 }
 
+/*
+ * Report the ready fds of one word of the output sets; returns the new
+ * count of events in out.
+ */
+static int
+sl_word(struct sl_state *sl, int w, struct tk_event *out, int k, int nout)
+{
+	unsigned long	 r = (unsigned long)sl->rdout[w];
+	unsigned long	 x = (unsigned long)sl->wrout[w], b;
+	unsigned int	 ev;
+	int		 i, fd;
+
+	for (i = 0; i < NFDBITS && (r | x) != 0 && k < nout; i++) {
+		b = 1UL << i;
+		if (((r | x) & b) == 0)
+			continue;
+		fd = w * NFDBITS + i;
+		ev = 0;
+		if (r & b)
+			ev |= TK_EV_READ;
+		if (x & b)
+			ev |= TK_EV_WRITE;
+		r &= ~b;
+		x &= ~b;
+		out[k].udata = sl->udata[fd];
+		out[k].ev = ev;
+		k++;
+	}
+	return k;
+}
+
 static int
 sl_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
 {
 	struct sl_state	*sl = l->be;
 	struct timeval	 tv, *tvp = NULL;
-	unsigned int	 ev;
-	int		 n, fd, k = 0;
+	size_t		 len;
+	int		 n, i, w, nw, k = 0;
 
 	if (timeout >= 0) {
 		/* Microseconds, rounded up so as not to wake early. */
@@ -132,31 +232,35 @@ sl_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
 		tv.tv_usec = timeout % 1000000;
 		tvp = &tv;
 	}
-	memcpy(&sl->rdout, &sl->rd, sizeof(fd_set));
-	memcpy(&sl->wrout, &sl->wr, sizeof(fd_set));
-	n = select(sl->maxfd + 1, &sl->rdout, &sl->wrout, NULL, tvp);
+	nw = SL_WORDS(sl->maxfd + 1);
+	len = (size_t)nw * sizeof(fd_mask);
+	if (nw > 0) {
+		memcpy(sl->rdout, sl->rd, len);
+		memcpy(sl->wrout, sl->wr, len);
+	}
+	/* The kernel reads and writes only the nfds bits of each set. */
+	n = select(sl->maxfd + 1, (fd_set *)(void *)sl->rdout,
+	    (fd_set *)(void *)sl->wrout, NULL, tvp);
 	if (n == -1) {
 		if (errno == EINTR)
 			return 0;
 		log_warn("select");
 		abort();
 	}
-	for (fd = 0; fd <= sl->maxfd && n > 0 && k < nout; fd++) {
-		ev = 0;
-		if (FD_ISSET(fd, &sl->rdout)) {
-			ev |= TK_EV_READ;
-			n--;
-		}
-		if (FD_ISSET(fd, &sl->wrout)) {
-			ev |= TK_EV_WRITE;
-			n--;
-		}
-		if (ev == 0)
-			continue;
-		out[k].udata = sl->udata[fd];
-		out[k].ev = ev;
-		k++;
+	if (n == 0 || nw == 0)
+		return 0;
+	/*
+	 * With more ready fds than room in out, the next scan starts where
+	 * this one stopped, so high fds are not starved by low ones.
+	 */
+	if (sl->start >= nw)
+		sl->start = 0;
+	for (i = 0; i < nw && k < nout; i++) {
+		w = (sl->start + i) % nw;
+		k = sl_word(sl, w, out, k, nout);
 	}
+	if (k == nout)
+		sl->start = (sl->start + i - 1) % nw;
 	return k;
 }
 
