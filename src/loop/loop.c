@@ -80,6 +80,8 @@ tk_loop_new(const char *name, int maxfds)
 		/* The first backend whose init succeeds, best first. */
 		errno = ENOENT;
 		for (bp = backend_all(); *bp != NULL; bp++) {
+			if ((*bp)->flags & TK_BE_EXPLICIT)
+				continue;
 			l->ops = *bp;
 			if ((*bp)->init(l, l->maxfds) == 0)
 				break;
@@ -137,6 +139,14 @@ const char *
 tk_loop_backend(struct tk_loop *l)
 {
 	return l->ops->name;
+}
+
+void
+tk_loop_stats(struct tk_loop *l, struct tk_loop_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (l->ops->stats != NULL)
+		l->ops->stats(l, st);
 }
 
 void
@@ -264,9 +274,11 @@ tk_io_close(struct tk_loop *l, struct tk_io *io)
 	if (io->active) {
 		/*
 		 * epoll forgets a file when its last descriptor closes, so
-		 * the EPOLL_CTL_DEL would be a wasted system call.
+		 * the EPOLL_CTL_DEL would be a wasted system call; an
+		 * io_uring poll holds the file open until it is removed.
 		 */
-		if ((l->ops->flags & TK_BE_EDGE) == 0)
+		if ((l->ops->flags & TK_BE_EDGE) == 0 ||
+		    (l->ops->flags & TK_BE_DELCLOSE))
 			(void)l->ops->del(l, fd);
 		io_forget(l, io);
 		l->nio--;

@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The io_uring backend in poll mode: readiness through the ring, behind
+ * the same interface as epoll.  Each fd gets one multishot poll
+ * (IORING_OP_POLL_ADD with IORING_POLL_ADD_MULTI, Linux 5.13) for
+ * POLLIN|POLLOUT|POLLRDHUP, which the kernel runs edge-triggered unless
+ * IORING_POLL_ADD_LEVEL is given: a completion per wake-up, mapped onto
+ * the watcher's ready bits exactly as epoll.c maps its events.  The data
+ * itself still moves with recv(2) and send(2); this file does not save
+ * those system calls, only epoll_ctl and epoll_wait's.
+ *
+ * Completions never carry a pointer.  user_data holds the fd, a
+ * generation and an operation tag; slot[fd] holds the watcher's pointer
+ * and the current generation, and a completion whose generation is not
+ * the slot's belongs to a watcher already stopped (its memory may be
+ * gone) and is dropped.  del() bumps the generation and submits a
+ * POLL_REMOVE for the request in flight: a poll holds a reference to the
+ * file, so the socket a caller closes is really released (and the peer
+ * sees the FIN) only when the poll ends, at the next io_uring_enter.
+ *
+ * The ring is set up with IORING_SETUP_SINGLE_ISSUER|DEFER_TASKRUN (Linux
+ * 6.1), else COOP_TASKRUN (5.19), else neither.  Single issuer binds the
+ * ring to the task that first submits, and the registered ring fd lives
+ * in a thread's own table, while tenkd creates its workers' loops on the
+ * main thread and runs them on others: so the ring starts disabled
+ * (IORING_SETUP_R_DISABLED) and add() only notes an fd as pending; the
+ * first wait(), on the owner thread, enables the ring, registers its fd
+ * and submits.  Each wait() is one io_uring_enter that submits what is
+ * pending and waits with the timer heap's deadline (IORING_ENTER_EXT_ARG,
+ * 5.11).
+ *
+ * A completion-queue overflow (more completions than the CQ holds before
+ * we reap them) is kept by the kernel (IORING_FEAT_NODROP, 5.5) and
+ * flushed when we next enter; a multishot poll whose completion could not
+ * be posted ends without IORING_CQE_F_MORE, and is armed again here.
+ * Both are counted (tk_loop_stats).
+ */
+#include <errno.h>
+#include <liburing.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tenk/log.h"
+#include "backend.h"
+
+/* user_data: op (8 bits) | generation (24) | fd (32). */
+#define UR_OP_NONE	0		/* POLL_REMOVE and the like: ignored */
+#define UR_OP_POLL	1
+#define UR_GENMASK	0xffffffu
+#define UR_UDATA(op, gen, fd) \
+	((uint64_t)(op) << 56 | (uint64_t)((gen) & UR_GENMASK) << 32 | \
+	    (uint32_t)(fd))
+#define UR_UD_OP(u)	((unsigned int)((u) >> 56))
+#define UR_UD_GEN(u)	((uint32_t)((u) >> 32) & UR_GENMASK)
+#define UR_UD_FD(u)	((int)(uint32_t)(u))
+
+#define UR_POLLMASK	(POLLIN | POLLOUT | POLLRDHUP)
+
+/* Ring sizes: completions may outnumber fds (two wake-ups before a reap). */
+#define UR_SQ_MAX	256
+#define UR_CQ_MIN	16
+#define UR_CQ_MAX	32768
+
+struct ur_slot {
+	void		*udata;
+	uint32_t	 gen;
+	uint8_t		 flags;
+#define UR_ACTIVE	0x01		/* registered by add() */
+#define UR_ARMED	0x02		/* a poll for gen is in flight */
+#define UR_PENDING	0x04		/* listed in pend[] */
+};
+
+struct ur_state {
+	struct io_uring	 ring;
+	unsigned int	 setup;		/* IORING_SETUP_* that took */
+	int		 started;
+	struct ur_slot	*slot;
+	int		 nslot;
+	int		*pend;		/* fds to arm at the next wait */
+	int		 npend;
+	int		 cappend;
+	struct tk_loop_stats st;
+};
+
+/*
+ * TK_IO_URING_REFUSE set in the environment makes the backend act as a
+ * kernel without io_uring (ENOSYS): the tests check the refusal path of
+ * each program with it, as no unprivileged test can turn the kernel's
+ * io_uring off.
+ */
+static int
+ur_refused(void)
+{
+	const char	*e = getenv("TK_IO_URING_REFUSE");
+
+	if (e != NULL && *e != '\0') {
+		errno = ENOSYS;
+		return 1;
+	}
+	return 0;
+}
+
+static unsigned int
+ur_pow2(unsigned int n)
+{
+	unsigned int	p = 1;
+
+	while (p < n && p < UR_CQ_MAX)
+		p <<= 1;
+	return p;
+}
+
+/*
+ * Set up the ring with the best flags the kernel takes.  EINVAL means an
+ * unknown flag: try the next set.  Returns 0 or -1 with errno set
+ * (ENOSYS, EPERM from kernel.io_uring_disabled or a seccomp filter,
+ * ENOMEM from RLIMIT_MEMLOCK before 5.12).
+ */
+static int
+ur_setup(struct ur_state *ur, unsigned int cq)
+{
+	static const unsigned int tries[] = {
+		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+		    IORING_SETUP_R_DISABLED,
+		IORING_SETUP_COOP_TASKRUN,
+		0,
+	};
+	struct io_uring_params	 p;
+	unsigned int		 sq = cq < UR_SQ_MAX ? cq : UR_SQ_MAX;
+	size_t			 i;
+	int			 rv = -EINVAL;
+
+	for (i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		memset(&p, 0, sizeof(p));
+		p.flags = tries[i] | IORING_SETUP_CQSIZE;
+		p.cq_entries = cq;
+		rv = io_uring_queue_init_params(sq, &ur->ring, &p);
+		if (rv == 0) {
+			ur->setup = tries[i];
+			return 0;
+		}
+		if (rv != -EINVAL)
+			break;
+	}
+	errno = -rv;
+	return -1;
+}
+
+static int
+ur_probe(void)
+{
+	struct io_uring	ring;
+	int		rv;
+
+	if (ur_refused())
+		return -1;
+	if ((rv = io_uring_queue_init(2, &ring, 0)) != 0) {
+		errno = -rv;
+		return -1;
+	}
+	io_uring_queue_exit(&ring);
+	return 0;
+}
+
+static int
+ur_grow_slots(struct ur_state *ur, int fd)
+{
+	struct ur_slot	*s;
+	int		 n = ur->nslot > 0 ? ur->nslot : 256;
+
+	while (n <= fd)
+		n *= 2;
+	if ((s = reallocarray(ur->slot, n, sizeof(*s))) == NULL)
+		return -1;
+	memset(s + ur->nslot, 0, (size_t)(n - ur->nslot) * sizeof(*s));
+	ur->slot = s;
+	ur->nslot = n;
+	return 0;
+}
+
+static int
+ur_init(struct tk_loop *l, int maxfds)
+{
+	struct ur_state	*ur;
+
+	if (ur_refused())
+		return -1;
+	if ((ur = calloc(1, sizeof(*ur))) == NULL)
+		return -1;
+	if (ur_grow_slots(ur, maxfds < 1 << 16 ? maxfds : 1 << 16) == -1)
+		goto fail;
+	if (ur_setup(ur, ur_pow2(2 * (unsigned int)maxfds < UR_CQ_MIN ?
+	    UR_CQ_MIN : 2 * (unsigned int)maxfds)) == -1)
+		goto fail;
+	l->be = ur;
+	return 0;
+ fail:
+	free(ur->slot);
+	free(ur);
+	return -1;
+}
+
+static void
+ur_free(struct tk_loop *l)
+{
+	struct ur_state	*ur = l->be;
+
+	/* Closing the ring ends every request still in flight. */
+	io_uring_queue_exit(&ur->ring);
+	free(ur->slot);
+	free(ur->pend);
+	free(ur);
+	l->be = NULL;
+}
+
+/*
+ * The first wait, on the thread that runs the loop: enable the ring
+ * (single issuer binds it to this task) and register its fd in this
+ * thread's table (5.18; without it every enter looks the fd up).
+ */
+static void
+ur_start(struct ur_state *ur)
+{
+	int	rv;
+
+	if (ur->setup & IORING_SETUP_R_DISABLED) {
+		/* io_uring_enable_rings() is missing from liburing 2.3's .so. */
+		rv = io_uring_register(ur->ring.ring_fd,
+		    IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+		if (rv != 0) {
+			errno = -rv;
+			log_warn("io_uring_enable_rings");
+			abort();
+		}
+	}
+	(void)io_uring_register_ring_fd(&ur->ring);
+	ur->started = 1;
+}
+
+/*
+ * An SQE, submitting what is queued when the SQ is full.  Only on the
+ * thread that runs the loop once it started; NULL when even that fails.
+ */
+static struct io_uring_sqe *
+ur_sqe(struct ur_state *ur)
+{
+	struct io_uring_sqe	*sqe;
+
+	if ((sqe = io_uring_get_sqe(&ur->ring)) != NULL)
+		return sqe;
+	ur->st.sq_full++;
+	if (io_uring_submit(&ur->ring) < 0)
+		return NULL;
+	return io_uring_get_sqe(&ur->ring);
+}
+
+static int
+ur_pend(struct ur_state *ur, int fd)
+{
+	int	*p, n;
+
+	if (ur->slot[fd].flags & UR_PENDING)
+		return 0;
+	if (ur->npend == ur->cappend) {
+		n = ur->cappend > 0 ? ur->cappend * 2 : 64;
+		if ((p = reallocarray(ur->pend, n, sizeof(*p))) == NULL)
+			return -1;
+		ur->pend = p;
+		ur->cappend = n;
+	}
+	ur->pend[ur->npend++] = fd;
+	ur->slot[fd].flags |= UR_PENDING;
+	return 0;
+}
+
+static int
+ur_add(struct tk_loop *l, int fd, unsigned int ev, void *udata)
+{
+	struct ur_state	*ur = l->be;
+	struct ur_slot	*s;
+
+	(void)ev;
+	if (fd < 0) {
+		errno = EBADF;
+		return -1;
+	}
+	if (fd >= ur->nslot && ur_grow_slots(ur, fd) == -1)
+		return -1;
+	s = &ur->slot[fd];
+	if (s->flags & UR_ACTIVE) {
+		errno = EEXIST;
+		return -1;
+	}
+	if (ur_pend(ur, fd) == -1)
+		return -1;
+	s->gen++;
+	s->udata = udata;
+	s->flags |= UR_ACTIVE;
+	return 0;
+}
+
+static int
+ur_mod(struct tk_loop *l, int fd, unsigned int ev, void *udata)
+{
+	(void)l;
+	(void)fd;
+	(void)ev;
+	(void)udata;
+	return 0;
+}
+
+static int
+ur_del(struct tk_loop *l, int fd)
+{
+	struct ur_state		*ur = l->be;
+	struct io_uring_sqe	*sqe;
+	struct ur_slot		*s;
+
+	if (fd < 0 || fd >= ur->nslot ||
+	    ((s = &ur->slot[fd])->flags & UR_ACTIVE) == 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (s->flags & UR_ARMED) {
+		/*
+		 * XXX Should the SQ be full and the submit fail (the loop
+		 * freed from another thread), the poll stays until the ring
+		 * is closed; the generation bump below keeps it harmless.
+		 */
+		if ((sqe = ur_sqe(ur)) != NULL) {
+			io_uring_prep_poll_remove(sqe,
+			    UR_UDATA(UR_OP_POLL, s->gen, fd));
+			io_uring_sqe_set_data64(sqe, UR_UDATA(UR_OP_NONE, 0,
+			    0));
+		}
+	}
+	/* A pending entry stays listed; the flush skips it. */
+	s->flags &= ~(UR_ACTIVE | UR_ARMED);
+	s->gen++;
+	s->udata = NULL;
+	return 0;
+}
+
+/* Turn the pending list into poll SQEs. */
+static void
+ur_flush(struct ur_state *ur)
+{
+	struct io_uring_sqe	*sqe;
+	struct ur_slot		*s;
+	int			 i, fd;
+
+	for (i = 0; i < ur->npend; i++) {
+		fd = ur->pend[i];
+		s = &ur->slot[fd];
+		s->flags &= ~UR_PENDING;
+		if ((s->flags & (UR_ACTIVE | UR_ARMED)) != UR_ACTIVE)
+			continue;
+		if ((sqe = ur_sqe(ur)) == NULL) {
+			log_warn("io_uring_submit");
+			abort();
+		}
+		io_uring_prep_poll_multishot(sqe, fd, UR_POLLMASK);
+		io_uring_sqe_set_data64(sqe, UR_UDATA(UR_OP_POLL, s->gen, fd));
+		s->flags |= UR_ARMED;
+	}
+	ur->npend = 0;
+}
+
+static unsigned int
+ur_events(unsigned int e)
+{
+	unsigned int	ev = 0;
+
+	if (e & POLLIN)
+		ev |= TK_EV_READ;
+	if (e & POLLOUT)
+		ev |= TK_EV_WRITE;
+	if (e & POLLRDHUP)
+		ev |= TK_EV_READ | TK_EV_HUP;
+	if (e & POLLHUP)
+		ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_HUP;
+	if (e & (POLLERR | POLLNVAL))
+		ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_ERR;
+	return ev;
+}
+
+/*
+ * One poll completion: the ready bits for out, or 0 when there is nothing
+ * to report.  A poll that ended (no IORING_CQE_F_MORE) while its watcher
+ * is still registered is armed again at the next wait: the multishot
+ * request ends on a CQ overflow, or when cancelled by anything but our
+ * own del().  A failed poll reports an error once and is not re-armed,
+ * as the next read or write will meet the fault.
+ */
+static unsigned int
+ur_poll_done(struct ur_state *ur, const struct io_uring_cqe *cqe,
+    void **udata)
+{
+	struct ur_slot	*s;
+	struct tk_io	*io;
+	int		 fd = UR_UD_FD(cqe->user_data);
+	unsigned int	 ev;
+
+	if (fd < 0 || fd >= ur->nslot)
+		return 0;
+	s = &ur->slot[fd];
+	if ((s->flags & UR_ACTIVE) == 0 ||
+	    (s->gen & UR_GENMASK) != UR_UD_GEN(cqe->user_data))
+		return 0;
+	*udata = s->udata;
+	if (cqe->res < 0 && cqe->res != -ECANCELED) {
+		s->flags &= ~UR_ARMED;
+		return TK_EV_READ | TK_EV_WRITE | TK_EV_ERR;
+	}
+	ev = cqe->res > 0 ? ur_events((unsigned int)cqe->res) : 0;
+	/*
+	 * The mask is the wake-up's own key (io_poll_wake stashes it): a
+	 * socket wakes readers with POLLIN and writers with POLLOUT, where
+	 * epoll reports all the file's readiness at each event.  A handler
+	 * that cleared WRITE without meeting EAGAIN (nothing to send, say)
+	 * sees WRITE again at its next event on epoll; so that it does here
+	 * too, a read wake-up also offers WRITE to a watcher that wants it
+	 * and does not hold it.  At worst the send meets EAGAIN.  The other
+	 * way round is not needed: a socket wakes writers only after a
+	 * send found it full (SOCK_NOSPACE), and READ is cleared on EAGAIN.
+	 */
+	if ((ev & (TK_EV_READ | TK_EV_WRITE)) == TK_EV_READ) {
+		io = s->udata;
+		ev |= io->want & ~io->ready & TK_EV_WRITE;
+	}
+	if ((cqe->flags & IORING_CQE_F_MORE) == 0) {
+		s->flags &= ~UR_ARMED;
+		ur->st.rearms++;
+		(void)ur_pend(ur, fd);
+	}
+	return ev;
+}
+
+/*
+ * Submit what is queued and take up to want completions, waiting for at
+ * least one for timeout ns (-1: for ever) unless timeout is 0.  A wait
+ * that asks for more completions than have arrived, with a zero timeout,
+ * returns at once (-ETIME) after the kernel ran up to that many pending
+ * completions: with DEFER_TASKRUN it runs only max(20, wanted) per enter
+ * since Linux 6.13 ("io_uring: limit local tw done"), and asking for 1
+ * would leave a busy loop 20 events per pass.
+ */
+static int
+ur_enter(struct ur_state *ur, unsigned int want, int64_t timeout)
+{
+	struct io_uring_cqe		*cqe;
+	struct __kernel_timespec	 ts;
+	int				 rv;
+
+	ts.tv_sec = timeout > 0 ? timeout / 1000000000 : 0;
+	ts.tv_nsec = timeout > 0 ? timeout % 1000000000 : 0;
+	rv = io_uring_submit_and_wait_timeout(&ur->ring, &cqe,
+	    timeout == 0 ? want : 1, timeout >= 0 ? &ts : NULL, NULL);
+	if (rv >= 0)
+		return 0;
+	switch (rv) {
+	case -ETIME:
+	case -EINTR:
+		break;
+	case -EBUSY:
+	case -EAGAIN:
+		/* Kernels before 5.19 refuse to submit in overflow. */
+		ur->st.cq_overflow++;
+		break;
+	default:
+		errno = -rv;
+		log_warn("io_uring_enter");
+		abort();
+	}
+	return 0;
+}
+
+/* Move up to nout completions into out[]; returns how many CQEs it took. */
+static unsigned int
+ur_reap(struct ur_state *ur, struct tk_event *out, int nout, int *np)
+{
+	struct io_uring_cqe	*cqe;
+	unsigned int		 head, seen = 0, ev;
+	void			*udata;
+	int			 n = *np;
+
+	if (IO_URING_READ_ONCE(*ur->ring.sq.kflags) & IORING_SQ_CQ_OVERFLOW)
+		ur->st.cq_overflow++;
+	io_uring_for_each_cqe(&ur->ring, head, cqe) {
+		if (n == nout)
+			break;
+		seen++;
+		if (UR_UD_OP(cqe->user_data) != UR_OP_POLL)
+			continue;
+		udata = NULL;
+		if ((ev = ur_poll_done(ur, cqe, &udata)) == 0)
+			continue;
+		out[n].udata = udata;
+		out[n].ev = ev;
+		n++;
+	}
+	io_uring_cq_advance(&ur->ring, seen);
+	*np = n;
+	return seen;
+}
+
+/* At least this many completions from one enter: there may be more. */
+#define UR_TW_BATCH	20
+
+static int
+ur_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
+{
+	struct ur_state	*ur = l->be;
+	unsigned int	 seen;
+	int		 n = 0;
+
+	if (!ur->started)
+		ur_start(ur);
+	ur_flush(ur);
+	(void)ur_enter(ur, (unsigned int)nout, timeout);
+	seen = ur_reap(ur, out, nout, &n);
+	/*
+	 * A blocking wait returned as soon as one completion was there:
+	 * when it brought a full batch, more may be waiting to run, so
+	 * take them too at the cost of a second enter (never blocking).
+	 */
+	if (timeout != 0 && seen >= UR_TW_BATCH && n < nout &&
+	    (ur->setup & IORING_SETUP_DEFER_TASKRUN)) {
+		(void)ur_enter(ur, (unsigned int)(nout - n), 0);
+		(void)ur_reap(ur, out, nout, &n);
+	}
+	return n;
+}
+
+static void
+ur_stats(struct tk_loop *l, struct tk_loop_stats *st)
+{
+	struct ur_state	*ur = l->be;
+
+	*st = ur->st;
+}
+
+const struct tk_backend tk_backend_io_uring = {
+	.name = "io_uring",
+	.flags = TK_BE_EDGE | TK_BE_DELCLOSE | TK_BE_EXPLICIT,
+	.probe = ur_probe,
+	.init = ur_init,
+	.free = ur_free,
+	.add = ur_add,
+	.mod = ur_mod,
+	.del = ur_del,
+	.wait = ur_wait,
+	.stats = ur_stats,
+};
