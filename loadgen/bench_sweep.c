@@ -7,6 +7,7 @@
  */
 #include <sys/select.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "tenk/log.h"
+#include "tenk/loop.h"
 #include "tenk/parse.h"
 #include "loadgen.h"
 #include "bench.h"
@@ -71,7 +73,10 @@ skip_cell(struct cell *c)
 {
 	uint64_t	fds = c->idle + conf.active + FD_SPARE;
 
-	if (strcmp(c->backend, "select") == 0 && fds >= FD_SETSIZE)
+	if (tk_backend_probe(c->backend) == -1)
+		snprintf(c->note, sizeof(c->note), "the kernel refuses %s: %s",
+		    c->backend, strerror(errno));
+	else if (strcmp(c->backend, "select") == 0 && fds >= FD_SETSIZE)
 		snprintf(c->note, sizeof(c->note), "%llu idle + %llu active + "
 		    "%d spare fds reach FD_SETSIZE %d",
 		    (unsigned long long)c->idle,

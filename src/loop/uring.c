@@ -14,7 +14,7 @@
  * and the current generation, and a completion whose generation is not
  * the slot's belongs to a watcher already stopped (its memory may be
  * gone) and is dropped.  del() bumps the generation and submits a
- * POLL_REMOVE for the request in flight: a poll holds a reference to the
+ * cancel for the request in flight: a poll holds a reference to the
  * file, so the socket a caller closes is really released (and the peer
  * sees the FIN) only when the poll ends, at the next io_uring_enter.
  *
@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <liburing.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,7 +46,7 @@
 #include "backend.h"
 
 /* user_data: op (8 bits) | generation (24) | fd (32). */
-#define UR_OP_NONE	0		/* POLL_REMOVE and the like: ignored */
+#define UR_OP_NONE	0		/* cancels and the like: ignored */
 #define UR_OP_POLL	1
 #define UR_GENMASK	0xffffffu
 #define UR_UDATA(op, gen, fd) \
@@ -74,7 +75,10 @@ struct ur_slot {
 struct ur_state {
 	struct io_uring	 ring;
 	unsigned int	 setup;		/* IORING_SETUP_* that took */
+	unsigned int	 features;	/* IORING_FEAT_* */
 	int		 started;
+	int		 enter_fd;	/* registered index, or ring fd */
+	unsigned int	 enter_flags;	/* IORING_ENTER_REGISTERED_RING */
 	struct ur_slot	*slot;
 	int		 nslot;
 	int		*pend;		/* fds to arm at the next wait */
@@ -138,6 +142,7 @@ ur_setup(struct ur_state *ur, unsigned int cq)
 		rv = io_uring_queue_init_params(sq, &ur->ring, &p);
 		if (rv == 0) {
 			ur->setup = tries[i];
+			ur->features = p.features;
 			return 0;
 		}
 		if (rv != -EINVAL)
@@ -234,7 +239,11 @@ ur_start(struct ur_state *ur)
 			abort();
 		}
 	}
-	(void)io_uring_register_ring_fd(&ur->ring);
+	ur->enter_fd = ur->ring.ring_fd;
+	if (io_uring_register_ring_fd(&ur->ring) == 1) {
+		ur->enter_fd = ur->ring.enter_ring_fd;
+		ur->enter_flags = IORING_ENTER_REGISTERED_RING;
+	}
 	ur->started = 1;
 }
 
@@ -329,8 +338,13 @@ ur_del(struct tk_loop *l, int fd)
 		 * is closed; the generation bump below keeps it harmless.
 		 */
 		if ((sqe = ur_sqe(ur)) != NULL) {
-			io_uring_prep_poll_remove(sqe,
-			    UR_UDATA(UR_OP_POLL, s->gen, fd));
+			/*
+			 * ASYNC_CANCEL, not POLL_REMOVE: the latter gives up
+			 * with -EALREADY when a wake-up's task work owns the
+			 * poll, and a multishot poll then runs on for ever.
+			 */
+			io_uring_prep_cancel64(sqe,
+			    UR_UDATA(UR_OP_POLL, s->gen, fd), 0);
 			io_uring_sqe_set_data64(sqe, UR_UDATA(UR_OP_NONE, 0,
 			    0));
 		}
@@ -446,17 +460,48 @@ ur_poll_done(struct ur_state *ur, const struct io_uring_cqe *cqe,
  * since Linux 6.13 ("io_uring: limit local tw done"), and asking for 1
  * would leave a busy loop 20 events per pass.
  */
+/*
+ * liburing's __io_uring_flush_sq, which it keeps private: publish the
+ * SQEs prepared since the last flush; return how many await submission.
+ */
+static unsigned int
+ur_flush_sq(struct io_uring *ring)
+{
+	struct io_uring_sq	*sq = &ring->sq;
+	unsigned int		 tail = sq->sqe_tail;
+
+	if (sq->sqe_head != tail) {
+		sq->sqe_head = tail;
+		io_uring_smp_store_release(sq->ktail, tail);
+	}
+	return tail - IO_URING_READ_ONCE(*sq->khead);
+}
+
 static int
 ur_enter(struct ur_state *ur, unsigned int want, int64_t timeout)
 {
+	struct io_uring_getevents_arg	 arg;
 	struct io_uring_cqe		*cqe;
 	struct __kernel_timespec	 ts;
+	unsigned int			 min = timeout == 0 ? want : 1;
 	int				 rv;
 
 	ts.tv_sec = timeout > 0 ? timeout / 1000000000 : 0;
 	ts.tv_nsec = timeout > 0 ? timeout % 1000000000 : 0;
-	rv = io_uring_submit_and_wait_timeout(&ur->ring, &cqe,
-	    timeout == 0 ? want : 1, timeout >= 0 ? &ts : NULL, NULL);
+	if (ur->features & IORING_FEAT_EXT_ARG) {
+		/*
+		 * Our own enter: io_uring_submit_and_wait_timeout() enters a
+		 * second time when fewer than min completions came.
+		 */
+		memset(&arg, 0, sizeof(arg));
+		arg.sigmask_sz = _NSIG / 8;
+		arg.ts = timeout >= 0 ? (uint64_t)(uintptr_t)&ts : 0;
+		rv = io_uring_enter2(ur->enter_fd, ur_flush_sq(&ur->ring), min,
+		    IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG | ur->enter_flags,
+		    (sigset_t *)&arg, sizeof(arg));
+	} else
+		rv = io_uring_submit_and_wait_timeout(&ur->ring, &cqe, min,
+		    timeout >= 0 ? &ts : NULL, NULL);
 	if (rv >= 0)
 		return 0;
 	switch (rv) {
