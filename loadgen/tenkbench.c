@@ -56,7 +56,7 @@ usage(FILE *f, int status)
 		    "  -a, --active N          active ping-pong connections "
 		    "(default 100)\n"
 		    "  -b, --backends LIST     backends to compare (default "
-		    "epoll,poll,select);\n"
+		    "all: epoll,poll,select,io_uring);\n"
 		    "                          \"list\" prints them\n"
 		    "      --connect-rate N/s  connects per second (default "
 		    "10000)\n"

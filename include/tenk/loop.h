@@ -66,9 +66,10 @@ struct tk_msg {
 
 /*
  * Create a loop on the named backend ("epoll", "poll", "select",
- * "io_uring"), or on the best one whose init succeeds when name is NULL.  maxfds is a hint
- * for array sizes (0 for a default).  Returns NULL with errno set: ENOENT
- * for an unknown or uncompiled backend name, or the backend's init error.
+ * "io_uring"), or on the best one whose init succeeds when name is NULL
+ * (never io_uring).  maxfds is a hint for array sizes (0 for a default).
+ * Returns NULL with errno set: ENOENT for an unknown or uncompiled backend
+ * name, or the backend's init error (io_uring: ENOSYS, EPERM).
  * The caller's thread owns the loop from then on.
  */
 struct tk_loop	*tk_loop_new(const char *name, int maxfds);

@@ -230,7 +230,7 @@ ur_start(struct ur_state *ur)
 	int	rv;
 
 	if (ur->setup & IORING_SETUP_R_DISABLED) {
-		/* io_uring_enable_rings() is missing from liburing 2.3's .so. */
+		/* liburing 2.3's .so lacks io_uring_enable_rings(). */
 		rv = io_uring_register(ur->ring.ring_fd,
 		    IORING_REGISTER_ENABLE_RINGS, NULL, 0);
 		if (rv != 0) {
@@ -497,8 +497,8 @@ ur_enter(struct ur_state *ur, unsigned int want, int64_t timeout)
 		arg.sigmask_sz = _NSIG / 8;
 		arg.ts = timeout >= 0 ? (uint64_t)(uintptr_t)&ts : 0;
 		rv = io_uring_enter2(ur->enter_fd, ur_flush_sq(&ur->ring), min,
-		    IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG | ur->enter_flags,
-		    (sigset_t *)&arg, sizeof(arg));
+		    IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG |
+		    ur->enter_flags, (sigset_t *)&arg, sizeof(arg));
 	} else
 		rv = io_uring_submit_and_wait_timeout(&ur->ring, &cqe, min,
 		    timeout >= 0 ? &ts : NULL, NULL);
