@@ -46,6 +46,7 @@ struct tk_io {
 	unsigned int		 regd;	/* interest given to a level backend */
 	unsigned int		 active:1;
 	unsigned int		 queued:1;
+	unsigned int		 cq:1;	/* completion watcher (uring.h) */
 	tk_io_fn		*fn;
 	void			*arg;
 	TAILQ_ENTRY(tk_io)	 rq;	/* run queue link */
@@ -136,6 +137,7 @@ struct tk_loop_stats {
 	uint64_t	 cq_overflow;	/* waits that met a full CQ */
 	uint64_t	 rearms;	/* multishot requests armed again */
 	uint64_t	 sq_full;	/* submits forced by a full SQ */
+	uint64_t	 nobufs;	/* recvs re-armed: buffer ring dry */
 };
 void		 tk_loop_stats(struct tk_loop *l, struct tk_loop_stats *st);
 

@@ -16,6 +16,7 @@
 
 #include "tenk/loop.h"
 #include "tenk/timer.h"
+#include "tenk/uring.h"
 
 struct tk_event {
 	void		*udata;		/* pointer given to add() */
@@ -41,6 +42,21 @@ struct tk_backend {
 			    int64_t);
 	/* Counters of the kernel interface, or NULL for none. */
 	void		(*stats)(struct tk_loop *, struct tk_loop_stats *);
+
+	/*
+	 * Completion I/O (tenk/uring.h), all NULL where the backend has
+	 * none.  dispatch() runs the completions the last wait() took, from
+	 * the loop, after the readiness events; cq_stop() ends a completion
+	 * watcher (tk_io_stop, tk_io_close) before its fd is closed.
+	 */
+	int		(*bufring)(struct tk_loop *, unsigned int, size_t);
+	int		(*recv_start)(struct tk_loop *, struct tk_io *,
+			    tk_recv_fn *);
+	void		(*recv_stop)(struct tk_loop *, struct tk_io *);
+	int		(*send)(struct tk_loop *, struct tk_io *,
+			    const struct iovec *, int, tk_send_fn *);
+	void		(*cq_stop)(struct tk_loop *, struct tk_io *);
+	void		(*dispatch)(struct tk_loop *);
 };
 
 struct tk_loop {

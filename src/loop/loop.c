@@ -257,9 +257,20 @@ loop_io_stop_internal(struct tk_loop *l, struct tk_io *io)
 	io_forget(l, io);
 }
 
+/* End a completion watcher (tenk/uring.h): cancel what is in flight. */
+static void
+io_cq_stop(struct tk_loop *l, struct tk_io *io)
+{
+	l->ops->cq_stop(l, io);
+	io->cq = 0;
+	l->nio--;
+}
+
 void
 tk_io_stop(struct tk_loop *l, struct tk_io *io)
 {
+	if (io->cq)
+		io_cq_stop(l, io);
 	if (!io->active)
 		return;
 	loop_io_stop_internal(l, io);
@@ -271,6 +282,8 @@ tk_io_close(struct tk_loop *l, struct tk_io *io)
 {
 	int	fd = io->fd;
 
+	if (io->cq)
+		io_cq_stop(l, io);
 	if (io->active) {
 		/*
 		 * epoll forgets a file when its last descriptor closes, so
@@ -359,6 +372,8 @@ loop_once(struct tk_loop *l, int nowait)
 	}
 	if (n == l->nevents)
 		(void)grow_events(l);
+	if (l->ops->dispatch != NULL)
+		l->ops->dispatch(l);
 
 	timer_run_expired(l);
 	run_queue(l);

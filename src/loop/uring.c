@@ -35,6 +35,9 @@
  * be posted ends without IORING_CQE_F_MORE, and is armed again here.
  * Both are counted (tk_loop_stats).
  */
+#include <sys/socket.h>
+#include <sys/uio.h>
+
 #include <errno.h>
 #include <liburing.h>
 #include <poll.h>
@@ -48,6 +51,8 @@
 /* user_data: op (8 bits) | generation (24) | fd (32). */
 #define UR_OP_NONE	0		/* cancels and the like: ignored */
 #define UR_OP_POLL	1
+#define UR_OP_RECV	2		/* multishot recv, completion I/O */
+#define UR_OP_SEND	3		/* send or sendmsg, completion I/O */
 #define UR_GENMASK	0xffffffu
 #define UR_UDATA(op, gen, fd) \
 	((uint64_t)(op) << 56 | (uint64_t)((gen) & UR_GENMASK) << 32 | \
@@ -64,13 +69,39 @@
 #define UR_CQ_MAX	32768
 
 struct ur_slot {
-	void		*udata;
+	void		*udata;		/* the struct tk_io */
+	tk_recv_fn	*recv_fn;
+	tk_send_fn	*send_fn;
 	uint32_t	 gen;
-	uint8_t		 flags;
+	uint32_t	 send_seq;	/* ur->nsubmit when the send was made */
+	uint16_t	 send_idx;	/* its SQE's index in the SQ */
+	uint16_t	 flags;
 #define UR_ACTIVE	0x01		/* registered by add() */
 #define UR_ARMED	0x02		/* a poll for gen is in flight */
 #define UR_PENDING	0x04		/* listed in pend[] */
+#define UR_CQ		0x08		/* a completion watcher */
+#define UR_RECV_ON	0x10		/* the caller wants to receive */
+#define UR_RECV_ARMED	0x20		/* a multishot recv is in flight */
+#define UR_RECV_CANCEL	0x40		/* ... and its cancel too */
+#define UR_SEND		0x80		/* a send is in flight */
 };
+
+/* A completion taken by wait() for dispatch(). */
+struct ur_cqe {
+	uint64_t	 udata;
+	int32_t		 res;
+	uint32_t	 flags;
+};
+
+/* sendmsg's header, alive until its SQE is submitted (FEAT_SUBMIT_STABLE). */
+struct ur_sendrec {
+	struct msghdr	 msg;
+	struct iovec	 iov[TK_SEND_IOVMAX];
+};
+
+#define UR_NCQE		1024		/* completions dispatched per wait */
+#define UR_BUFS		256		/* default receive ring */
+#define UR_BUFSIZE	16384
 
 struct ur_state {
 	struct io_uring	 ring;
@@ -85,6 +116,17 @@ struct ur_state {
 	int		 npend;
 	int		 cappend;
 	struct tk_loop_stats st;
+
+	/* Completion I/O. */
+	uint32_t	 nsubmit;	/* submissions made, for send_seq */
+	struct ur_cqe	*cqes;		/* taken by wait, run by dispatch */
+	int		 ncqe;
+	struct ur_sendrec *sendrec;	/* one per SQ entry */
+	struct io_uring_buf_ring *br;
+	char		*bufs;
+	unsigned int	 nbuf;
+	size_t		 bufsize;
+	int		 brmade;
 };
 
 /*
@@ -195,12 +237,17 @@ ur_init(struct tk_loop *l, int maxfds)
 		return -1;
 	if (ur_grow_slots(ur, maxfds < 1 << 16 ? maxfds : 1 << 16) == -1)
 		goto fail;
+	if ((ur->cqes = calloc(UR_NCQE, sizeof(*ur->cqes))) == NULL)
+		goto fail;
+	ur->nbuf = UR_BUFS;
+	ur->bufsize = UR_BUFSIZE;
 	if (ur_setup(ur, ur_pow2(2 * (unsigned int)maxfds < UR_CQ_MIN ?
 	    UR_CQ_MIN : 2 * (unsigned int)maxfds)) == -1)
 		goto fail;
 	l->be = ur;
 	return 0;
  fail:
+	free(ur->cqes);
 	free(ur->slot);
 	free(ur);
 	return -1;
@@ -215,6 +262,10 @@ ur_free(struct tk_loop *l)
 	io_uring_queue_exit(&ur->ring);
 	free(ur->slot);
 	free(ur->pend);
+	free(ur->cqes);
+	free(ur->sendrec);
+	free(ur->br);
+	free(ur->bufs);
 	free(ur);
 	l->be = NULL;
 }
@@ -259,8 +310,9 @@ ur_sqe(struct ur_state *ur)
 	if ((sqe = io_uring_get_sqe(&ur->ring)) != NULL)
 		return sqe;
 	ur->st.sq_full++;
-	if (io_uring_submit(&ur->ring) < 0)
+	if (!ur->started || io_uring_submit(&ur->ring) < 0)
 		return NULL;
+	ur->nsubmit++;
 	return io_uring_get_sqe(&ur->ring);
 }
 
@@ -297,7 +349,7 @@ ur_add(struct tk_loop *l, int fd, unsigned int ev, void *udata)
 	if (fd >= ur->nslot && ur_grow_slots(ur, fd) == -1)
 		return -1;
 	s = &ur->slot[fd];
-	if (s->flags & UR_ACTIVE) {
+	if (s->flags & (UR_ACTIVE | UR_CQ)) {
 		errno = EEXIST;
 		return -1;
 	}
@@ -368,17 +420,31 @@ ur_flush(struct ur_state *ur)
 		fd = ur->pend[i];
 		s = &ur->slot[fd];
 		s->flags &= ~UR_PENDING;
+		if ((s->flags & (UR_CQ | UR_RECV_ON | UR_RECV_ARMED)) ==
+		    (UR_CQ | UR_RECV_ON)) {
+			if ((sqe = ur_sqe(ur)) == NULL)
+				goto full;
+			io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
+			sqe->flags |= IOSQE_BUFFER_SELECT;
+			sqe->buf_group = 0;
+			io_uring_sqe_set_data64(sqe,
+			    UR_UDATA(UR_OP_RECV, s->gen, fd));
+			s->flags |= UR_RECV_ARMED;
+			continue;
+		}
 		if ((s->flags & (UR_ACTIVE | UR_ARMED)) != UR_ACTIVE)
 			continue;
-		if ((sqe = ur_sqe(ur)) == NULL) {
-			log_warn("io_uring_submit");
-			abort();
-		}
+		if ((sqe = ur_sqe(ur)) == NULL)
+			goto full;
 		io_uring_prep_poll_multishot(sqe, fd, UR_POLLMASK);
 		io_uring_sqe_set_data64(sqe, UR_UDATA(UR_OP_POLL, s->gen, fd));
 		s->flags |= UR_ARMED;
 	}
 	ur->npend = 0;
+	return;
+ full:
+	log_warn("io_uring_submit");
+	abort();
 }
 
 static unsigned int
@@ -502,6 +568,7 @@ ur_enter(struct ur_state *ur, unsigned int want, int64_t timeout)
 	} else
 		rv = io_uring_submit_and_wait_timeout(&ur->ring, &cqe, min,
 		    timeout >= 0 ? &ts : NULL, NULL);
+	ur->nsubmit++;
 	if (rv >= 0)
 		return 0;
 	switch (rv) {
@@ -526,17 +593,25 @@ static unsigned int
 ur_reap(struct ur_state *ur, struct tk_event *out, int nout, int *np)
 {
 	struct io_uring_cqe	*cqe;
-	unsigned int		 head, seen = 0, ev;
+	unsigned int		 head, seen = 0, ev, op;
 	void			*udata;
 	int			 n = *np;
 
 	if (IO_URING_READ_ONCE(*ur->ring.sq.kflags) & IORING_SQ_CQ_OVERFLOW)
 		ur->st.cq_overflow++;
 	io_uring_for_each_cqe(&ur->ring, head, cqe) {
-		if (n == nout)
+		if (n == nout || ur->ncqe == UR_NCQE)
 			break;
 		seen++;
-		if (UR_UD_OP(cqe->user_data) != UR_OP_POLL)
+		op = UR_UD_OP(cqe->user_data);
+		if (op == UR_OP_RECV || op == UR_OP_SEND) {
+			ur->cqes[ur->ncqe].udata = cqe->user_data;
+			ur->cqes[ur->ncqe].res = cqe->res;
+			ur->cqes[ur->ncqe].flags = cqe->flags;
+			ur->ncqe++;
+			continue;
+		}
+		if (op != UR_OP_POLL)
 			continue;
 		udata = NULL;
 		if ((ev = ur_poll_done(ur, cqe, &udata)) == 0)
@@ -578,6 +653,320 @@ ur_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
 	return n;
 }
 
+/*
+ * Completion I/O (tenk/uring.h).  A completion watcher's slot holds its
+ * callbacks; its recv and send carry the slot's generation like a poll,
+ * so that stopping one (ur_cq_stop bumps the generation) makes any late
+ * completion of its requests fall on the floor.  Completions are copied
+ * out of the CQ by wait() and run by dispatch(), from the loop, so that
+ * wait() itself never calls out.
+ */
+
+static int
+ur_bufring(struct tk_loop *l, unsigned int count, size_t size)
+{
+	struct ur_state	*ur = l->be;
+
+	if (ur->brmade) {
+		errno = EBUSY;
+		return -1;
+	}
+	if (count == 0 || count > 32768 || (count & (count - 1)) != 0 ||
+	    size == 0 || size > 1U << 30) {
+		errno = EINVAL;
+		return -1;
+	}
+	ur->nbuf = count;
+	ur->bufsize = size;
+	return 0;
+}
+
+/* Give buffer bid back to the kernel. */
+static void
+ur_buf_put(struct ur_state *ur, unsigned int bid)
+{
+	io_uring_buf_ring_add(ur->br, ur->bufs + (size_t)bid * ur->bufsize,
+	    (unsigned int)ur->bufsize, (unsigned short)bid,
+	    io_uring_buf_ring_mask(ur->nbuf), 0);
+	io_uring_buf_ring_advance(ur->br, 1);
+}
+
+/*
+ * The provided-buffer ring (IORING_REGISTER_PBUF_RING, Linux 5.19), made
+ * at the first recv: group 0, nbuf buffers of bufsize bytes.
+ */
+static int
+ur_ring_make(struct ur_state *ur)
+{
+	struct io_uring_buf_reg	 reg;
+	unsigned int		 i;
+	int			 rv;
+
+	if (ur->brmade)
+		return 0;
+	if (posix_memalign((void **)&ur->br, 4096,
+	    ur->nbuf * sizeof(struct io_uring_buf)) != 0)
+		goto nomem;
+	if ((ur->bufs = malloc(ur->nbuf * ur->bufsize)) == NULL)
+		goto nomem;
+	io_uring_buf_ring_init(ur->br);
+	memset(&reg, 0, sizeof(reg));
+	reg.ring_addr = (uint64_t)(uintptr_t)ur->br;
+	reg.ring_entries = ur->nbuf;
+	reg.bgid = 0;
+	if ((rv = io_uring_register_buf_ring(&ur->ring, &reg, 0)) != 0) {
+		errno = -rv;
+		goto fail;
+	}
+	for (i = 0; i < ur->nbuf; i++)
+		ur_buf_put(ur, i);
+	ur->brmade = 1;
+	return 0;
+ nomem:
+	errno = ENOMEM;
+ fail:
+	free(ur->br);
+	free(ur->bufs);
+	ur->br = NULL;
+	ur->bufs = NULL;
+	return -1;
+}
+
+/* The slot of completion watcher io, made one if it is not yet. */
+static struct ur_slot *
+ur_cq_slot(struct ur_state *ur, struct tk_io *io)
+{
+	struct ur_slot	*s;
+
+	if (io->fd < 0) {
+		errno = EBADF;
+		return NULL;
+	}
+	if (io->fd >= ur->nslot && ur_grow_slots(ur, io->fd) == -1)
+		return NULL;
+	s = &ur->slot[io->fd];
+	if (!io->cq) {
+		if (s->flags & (UR_ACTIVE | UR_CQ)) {
+			errno = EEXIST;
+			return NULL;
+		}
+		s->gen++;
+		s->flags = (s->flags & UR_PENDING) | UR_CQ;
+		s->udata = io;
+		s->recv_fn = NULL;
+		s->send_fn = NULL;
+	}
+	return s;
+}
+
+static int
+ur_recv_start(struct tk_loop *l, struct tk_io *io, tk_recv_fn *fn)
+{
+	struct ur_state	*ur = l->be;
+	struct ur_slot	*s;
+
+	if (ur_ring_make(ur) == -1 || (s = ur_cq_slot(ur, io)) == NULL)
+		return -1;
+	s->recv_fn = fn;
+	if (s->flags & UR_RECV_ON)
+		return 0;
+	if (ur_pend(ur, io->fd) == -1)
+		return -1;
+	s->flags |= UR_RECV_ON;
+	return 0;
+}
+
+/* Cancel the recv of s in flight, once. */
+static void
+ur_recv_cancel(struct ur_state *ur, struct ur_slot *s, int fd)
+{
+	struct io_uring_sqe	*sqe;
+
+	if ((s->flags & (UR_RECV_ARMED | UR_RECV_CANCEL)) != UR_RECV_ARMED)
+		return;
+	/* XXX With the SQ full before the loop ever ran, the recv runs on. */
+	if ((sqe = ur_sqe(ur)) == NULL)
+		return;
+	io_uring_prep_cancel64(sqe, UR_UDATA(UR_OP_RECV, s->gen, fd), 0);
+	io_uring_sqe_set_data64(sqe, UR_UDATA(UR_OP_NONE, 0, 0));
+	s->flags |= UR_RECV_CANCEL;
+}
+
+static void
+ur_recv_stop(struct tk_loop *l, struct tk_io *io)
+{
+	struct ur_state	*ur = l->be;
+	struct ur_slot	*s = &ur->slot[io->fd];
+
+	s->flags &= ~UR_RECV_ON;
+	ur_recv_cancel(ur, s, io->fd);
+}
+
+static int
+ur_send(struct tk_loop *l, struct tk_io *io, const struct iovec *iov,
+    int iovcnt, tk_send_fn *done)
+{
+	struct ur_state		*ur = l->be;
+	struct io_uring_sqe	*sqe;
+	struct ur_sendrec	*r;
+	struct ur_slot		*s;
+	unsigned int		 idx;
+
+	if (iovcnt > 1 && ur->sendrec == NULL &&
+	    (ur->sendrec = calloc(ur->ring.sq.ring_entries,
+	    sizeof(*ur->sendrec))) == NULL)
+		return -1;
+	if ((s = ur_cq_slot(ur, io)) == NULL)
+		return -1;
+	if (s->flags & UR_SEND) {
+		errno = EBUSY;
+		return -1;
+	}
+	if ((sqe = ur_sqe(ur)) == NULL) {
+		errno = EAGAIN;
+		return -1;
+	}
+	idx = (unsigned int)(sqe - ur->ring.sq.sqes);
+	/*
+	 * MSG_WAITALL: io_uring retries a short send itself (Linux 5.18),
+	 * so one completion means the whole request.
+	 */
+	if (iovcnt == 1)
+		io_uring_prep_send(sqe, io->fd, iov[0].iov_base,
+		    iov[0].iov_len, MSG_NOSIGNAL | MSG_WAITALL);
+	else {
+		/* One record per SQ entry: it lives until submission. */
+		r = &ur->sendrec[idx];
+		memset(&r->msg, 0, sizeof(r->msg));
+		memcpy(r->iov, iov, (size_t)iovcnt * sizeof(*iov));
+		r->msg.msg_iov = r->iov;
+		r->msg.msg_iovlen = (size_t)iovcnt;
+		io_uring_prep_sendmsg(sqe, io->fd, &r->msg,
+		    MSG_NOSIGNAL | MSG_WAITALL);
+	}
+	io_uring_sqe_set_data64(sqe, UR_UDATA(UR_OP_SEND, s->gen, io->fd));
+	s->send_fn = done;
+	s->send_seq = ur->nsubmit;
+	s->send_idx = (uint16_t)idx;
+	s->flags |= UR_SEND;
+	return 0;
+}
+
+/*
+ * The send of s must be over before its caller frees the data.  Not yet
+ * submitted: its SQE becomes a no-op.  Submitted: a synchronous cancel
+ * (IORING_REGISTER_SYNC_CANCEL, Linux 6.0) returns once the request is
+ * done, cancelled or completed.
+ */
+static void
+ur_send_cancel(struct ur_state *ur, struct ur_slot *s, int fd)
+{
+	struct io_uring_sync_cancel_reg	reg;
+	struct io_uring_sqe		*sqe;
+
+	if (s->send_seq == ur->nsubmit) {
+		sqe = &ur->ring.sq.sqes[s->send_idx];
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, UR_UDATA(UR_OP_NONE, 0, 0));
+		return;
+	}
+	memset(&reg, 0, sizeof(reg));
+	reg.addr = UR_UDATA(UR_OP_SEND, s->gen, fd);
+	reg.timeout.tv_sec = -1;
+	reg.timeout.tv_nsec = -1;
+	/*
+	 * XXX Before Linux 6.0 (EINVAL) a send waiting for socket space
+	 * may still read the data after the caller freed it.
+	 */
+	(void)io_uring_register_sync_cancel(&ur->ring, &reg);
+}
+
+static void
+ur_cq_stop(struct tk_loop *l, struct tk_io *io)
+{
+	struct ur_state	*ur = l->be;
+	struct ur_slot	*s;
+
+	if (io->fd < 0 || io->fd >= ur->nslot)
+		return;
+	s = &ur->slot[io->fd];
+	if ((s->flags & UR_CQ) == 0 || s->udata != io)
+		return;
+	ur_recv_cancel(ur, s, io->fd);
+	if (s->flags & UR_SEND)
+		ur_send_cancel(ur, s, io->fd);
+	s->flags &= UR_PENDING;
+	s->gen++;
+	s->udata = NULL;
+}
+
+/* One recv completion. */
+static void
+ur_recv_done(struct tk_loop *l, struct ur_state *ur, const struct ur_cqe *c)
+{
+	struct ur_slot	*s;
+	struct tk_io	*io;
+	tk_recv_fn	*fn;
+	uint32_t	 gen = UR_UD_GEN(c->udata);
+	int		 fd = UR_UD_FD(c->udata), bid = -1, live;
+
+	if (c->flags & IORING_CQE_F_BUFFER)
+		bid = (int)(c->flags >> IORING_CQE_BUFFER_SHIFT);
+	s = &ur->slot[fd];
+	live = (s->flags & UR_CQ) && (s->gen & UR_GENMASK) == gen;
+	if (live && (c->flags & IORING_CQE_F_MORE) == 0)
+		s->flags &= ~(UR_RECV_ARMED | UR_RECV_CANCEL);
+	if (live && c->res != -ENOBUFS && c->res != -ECANCELED) {
+		io = s->udata;
+		fn = s->recv_fn;
+		if (c->res <= 0)
+			s->flags &= ~UR_RECV_ON;
+		fn(l, io, bid >= 0 ? ur->bufs + (size_t)bid * ur->bufsize :
+		    NULL, c->res);
+		/* fn may have closed io, or grown the slot table. */
+		s = &ur->slot[fd];
+		live = (s->flags & UR_CQ) && (s->gen & UR_GENMASK) == gen;
+	}
+	if (c->res == -ENOBUFS)
+		ur->st.nobufs++;
+	if (bid >= 0)
+		ur_buf_put(ur, (unsigned int)bid);
+	if (live && (s->flags & (UR_RECV_ON | UR_RECV_ARMED)) == UR_RECV_ON)
+		(void)ur_pend(ur, fd);
+}
+
+static void
+ur_send_done(struct tk_loop *l, struct ur_state *ur, const struct ur_cqe *c)
+{
+	struct ur_slot	*s;
+	int		 fd = UR_UD_FD(c->udata);
+
+	s = &ur->slot[fd];
+	if ((s->flags & (UR_CQ | UR_SEND)) != (UR_CQ | UR_SEND) ||
+	    (s->gen & UR_GENMASK) != UR_UD_GEN(c->udata))
+		return;
+	s->flags &= ~UR_SEND;
+	s->send_fn(l, s->udata, c->res);
+}
+
+static void
+ur_dispatch(struct tk_loop *l)
+{
+	struct ur_state	*ur = l->be;
+	int		 i, n = ur->ncqe;
+
+	/* Callbacks may run the loop's functions, never wait(): no reentry. */
+	for (i = 0; i < n; i++) {
+		if (UR_UD_FD(ur->cqes[i].udata) >= ur->nslot)
+			continue;
+		if (UR_UD_OP(ur->cqes[i].udata) == UR_OP_RECV)
+			ur_recv_done(l, ur, &ur->cqes[i]);
+		else
+			ur_send_done(l, ur, &ur->cqes[i]);
+	}
+	ur->ncqe = 0;
+}
+
 static void
 ur_stats(struct tk_loop *l, struct tk_loop_stats *st)
 {
@@ -597,4 +986,10 @@ const struct tk_backend tk_backend_io_uring = {
 	.del = ur_del,
 	.wait = ur_wait,
 	.stats = ur_stats,
+	.bufring = ur_bufring,
+	.recv_start = ur_recv_start,
+	.recv_stop = ur_recv_stop,
+	.send = ur_send,
+	.cq_stop = ur_cq_stop,
+	.dispatch = ur_dispatch,
 };
