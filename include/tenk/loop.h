@@ -173,6 +173,7 @@ void		 tk_io_block(struct tk_io *io, unsigned int ev);
  * Unregister the watcher and take it off the run queue.  Afterwards the
  * caller may close the fd and free the watcher's memory, even from inside
  * a handler of the same batch.  Stopping a stopped watcher does nothing.
+ * A completion watcher (tenk/uring.h) has its requests cancelled too.
  */
 void		 tk_io_stop(struct tk_loop *l, struct tk_io *io);
 

@@ -707,7 +707,8 @@ ur_ring_make(struct ur_state *ur)
 	if (posix_memalign((void **)&ur->br, 4096,
 	    ur->nbuf * sizeof(struct io_uring_buf)) != 0)
 		goto nomem;
-	if ((ur->bufs = malloc(ur->nbuf * ur->bufsize)) == NULL)
+	/* Zeroed: valgrind cannot see the kernel write into it. */
+	if ((ur->bufs = calloc(ur->nbuf, ur->bufsize)) == NULL)
 		goto nomem;
 	io_uring_buf_ring_init(ur->br);
 	memset(&reg, 0, sizeof(reg));
