@@ -55,8 +55,9 @@ typedef void tk_send_fn(struct tk_loop *l, struct tk_io *io, ssize_t n);
 #define TK_SEND_IOVMAX	8
 
 /*
- * 1 when l runs on a backend with completion I/O (io_uring), so that
- * the calls below work; 0 otherwise (they fail with ENOTSUP there).
+ * 1 when l runs on a backend with completion I/O (io_uring, on Linux 6.1
+ * or later), so that the calls below work; 0 otherwise (they fail with
+ * ENOTSUP there).
  */
 int		 tk_loop_completion(struct tk_loop *l);
 

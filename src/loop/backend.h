@@ -49,6 +49,7 @@ struct tk_backend {
 	 * the loop, after the readiness events; cq_stop() ends a completion
 	 * watcher (tk_io_stop, tk_io_close) before its fd is closed.
 	 */
+	int		(*completion)(struct tk_loop *);
 	int		(*bufring)(struct tk_loop *, unsigned int, size_t);
 	int		(*recv_start)(struct tk_loop *, struct tk_io *,
 			    tk_recv_fn *);

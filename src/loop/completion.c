@@ -14,13 +14,13 @@
 int
 tk_loop_completion(struct tk_loop *l)
 {
-	return l->ops->recv_start != NULL;
+	return l->ops->completion != NULL && l->ops->completion(l);
 }
 
 int
 tk_loop_bufring(struct tk_loop *l, unsigned int count, size_t size)
 {
-	if (l->ops->bufring == NULL) {
+	if (!tk_loop_completion(l)) {
 		errno = ENOTSUP;
 		return -1;
 	}
@@ -31,7 +31,7 @@ tk_loop_bufring(struct tk_loop *l, unsigned int count, size_t size)
 static int
 cq_take(struct tk_loop *l, struct tk_io *io)
 {
-	if (l->ops->recv_start == NULL) {
+	if (!tk_loop_completion(l)) {
 		errno = ENOTSUP;
 		return -1;
 	}

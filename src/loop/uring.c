@@ -662,6 +662,18 @@ ur_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
  * wait() itself never calls out.
  */
 
+/*
+ * Multishot recv (6.0), buffer rings (5.19) and the synchronous cancel
+ * (6.0) are all there when the ring took DEFER_TASKRUN (6.1).
+ */
+static int
+ur_completion(struct tk_loop *l)
+{
+	struct ur_state	*ur = l->be;
+
+	return (ur->setup & IORING_SETUP_DEFER_TASKRUN) != 0;
+}
+
 static int
 ur_bufring(struct tk_loop *l, unsigned int count, size_t size)
 {
@@ -987,6 +999,7 @@ const struct tk_backend tk_backend_io_uring = {
 	.del = ur_del,
 	.wait = ur_wait,
 	.stats = ur_stats,
+	.completion = ur_completion,
 	.bufring = ur_bufring,
 	.recv_start = ur_recv_start,
 	.recv_stop = ur_recv_stop,
