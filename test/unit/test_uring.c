@@ -5,19 +5,22 @@
  * poll in flight (the file really released, no completion reaching the
  * freed memory, a reused fd number served by its new watcher only), a
  * completion queue far smaller than the burst, a loop created on one
- * thread and run on another (single issuer), the refusal path and the
- * default choice.  Each test skips when io_uring is not compiled in or
+ * thread and run on another (single issuer), the refusal path, the
+ * default choice, and 20,000 open-watch-close cycles that leave no
+ * descriptor behind.  Each test skips when io_uring is not compiled in or
  * the kernel refuses it.
  */
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tenk/loop.h"
+#include "tenk/uring.h"
 #include "../t.h"
 
 struct uw {
@@ -284,5 +287,67 @@ TEST(uring_other_thread)
 	T_UEQ(x.got, 1);
 	T_EQ(tk_io_close(l, &x.io), 0);
 	close(x.peer);
+	tk_loop_free(l);
+}
+
+/* Descriptors open in this process. */
+static int
+nfds(void)
+{
+	int	fd, n = 0;
+
+	for (fd = 0; fd < 4096; fd++)
+		if (fcntl(fd, F_GETFD) != -1)
+			n++;
+	return n;
+}
+
+/*
+ * 20,000 cycles of open, watch, one pass, close, alternately with a
+ * poll and with a recv in flight: every peer sees its close, and the
+ * descriptors are back to where they were.
+ */
+#define NCYCLE	20000
+
+static void
+cyc_recv(struct tk_loop *l, struct tk_io *io, const void *data, ssize_t n)
+{
+	(void)l;
+	(void)io;
+	(void)data;
+	(void)n;
+}
+
+TEST_T(uring_cycles, 120)
+{
+	struct tk_loop	*l;
+	struct uw	 x;
+	char		 c;
+	ssize_t		 n;
+	int		 i, base;
+
+	need_uring();
+	l = tk_loop_new("io_uring", 0);
+	T_PTR(l);
+	passes(l, 1);
+	base = nfds();
+	for (i = 0; i < NCYCLE; i++) {
+		if (i % 2 == 0 || !tk_loop_completion(l))
+			uw_open(l, &x);
+		else {
+			uw_open(l, &x);
+			tk_io_stop(l, &x.io);
+			T_EQ(tk_io_recv_start(l, &x.io, cyc_recv), 0);
+		}
+		passes(l, 1);
+		T_EQ(tk_io_close(l, &x.io), 0);
+		passes(l, 1);
+		if ((n = read(x.peer, &c, 1)) != 0)
+			T_FAIL("cycle %d: peer read %zd (%s)", i, n,
+			    strerror(errno));
+		close(x.peer);
+	}
+	T_EQ(nfds(), base);
+	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
 	tk_loop_free(l);
 }
