@@ -772,6 +772,16 @@ ur_cq_slot(struct ur_state *ur, struct tk_io *io)
 	return s;
 }
 
+/* A first request that failed leaves no completion watcher behind. */
+static void
+ur_cq_undo(struct ur_slot *s, struct tk_io *io)
+{
+	if (!io->cq) {
+		s->flags &= UR_PENDING;
+		s->udata = NULL;
+	}
+}
+
 static int
 ur_recv_start(struct tk_loop *l, struct tk_io *io, tk_recv_fn *fn)
 {
@@ -783,8 +793,10 @@ ur_recv_start(struct tk_loop *l, struct tk_io *io, tk_recv_fn *fn)
 	s->recv_fn = fn;
 	if (s->flags & UR_RECV_ON)
 		return 0;
-	if (ur_pend(ur, io->fd) == -1)
+	if (ur_pend(ur, io->fd) == -1) {
+		ur_cq_undo(s, io);
 		return -1;
+	}
 	s->flags |= UR_RECV_ON;
 	return 0;
 }
@@ -836,6 +848,7 @@ ur_send(struct tk_loop *l, struct tk_io *io, const struct iovec *iov,
 		return -1;
 	}
 	if ((sqe = ur_sqe(ur)) == NULL) {
+		ur_cq_undo(s, io);
 		errno = EAGAIN;
 		return -1;
 	}
