@@ -53,16 +53,20 @@ ifeq ($(NOCONFIG),)
 endif
 
 TK_CFLAGS = -std=c11 -D_GNU_SOURCE -DTENK_VERSION='"$(VERSION)"' \
-	    -Iinclude $(BSD_CFLAGS) $(WARN) -MMD -MP
+	    -Iinclude $(BSD_CFLAGS) $(URING_CFLAGS) $(WARN) -MMD -MP
 ALL_CFLAGS = $(TK_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
-ALL_LIBS = $(BSD_LIBS) -lpthread -lm $(LDLIBS)
+ALL_LIBS = $(BSD_LIBS) $(URING_LIBS) -lpthread -lm $(LDLIBS)
 
 # What each program links.  libtenk is an archive, so a program takes
 # only the members it calls; the other lists name objects, so keep them to
 # the files a program needs.  tenkbench reads tenkload's reports
 # (REPORT_SRCS) and never runs the engine.
 LIB_SRCS	:= $(wildcard src/loop/*.c src/net/*.c src/util/*.c)
+# The io_uring backend only where mk/deps.sh found liburing.
+ifeq ($(URING_LIBS),)
+LIB_SRCS	:= $(filter-out src/loop/uring.c,$(LIB_SRCS))
+endif
 TENKD_SRCS	:= $(wildcard src/server/*.c)
 FRAME_SRCS	:= loadgen/framing.c loadgen/frame_bytes.c loadgen/frame_http.c \
 		   loadgen/frame_prefix.c loadgen/frame_redis.c \

@@ -6,6 +6,7 @@
  * stderr that says how long the rest should take.
  */
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "tenk/log.h"
+#include "tenk/loop.h"
 #include "tenk/parse.h"
 #include "loadgen.h"
 #include "bench.h"
@@ -70,7 +72,10 @@ skip_cell(struct cell *c)
 {
 	uint64_t	fds = c->idle + conf.active + FD_SPARE;
 
-	if (fds > conf.nofile)
+	if (tk_backend_probe(c->backend) == -1)
+		snprintf(c->note, sizeof(c->note), "the kernel refuses %s: %s",
+		    c->backend, strerror(errno));
+	else if (fds > conf.nofile)
 		snprintf(c->note, sizeof(c->note), "%llu fds exceed "
 		    "RLIMIT_NOFILE %llu of one tenkd",
 		    (unsigned long long)fds, (unsigned long long)conf.nofile);

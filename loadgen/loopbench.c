@@ -390,6 +390,12 @@ main(int argc, char *argv[])
 	for (names = tk_backend_names(); *names != NULL; names++) {
 		if (only != NULL && strcmp(only, *names) != 0)
 			continue;
+		/* Named, a refused backend already ended us in parse. */
+		if (tk_backend_probe(*names) == -1) {
+			printf("# %s: the kernel refuses it: %s\n", *names,
+			    strerror(errno));
+			continue;
+		}
 		if (nbe < MAXBE)
 			bes[nbe++] = *names;
 	}

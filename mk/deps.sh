@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # deps.sh: find libbsd through pkg-config, installing pkg-config and
 # libbsd-dev with apt-get when they are missing and we are root on Debian
-# or Ubuntu; print the make variables on stdout.
+# or Ubuntu; find liburing (optional: the io_uring backend); print the
+# make variables on stdout.  URING=no leaves io_uring out even when
+# liburing is there (how a build without it is checked).
 # deps.sh lint: the same for what only `make lint` needs, shellcheck and
 # mandoc; print nothing.
 # deps.sh test: the same for the test-only tools (the Prometheus text
@@ -67,3 +69,32 @@ if ! have_bsd; then
 fi
 echo "BSD_CFLAGS := $("$PKG_CONFIG" --cflags libbsd-overlay)"
 echo "BSD_LIBS := $("$PKG_CONFIG" --libs libbsd-overlay)"
+
+# liburing 2.3 or later (io_uring_submit_and_get_events): optional.  A
+# compile and link probe rather than pkg-config alone, so a liburing too
+# old for uring.c counts as missing instead of failing the build.
+have_uring() {
+	[ "${URING-}" != no ] || return 1
+	flags=$("$PKG_CONFIG" --cflags liburing 2>/dev/null)
+	libs=$("$PKG_CONFIG" --libs liburing 2>/dev/null) || libs=-luring
+	probe=$(mktemp) || return 1
+	# shellcheck disable=SC2086 # word splitting of the flags is meant
+	printf '%s\n' '#include <liburing.h>' \
+	    'int main(void) { struct io_uring r;' \
+	    'if (io_uring_queue_init(1, &r, 0) != 0) return 1;' \
+	    '(void)io_uring_register_ring_fd(&r);' \
+	    'return io_uring_submit_and_get_events(&r); }' |
+	    ${CC:-cc} -x c $flags -o "$probe" - $libs >/dev/null 2>&1
+	st=$?
+	rm -f "$probe"
+	return $st
+}
+
+if have_uring; then
+	echo "URING_CFLAGS := -DTENK_HAVE_URING $flags"
+	echo "URING_LIBS := $libs"
+else
+	echo "deps: liburing (2.3 or later) not found: building without the io_uring backend (apt install liburing-dev)" >&2
+	echo "URING_CFLAGS :="
+	echo "URING_LIBS :="
+fi

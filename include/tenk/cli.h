@@ -66,7 +66,9 @@ uint64_t	 tk_cli_rate(const char *opt, const char *arg, uint64_t min,
 /*
  * arg as the name of a compiled-in backend, returned from the registry's
  * own storage; NULL when arg is "list", for the caller to print the list
- * with tk_cli_backend_list() once the command line is read.
+ * with tk_cli_backend_list() once the command line is read.  A backend
+ * compiled in that the kernel refuses (io_uring: ENOSYS, EPERM) ends the
+ * program with one line on stderr and exit status 1.
  */
 const char	*tk_cli_backend(const char *opt, const char *arg);
 

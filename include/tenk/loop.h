@@ -46,6 +46,7 @@ struct tk_io {
 	unsigned int		 regd;	/* interest given to a level backend */
 	unsigned int		 active:1;
 	unsigned int		 queued:1;
+	unsigned int		 cq:1;	/* completion watcher (uring.h) */
 	tk_io_fn		*fn;
 	void			*arg;
 	TAILQ_ENTRY(tk_io)	 rq;	/* run queue link */
@@ -65,10 +66,11 @@ struct tk_msg {
 #define TK_RUN_NOWAIT	0x02	/* one iteration, never blocks */
 
 /*
- * Create a loop on the named backend ("epoll", "poll", "select"), or on
- * the best one whose init succeeds when name is NULL.  maxfds is a hint
- * for array sizes (0 for a default).  Returns NULL with errno set: ENOENT
- * for an unknown or uncompiled backend name, or the backend's init error.
+ * Create a loop on the named backend ("epoll", "poll", "select",
+ * "io_uring"), or on the best one whose init succeeds when name is NULL
+ * (never io_uring).  maxfds is a hint for array sizes (0 for a default).
+ * Returns NULL with errno set: ENOENT for an unknown or uncompiled backend
+ * name, or the backend's init error (io_uring: ENOSYS, EPERM).
  * The caller's thread owns the loop from then on.
  */
 struct tk_loop	*tk_loop_new(const char *name, int maxfds);
@@ -118,8 +120,32 @@ uint64_t	 tk_loop_iterations(struct tk_loop *l);
 /* The backend's name. */
 const char	*tk_loop_backend(struct tk_loop *l);
 
-/* Names of the compiled-in backends, best first, NULL-terminated. */
+/*
+ * Names of the compiled-in backends, best first, NULL-terminated.  The
+ * default choice (tk_loop_new with NULL) never takes "io_uring", which
+ * comes last and only by name.
+ */
 const char *const *tk_backend_names(void);
+
+/*
+ * Whether the named backend is compiled in and the running kernel serves
+ * it: io_uring may be refused by the kernel (ENOSYS), by
+ * kernel.io_uring_disabled or a seccomp filter (EPERM).  Returns 0, or
+ * -1 with errno set (ENOENT: not compiled in).  Any thread.
+ */
+int		 tk_backend_probe(const char *name);
+
+/*
+ * Counters of the backend's kernel interface, zero where a backend has
+ * none (all but io_uring).  Owner thread.
+ */
+struct tk_loop_stats {
+	uint64_t	 cq_overflow;	/* waits that met a full CQ */
+	uint64_t	 rearms;	/* multishot requests armed again */
+	uint64_t	 sq_full;	/* submits forced by a full SQ */
+	uint64_t	 nobufs;	/* recvs re-armed: buffer ring dry */
+};
+void		 tk_loop_stats(struct tk_loop *l, struct tk_loop_stats *st);
 
 /*
  * Prepare a watcher for fd; it is not yet registered.  Never fails.
@@ -153,6 +179,7 @@ void		 tk_io_block(struct tk_io *io, unsigned int ev);
  * Unregister the watcher and take it off the run queue.  Afterwards the
  * caller may close the fd and free the watcher's memory, even from inside
  * a handler of the same batch.  Stopping a stopped watcher does nothing.
+ * A completion watcher (tenk/uring.h) has its requests cancelled too.
  */
 void		 tk_io_stop(struct tk_loop *l, struct tk_io *io);
 

@@ -2,7 +2,10 @@
 /*
  * The backend registry: every backend compiled in, best first.  One
  * binary holds them all, so tenkbench compares them without rebuilding.
+ * io_uring comes last and only by name (TK_BE_EXPLICIT): in poll mode it
+ * has not beaten epoll in our measurements (docs/BENCHMARKS.md).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -15,6 +18,9 @@ static const struct tk_backend *const backends[] = {
 #endif
 	&tk_backend_poll,
 	&tk_backend_select,
+#ifdef TENK_HAVE_URING
+	&tk_backend_io_uring,
+#endif
 	NULL
 };
 
@@ -61,4 +67,21 @@ tk_backend_names(void)
 {
 	pthread_once(&names_once, names_fill);
 	return names;
+}
+
+/*
+ * Whether the named backend is compiled in and the kernel serves it.
+ * Returns 0, or -1 with errno ENOENT (not compiled in) or the kernel's
+ * refusal (ENOSYS, EPERM).  Any thread.
+ */
+int
+tk_backend_probe(const char *name)
+{
+	const struct tk_backend	*be;
+
+	if ((be = backend_find(name)) == NULL) {
+		errno = ENOENT;
+		return -1;
+	}
+	return be->probe != NULL ? be->probe() : 0;
 }

@@ -16,6 +16,7 @@
 
 #include "tenk/loop.h"
 #include "tenk/timer.h"
+#include "tenk/uring.h"
 
 struct tk_event {
 	void		*udata;		/* pointer given to add() */
@@ -26,6 +27,11 @@ struct tk_backend {
 	const char	*name;		/* "epoll", "poll", "select" */
 	unsigned int	 flags;
 #define TK_BE_EDGE	0x01		/* reports each change once */
+#define TK_BE_DELCLOSE	0x02		/* del() before close(): the kernel
+					   holds the file while it watches */
+#define TK_BE_EXPLICIT	0x04		/* only by name, never by default */
+	/* Whether the kernel serves it, or NULL for always; -1, errno. */
+	int		(*probe)(void);
 	int		(*init)(struct tk_loop *, int maxfds);
 	void		(*free)(struct tk_loop *);
 	int		(*add)(struct tk_loop *, int, unsigned int, void *);
@@ -34,6 +40,24 @@ struct tk_backend {
 	/* Timeout in ns: -1 waits for ever, 0 polls. */
 	int		(*wait)(struct tk_loop *, struct tk_event *, int,
 			    int64_t);
+	/* Counters of the kernel interface, or NULL for none. */
+	void		(*stats)(struct tk_loop *, struct tk_loop_stats *);
+
+	/*
+	 * Completion I/O (tenk/uring.h), all NULL where the backend has
+	 * none.  dispatch() runs the completions the last wait() took, from
+	 * the loop, after the readiness events; cq_stop() ends a completion
+	 * watcher (tk_io_stop, tk_io_close) before its fd is closed.
+	 */
+	int		(*completion)(struct tk_loop *);
+	int		(*bufring)(struct tk_loop *, unsigned int, size_t);
+	int		(*recv_start)(struct tk_loop *, struct tk_io *,
+			    tk_recv_fn *);
+	void		(*recv_stop)(struct tk_loop *, struct tk_io *);
+	int		(*send)(struct tk_loop *, struct tk_io *,
+			    const struct iovec *, int, tk_send_fn *);
+	void		(*cq_stop)(struct tk_loop *, struct tk_io *);
+	void		(*dispatch)(struct tk_loop *);
 };
 
 struct tk_loop {
@@ -74,6 +98,9 @@ struct tk_loop {
 extern const struct tk_backend	 tk_backend_epoll;
 extern const struct tk_backend	 tk_backend_poll;
 extern const struct tk_backend	 tk_backend_select;
+#ifdef TENK_HAVE_URING
+extern const struct tk_backend	 tk_backend_io_uring;
+#endif
 
 /* backend.c */
 const struct tk_backend	*backend_find(const char *);

@@ -80,6 +80,8 @@ tk_loop_new(const char *name, int maxfds)
 		/* The first backend whose init succeeds, best first. */
 		errno = ENOENT;
 		for (bp = backend_all(); *bp != NULL; bp++) {
+			if ((*bp)->flags & TK_BE_EXPLICIT)
+				continue;
 			l->ops = *bp;
 			if ((*bp)->init(l, l->maxfds) == 0)
 				break;
@@ -143,6 +145,14 @@ const char *
 tk_loop_backend(struct tk_loop *l)
 {
 	return l->ops->name;
+}
+
+void
+tk_loop_stats(struct tk_loop *l, struct tk_loop_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (l->ops->stats != NULL)
+		l->ops->stats(l, st);
 }
 
 void
@@ -253,9 +263,20 @@ loop_io_stop_internal(struct tk_loop *l, struct tk_io *io)
 	io_forget(l, io);
 }
 
+/* End a completion watcher (tenk/uring.h): cancel what is in flight. */
+static void
+io_cq_stop(struct tk_loop *l, struct tk_io *io)
+{
+	l->ops->cq_stop(l, io);
+	io->cq = 0;
+	l->nio--;
+}
+
 void
 tk_io_stop(struct tk_loop *l, struct tk_io *io)
 {
+	if (io->cq)
+		io_cq_stop(l, io);
 	if (!io->active)
 		return;
 	loop_io_stop_internal(l, io);
@@ -267,12 +288,16 @@ tk_io_close(struct tk_loop *l, struct tk_io *io)
 {
 	int	fd = io->fd;
 
+	if (io->cq)
+		io_cq_stop(l, io);
 	if (io->active) {
 		/*
 		 * epoll forgets a file when its last descriptor closes, so
-		 * the EPOLL_CTL_DEL would be a wasted system call.
+		 * the EPOLL_CTL_DEL would be a wasted system call; an
+		 * io_uring poll holds the file open until it is removed.
 		 */
-		if ((l->ops->flags & TK_BE_EDGE) == 0)
+		if ((l->ops->flags & TK_BE_EDGE) == 0 ||
+		    (l->ops->flags & TK_BE_DELCLOSE))
 			(void)l->ops->del(l, fd);
 		io_forget(l, io);
 		l->nio--;
@@ -353,6 +378,8 @@ loop_once(struct tk_loop *l, int nowait)
 	}
 	if (n == l->nevents)
 		(void)grow_events(l);
+	if (l->ops->dispatch != NULL)
+		l->ops->dispatch(l);
 
 	timer_run_expired(l);
 	run_queue(l);

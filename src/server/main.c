@@ -198,7 +198,7 @@ usage(int full)
 	    "(default " DEFAULT_LISTEN ")\n"
 	    "  -t, --threads N          worker threads (default: online "
 	    "CPUs)\n"
-	    "  -b, --backend NAME       epoll, poll or select; "
+	    "  -b, --backend NAME       epoll, poll, select or io_uring; "
 	    "\"list\" prints them\n"
 	    "      --max-conns N        connections per process, 0 = up "
 	    "to the fd limit\n"

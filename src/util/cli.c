@@ -263,8 +263,16 @@ tk_cli_backend(const char *opt, const char *arg)
 		return NULL;
 	have[0] = '\0';
 	for (be = tk_backend_names(); *be != NULL; be++) {
-		if (strcmp(*be, arg) == 0)
+		if (strcmp(*be, arg) == 0) {
+			/* Compiled in, but the kernel may refuse it. */
+			if (tk_backend_probe(*be) == -1) {
+				fprintf(stderr, "%s: %s %s: the kernel refuses "
+				    "it: %s\n", getprogname(), opt, arg,
+				    strerror(errno));
+				exit(1);
+			}
 			return *be;
+		}
 		if (have[0] != '\0')
 			strlcat(have, ", ", sizeof(have));
 		strlcat(have, *be, sizeof(have));

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * libtenk completion I/O: on a loop running on io_uring, a watcher's
+ * socket receives through one multishot recv into a buffer ring that the
+ * loop (so the thread) shares among all its sockets, and sends through
+ * submissions, instead of readiness plus recv(2) and send(2).  An idle
+ * socket holds no buffer: one is taken from the ring only when data
+ * arrives, and goes back as soon as the callback returns.
+ *
+ * A watcher is either a readiness watcher (tk_io_start) or a completion
+ * watcher (the calls below), not both at once: tk_io_stop() ends either
+ * kind, and a stopped watcher may be used the other way (a proxy's
+ * upstream waits for its connect with TK_EV_WRITE, stops, then receives
+ * here).  tk_io_init() prepares both kinds; a completion watcher's fn is
+ * never called and may be NULL.
+ *
+ * Stopping or closing (tk_io_stop, tk_io_close) a completion watcher
+ * with requests in flight is safe at any time, from any callback: no
+ * callback runs for it afterwards, its memory may be freed at once, and
+ * so may the data of a send in flight (tk_io_close cancels such a send
+ * synchronously, so the kernel no longer reads it when it returns).
+ *
+ * Owner thread only, like the rest of the loop.
+ */
+#ifndef TENK_URING_H
+#define TENK_URING_H
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <stddef.h>
+
+struct tk_loop;
+struct tk_io;
+
+/*
+ * Data arrived on io: n > 0 bytes at data, valid only until the callback
+ * returns (the buffer then goes back to the ring; copy what must stay).
+ * n == 0: the peer sent FIN (EOF); the recv has ended.  n < 0: -errno,
+ * the recv failed and has ended (-ECONNRESET and the like).  The
+ * callback may call anything here, including tk_io_close(l, io).
+ */
+typedef void tk_recv_fn(struct tk_loop *l, struct tk_io *io,
+		    const void *data, ssize_t n);
+
+/*
+ * A send of io completed: n >= 0 bytes were sent (the whole request,
+ * MSG_WAITALL, unless the connection failed part way), or n == -errno
+ * (-EPIPE, -ECONNRESET).  The send's data may be reused from here on,
+ * and the next tk_io_send may be issued from inside the callback.
+ */
+typedef void tk_send_fn(struct tk_loop *l, struct tk_io *io, ssize_t n);
+
+/* The most iovecs one tk_io_send takes. */
+#define TK_SEND_IOVMAX	8
+
+/*
+ * 1 when l runs on a backend with completion I/O (io_uring, on Linux 6.1
+ * or later), so that the calls below work; 0 otherwise (they fail with
+ * ENOTSUP there).
+ */
+int		 tk_loop_completion(struct tk_loop *l);
+
+/*
+ * Size the loop's receive buffer ring: count buffers (a power of two,
+ * 1 to 32768) of size bytes each.  Only before the first
+ * tk_io_recv_start; the default is 256 buffers of 16 KiB.  Returns 0,
+ * or -1 with errno EINVAL (bad sizes), EBUSY (ring already made) or
+ * ENOTSUP (not a completion loop).
+ */
+int		 tk_loop_bufring(struct tk_loop *l, unsigned int count,
+		    size_t size);
+
+/*
+ * Receive on io->fd (a connected stream socket) until EOF, an error or
+ * tk_io_recv_stop: fn is called for each chunk as it lands in a ring
+ * buffer.  When the ring runs dry (ENOBUFS) the recv is re-armed by
+ * itself and counted (tk_loop_stats nobufs), never reported.  Calling it
+ * while a recv is already on does nothing but change fn.  Returns 0, or
+ * -1 with errno ENOTSUP (not a completion loop), EBUSY (io is a started
+ * readiness watcher), ENOMEM (the buffer ring could not be made).
+ */
+int		 tk_io_recv_start(struct tk_loop *l, struct tk_io *io,
+		    tk_recv_fn *fn);
+
+/*
+ * Stop receiving (backpressure).  The recv is cancelled, but data the
+ * kernel had already placed in buffers is still delivered to fn, up to
+ * the request's end: a caller that stops must still take those few
+ * chunks.  tk_io_recv_start afterwards resumes (after that end).
+ */
+void		 tk_io_recv_stop(struct tk_loop *l, struct tk_io *io);
+
+/*
+ * Send iovcnt (1 to TK_SEND_IOVMAX) buffers on io->fd; done is called
+ * when the send completed.  At most one send per watcher is in flight,
+ * so bytes stay in order: a second one before done fails with EBUSY.
+ * The iovec array may be reused when tk_io_send returns, the data it
+ * points to only after done (or after tk_io_stop/tk_io_close).  Sends
+ * use MSG_NOSIGNAL.  Returns 0, or -1 with errno ENOTSUP, EBUSY, EINVAL
+ * (iovcnt out of range), EAGAIN (the submission queue is full and the
+ * loop has not run yet on its thread).
+ */
+int		 tk_io_send(struct tk_loop *l, struct tk_io *io,
+		    const struct iovec *iov, int iovcnt, tk_send_fn *done);
+
+#endif /* TENK_URING_H */

@@ -1,0 +1,1022 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The io_uring backend in poll mode: readiness through the ring, behind
+ * the same interface as epoll.  Each fd gets one multishot poll
+ * (IORING_OP_POLL_ADD with IORING_POLL_ADD_MULTI, Linux 5.13) for
+ * POLLIN|POLLOUT|POLLRDHUP, which the kernel runs edge-triggered unless
+ * IORING_POLL_ADD_LEVEL is given: a completion per wake-up, mapped onto
+ * the watcher's ready bits exactly as epoll.c maps its events.  The data
+ * itself still moves with recv(2) and send(2); this file does not save
+ * those system calls, only epoll_ctl and epoll_wait's.
+ *
+ * Completions never carry a pointer.  user_data holds the fd, a
+ * generation and an operation tag; slot[fd] holds the watcher's pointer
+ * and the current generation, and a completion whose generation is not
+ * the slot's belongs to a watcher already stopped (its memory may be
+ * gone) and is dropped.  del() bumps the generation and submits a
+ * cancel for the request in flight: a poll holds a reference to the
+ * file, so the socket a caller closes is really released (and the peer
+ * sees the FIN) only when the poll ends, at the next io_uring_enter.
+ *
+ * The ring is set up with IORING_SETUP_SINGLE_ISSUER|DEFER_TASKRUN (Linux
+ * 6.1), else COOP_TASKRUN (5.19), else neither.  Single issuer binds the
+ * ring to the task that first submits, and the registered ring fd lives
+ * in a thread's own table, while tenkd creates its workers' loops on the
+ * main thread and runs them on others: so the ring starts disabled
+ * (IORING_SETUP_R_DISABLED) and add() only notes an fd as pending; the
+ * first wait(), on the owner thread, enables the ring, registers its fd
+ * and submits.  Each wait() is one io_uring_enter that submits what is
+ * pending and waits with the timer heap's deadline (IORING_ENTER_EXT_ARG,
+ * 5.11).
+ *
+ * A completion-queue overflow (more completions than the CQ holds before
+ * we reap them) is kept by the kernel (IORING_FEAT_NODROP, 5.5) and
+ * flushed when we next enter; a multishot poll whose completion could not
+ * be posted ends without IORING_CQE_F_MORE, and is armed again here.
+ * Both are counted (tk_loop_stats).
+ */
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <liburing.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tenk/log.h"
+#include "backend.h"
+
+/* user_data: op (8 bits) | generation (24) | fd (32). */
+#define UR_OP_NONE	0		/* cancels and the like: ignored */
+#define UR_OP_POLL	1
+#define UR_OP_RECV	2		/* multishot recv, completion I/O */
+#define UR_OP_SEND	3		/* send or sendmsg, completion I/O */
+#define UR_GENMASK	0xffffffu
+#define UR_UDATA(op, gen, fd) \
+	((uint64_t)(op) << 56 | (uint64_t)((gen) & UR_GENMASK) << 32 | \
+	    (uint32_t)(fd))
+#define UR_UD_OP(u)	((unsigned int)((u) >> 56))
+#define UR_UD_GEN(u)	((uint32_t)((u) >> 32) & UR_GENMASK)
+#define UR_UD_FD(u)	((int)(uint32_t)(u))
+
+#define UR_POLLMASK	(POLLIN | POLLOUT | POLLRDHUP)
+
+/* Ring sizes: completions may outnumber fds (two wake-ups before a reap). */
+#define UR_SQ_MAX	256
+#define UR_CQ_MIN	16
+#define UR_CQ_MAX	32768
+
+struct ur_slot {
+	void		*udata;		/* the struct tk_io */
+	tk_recv_fn	*recv_fn;
+	tk_send_fn	*send_fn;
+	uint32_t	 gen;
+	uint32_t	 send_seq;	/* ur->nsubmit when the send was made */
+	uint16_t	 send_idx;	/* its SQE's index in the SQ */
+	uint16_t	 flags;
+#define UR_ACTIVE	0x01		/* registered by add() */
+#define UR_ARMED	0x02		/* a poll for gen is in flight */
+#define UR_PENDING	0x04		/* listed in pend[] */
+#define UR_CQ		0x08		/* a completion watcher */
+#define UR_RECV_ON	0x10		/* the caller wants to receive */
+#define UR_RECV_ARMED	0x20		/* a multishot recv is in flight */
+#define UR_RECV_CANCEL	0x40		/* ... and its cancel too */
+#define UR_SEND		0x80		/* a send is in flight */
+};
+
+/* A completion taken by wait() for dispatch(). */
+struct ur_cqe {
+	uint64_t	 udata;
+	int32_t		 res;
+	uint32_t	 flags;
+};
+
+/* sendmsg's header, alive until its SQE is submitted (FEAT_SUBMIT_STABLE). */
+struct ur_sendrec {
+	struct msghdr	 msg;
+	struct iovec	 iov[TK_SEND_IOVMAX];
+};
+
+#define UR_NCQE		1024		/* completions dispatched per wait */
+#define UR_BUFS		256		/* default receive ring */
+#define UR_BUFSIZE	16384
+
+struct ur_state {
+	struct io_uring	 ring;
+	unsigned int	 setup;		/* IORING_SETUP_* that took */
+	unsigned int	 features;	/* IORING_FEAT_* */
+	int		 started;
+	int		 enter_fd;	/* registered index, or ring fd */
+	unsigned int	 enter_flags;	/* IORING_ENTER_REGISTERED_RING */
+	struct ur_slot	*slot;
+	int		 nslot;
+	int		*pend;		/* fds to arm at the next wait */
+	int		 npend;
+	int		 cappend;
+	struct tk_loop_stats st;
+
+	/* Completion I/O. */
+	uint32_t	 nsubmit;	/* submissions made, for send_seq */
+	struct ur_cqe	*cqes;		/* taken by wait, run by dispatch */
+	int		 ncqe;
+	struct ur_sendrec *sendrec;	/* one per SQ entry */
+	struct io_uring_buf_ring *br;
+	char		*bufs;
+	unsigned int	 nbuf;
+	size_t		 bufsize;
+	int		 brmade;
+};
+
+/*
+ * TK_IO_URING_REFUSE set in the environment makes the backend act as a
+ * kernel without io_uring (ENOSYS): the tests check the refusal path of
+ * each program with it, as no unprivileged test can turn the kernel's
+ * io_uring off.
+ */
+static int
+ur_refused(void)
+{
+	const char	*e = getenv("TK_IO_URING_REFUSE");
+
+	if (e != NULL && *e != '\0') {
+		errno = ENOSYS;
+		return 1;
+	}
+	return 0;
+}
+
+static unsigned int
+ur_pow2(unsigned int n)
+{
+	unsigned int	p = 1;
+
+	while (p < n && p < UR_CQ_MAX)
+		p <<= 1;
+	return p;
+}
+
+/*
+ * Set up the ring with the best flags the kernel takes.  EINVAL means an
+ * unknown flag: try the next set.  Returns 0 or -1 with errno set
+ * (ENOSYS, EPERM from kernel.io_uring_disabled or a seccomp filter,
+ * ENOMEM from RLIMIT_MEMLOCK before 5.12).
+ */
+static int
+ur_setup(struct ur_state *ur, unsigned int cq)
+{
+	static const unsigned int tries[] = {
+		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+		    IORING_SETUP_R_DISABLED,
+		IORING_SETUP_COOP_TASKRUN,
+		0,
+	};
+	struct io_uring_params	 p;
+	unsigned int		 sq = cq < UR_SQ_MAX ? cq : UR_SQ_MAX;
+	size_t			 i;
+	int			 rv = -EINVAL;
+
+	for (i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		memset(&p, 0, sizeof(p));
+		p.flags = tries[i] | IORING_SETUP_CQSIZE;
+		p.cq_entries = cq;
+		rv = io_uring_queue_init_params(sq, &ur->ring, &p);
+		if (rv == 0) {
+			ur->setup = tries[i];
+			ur->features = p.features;
+			return 0;
+		}
+		if (rv != -EINVAL)
+			break;
+	}
+	errno = -rv;
+	return -1;
+}
+
+static int
+ur_probe(void)
+{
+	struct io_uring	ring;
+	int		rv;
+
+	if (ur_refused())
+		return -1;
+	if ((rv = io_uring_queue_init(2, &ring, 0)) != 0) {
+		errno = -rv;
+		return -1;
+	}
+	io_uring_queue_exit(&ring);
+	return 0;
+}
+
+static int
+ur_grow_slots(struct ur_state *ur, int fd)
+{
+	struct ur_slot	*s;
+	int		 n = ur->nslot > 0 ? ur->nslot : 256;
+
+	while (n <= fd)
+		n *= 2;
+	if ((s = reallocarray(ur->slot, n, sizeof(*s))) == NULL)
+		return -1;
+	memset(s + ur->nslot, 0, (size_t)(n - ur->nslot) * sizeof(*s));
+	ur->slot = s;
+	ur->nslot = n;
+	return 0;
+}
+
+static int
+ur_init(struct tk_loop *l, int maxfds)
+{
+	struct ur_state	*ur;
+
+	if (ur_refused())
+		return -1;
+	if ((ur = calloc(1, sizeof(*ur))) == NULL)
+		return -1;
+	if (ur_grow_slots(ur, maxfds < 1 << 16 ? maxfds : 1 << 16) == -1)
+		goto fail;
+	if ((ur->cqes = calloc(UR_NCQE, sizeof(*ur->cqes))) == NULL)
+		goto fail;
+	ur->nbuf = UR_BUFS;
+	ur->bufsize = UR_BUFSIZE;
+	if (ur_setup(ur, ur_pow2(2 * (unsigned int)maxfds < UR_CQ_MIN ?
+	    UR_CQ_MIN : 2 * (unsigned int)maxfds)) == -1)
+		goto fail;
+	l->be = ur;
+	return 0;
+ fail:
+	free(ur->cqes);
+	free(ur->slot);
+	free(ur);
+	return -1;
+}
+
+static void
+ur_free(struct tk_loop *l)
+{
+	struct ur_state	*ur = l->be;
+
+	/* Closing the ring ends every request still in flight. */
+	io_uring_queue_exit(&ur->ring);
+	free(ur->slot);
+	free(ur->pend);
+	free(ur->cqes);
+	free(ur->sendrec);
+	free(ur->br);
+	free(ur->bufs);
+	free(ur);
+	l->be = NULL;
+}
+
+/*
+ * The first wait, on the thread that runs the loop: enable the ring
+ * (single issuer binds it to this task) and register its fd in this
+ * thread's table (5.18; without it every enter looks the fd up).
+ */
+static void
+ur_start(struct ur_state *ur)
+{
+	int	rv;
+
+	if (ur->setup & IORING_SETUP_R_DISABLED) {
+		/* liburing 2.3's .so lacks io_uring_enable_rings(). */
+		rv = io_uring_register(ur->ring.ring_fd,
+		    IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+		if (rv != 0) {
+			errno = -rv;
+			log_warn("io_uring_enable_rings");
+			abort();
+		}
+	}
+	ur->enter_fd = ur->ring.ring_fd;
+	if (io_uring_register_ring_fd(&ur->ring) == 1) {
+		ur->enter_fd = ur->ring.enter_ring_fd;
+		ur->enter_flags = IORING_ENTER_REGISTERED_RING;
+	}
+	ur->started = 1;
+}
+
+/*
+ * An SQE, submitting what is queued when the SQ is full.  Only on the
+ * thread that runs the loop once it started; NULL when even that fails.
+ */
+static struct io_uring_sqe *
+ur_sqe(struct ur_state *ur)
+{
+	struct io_uring_sqe	*sqe;
+
+	if ((sqe = io_uring_get_sqe(&ur->ring)) != NULL)
+		return sqe;
+	ur->st.sq_full++;
+	if (!ur->started || io_uring_submit(&ur->ring) < 0)
+		return NULL;
+	ur->nsubmit++;
+	return io_uring_get_sqe(&ur->ring);
+}
+
+static int
+ur_pend(struct ur_state *ur, int fd)
+{
+	int	*p, n;
+
+	if (ur->slot[fd].flags & UR_PENDING)
+		return 0;
+	if (ur->npend == ur->cappend) {
+		n = ur->cappend > 0 ? ur->cappend * 2 : 64;
+		if ((p = reallocarray(ur->pend, n, sizeof(*p))) == NULL)
+			return -1;
+		ur->pend = p;
+		ur->cappend = n;
+	}
+	ur->pend[ur->npend++] = fd;
+	ur->slot[fd].flags |= UR_PENDING;
+	return 0;
+}
+
+static int
+ur_add(struct tk_loop *l, int fd, unsigned int ev, void *udata)
+{
+	struct ur_state	*ur = l->be;
+	struct ur_slot	*s;
+
+	(void)ev;
+	if (fd < 0) {
+		errno = EBADF;
+		return -1;
+	}
+	if (fd >= ur->nslot && ur_grow_slots(ur, fd) == -1)
+		return -1;
+	s = &ur->slot[fd];
+	if (s->flags & (UR_ACTIVE | UR_CQ)) {
+		errno = EEXIST;
+		return -1;
+	}
+	if (ur_pend(ur, fd) == -1)
+		return -1;
+	s->gen++;
+	s->udata = udata;
+	s->flags |= UR_ACTIVE;
+	return 0;
+}
+
+static int
+ur_mod(struct tk_loop *l, int fd, unsigned int ev, void *udata)
+{
+	(void)l;
+	(void)fd;
+	(void)ev;
+	(void)udata;
+	return 0;
+}
+
+static int
+ur_del(struct tk_loop *l, int fd)
+{
+	struct ur_state		*ur = l->be;
+	struct io_uring_sqe	*sqe;
+	struct ur_slot		*s;
+
+	if (fd < 0 || fd >= ur->nslot ||
+	    ((s = &ur->slot[fd])->flags & UR_ACTIVE) == 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (s->flags & UR_ARMED) {
+		/*
+		 * XXX Should the SQ be full and the submit fail (the loop
+		 * freed from another thread), the poll stays until the ring
+		 * is closed; the generation bump below keeps it harmless.
+		 */
+		if ((sqe = ur_sqe(ur)) != NULL) {
+			/*
+			 * ASYNC_CANCEL, not POLL_REMOVE: the latter gives up
+			 * with -EALREADY when a wake-up's task work owns the
+			 * poll, and a multishot poll then runs on for ever.
+			 */
+			io_uring_prep_cancel64(sqe,
+			    UR_UDATA(UR_OP_POLL, s->gen, fd), 0);
+			io_uring_sqe_set_data64(sqe, UR_UDATA(UR_OP_NONE, 0,
+			    0));
+		}
+	}
+	/* A pending entry stays listed; the flush skips it. */
+	s->flags &= ~(UR_ACTIVE | UR_ARMED);
+	s->gen++;
+	s->udata = NULL;
+	return 0;
+}
+
+/* Turn the pending list into poll SQEs. */
+static void
+ur_flush(struct ur_state *ur)
+{
+	struct io_uring_sqe	*sqe;
+	struct ur_slot		*s;
+	int			 i, fd;
+
+	for (i = 0; i < ur->npend; i++) {
+		fd = ur->pend[i];
+		s = &ur->slot[fd];
+		s->flags &= ~UR_PENDING;
+		if ((s->flags & (UR_CQ | UR_RECV_ON | UR_RECV_ARMED)) ==
+		    (UR_CQ | UR_RECV_ON)) {
+			if ((sqe = ur_sqe(ur)) == NULL)
+				goto full;
+			io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
+			sqe->flags |= IOSQE_BUFFER_SELECT;
+			sqe->buf_group = 0;
+			io_uring_sqe_set_data64(sqe,
+			    UR_UDATA(UR_OP_RECV, s->gen, fd));
+			s->flags |= UR_RECV_ARMED;
+			continue;
+		}
+		if ((s->flags & (UR_ACTIVE | UR_ARMED)) != UR_ACTIVE)
+			continue;
+		if ((sqe = ur_sqe(ur)) == NULL)
+			goto full;
+		io_uring_prep_poll_multishot(sqe, fd, UR_POLLMASK);
+		io_uring_sqe_set_data64(sqe, UR_UDATA(UR_OP_POLL, s->gen, fd));
+		s->flags |= UR_ARMED;
+	}
+	ur->npend = 0;
+	return;
+ full:
+	log_warn("io_uring_submit");
+	abort();
+}
+
+static unsigned int
+ur_events(unsigned int e)
+{
+	unsigned int	ev = 0;
+
+	if (e & POLLIN)
+		ev |= TK_EV_READ;
+	if (e & POLLOUT)
+		ev |= TK_EV_WRITE;
+	if (e & POLLRDHUP)
+		ev |= TK_EV_READ | TK_EV_HUP;
+	if (e & POLLHUP)
+		ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_HUP;
+	if (e & (POLLERR | POLLNVAL))
+		ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_ERR;
+	return ev;
+}
+
+/*
+ * One poll completion: the ready bits for out, or 0 when there is nothing
+ * to report.  A poll that ended (no IORING_CQE_F_MORE) while its watcher
+ * is still registered is armed again at the next wait: the multishot
+ * request ends on a CQ overflow, or when cancelled by anything but our
+ * own del().  A failed poll reports an error once and is not re-armed,
+ * as the next read or write will meet the fault.
+ */
+static unsigned int
+ur_poll_done(struct ur_state *ur, const struct io_uring_cqe *cqe,
+    void **udata)
+{
+	struct ur_slot	*s;
+	struct tk_io	*io;
+	int		 fd = UR_UD_FD(cqe->user_data);
+	unsigned int	 ev;
+
+	if (fd < 0 || fd >= ur->nslot)
+		return 0;
+	s = &ur->slot[fd];
+	if ((s->flags & UR_ACTIVE) == 0 ||
+	    (s->gen & UR_GENMASK) != UR_UD_GEN(cqe->user_data))
+		return 0;
+	*udata = s->udata;
+	if (cqe->res < 0 && cqe->res != -ECANCELED) {
+		s->flags &= ~UR_ARMED;
+		return TK_EV_READ | TK_EV_WRITE | TK_EV_ERR;
+	}
+	ev = cqe->res > 0 ? ur_events((unsigned int)cqe->res) : 0;
+	/*
+	 * The mask is the wake-up's own key (io_poll_wake stashes it): a
+	 * socket wakes readers with POLLIN and writers with POLLOUT, where
+	 * epoll reports all the file's readiness at each event.  A handler
+	 * that cleared WRITE without meeting EAGAIN (nothing to send, say)
+	 * sees WRITE again at its next event on epoll; so that it does here
+	 * too, a read wake-up also offers WRITE to a watcher that wants it
+	 * and does not hold it.  At worst the send meets EAGAIN.  The other
+	 * way round is not needed: a socket wakes writers only after a
+	 * send found it full (SOCK_NOSPACE), and READ is cleared on EAGAIN.
+	 */
+	if ((ev & (TK_EV_READ | TK_EV_WRITE)) == TK_EV_READ) {
+		io = s->udata;
+		ev |= io->want & ~io->ready & TK_EV_WRITE;
+	}
+	if ((cqe->flags & IORING_CQE_F_MORE) == 0) {
+		s->flags &= ~UR_ARMED;
+		ur->st.rearms++;
+		(void)ur_pend(ur, fd);
+	}
+	return ev;
+}
+
+/*
+ * Submit what is queued and take up to want completions, waiting for at
+ * least one for timeout ns (-1: for ever) unless timeout is 0.  A wait
+ * that asks for more completions than have arrived, with a zero timeout,
+ * returns at once (-ETIME) after the kernel ran up to that many pending
+ * completions: with DEFER_TASKRUN it runs only max(20, wanted) per enter
+ * since Linux 6.13 ("io_uring: limit local tw done"), and asking for 1
+ * would leave a busy loop 20 events per pass.
+ */
+/*
+ * liburing's __io_uring_flush_sq, which it keeps private: publish the
+ * SQEs prepared since the last flush; return how many await submission.
+ */
+static unsigned int
+ur_flush_sq(struct io_uring *ring)
+{
+	struct io_uring_sq	*sq = &ring->sq;
+	unsigned int		 tail = sq->sqe_tail;
+
+	if (sq->sqe_head != tail) {
+		sq->sqe_head = tail;
+		io_uring_smp_store_release(sq->ktail, tail);
+	}
+	return tail - IO_URING_READ_ONCE(*sq->khead);
+}
+
+static int
+ur_enter(struct ur_state *ur, unsigned int want, int64_t timeout)
+{
+	struct io_uring_getevents_arg	 arg;
+	struct io_uring_cqe		*cqe;
+	struct __kernel_timespec	 ts;
+	unsigned int			 min = timeout == 0 ? want : 1;
+	int				 rv;
+
+	ts.tv_sec = timeout > 0 ? timeout / 1000000000 : 0;
+	ts.tv_nsec = timeout > 0 ? timeout % 1000000000 : 0;
+	if (ur->features & IORING_FEAT_EXT_ARG) {
+		/*
+		 * Our own enter: io_uring_submit_and_wait_timeout() enters a
+		 * second time when fewer than min completions came.
+		 */
+		memset(&arg, 0, sizeof(arg));
+		arg.sigmask_sz = _NSIG / 8;
+		arg.ts = timeout >= 0 ? (uint64_t)(uintptr_t)&ts : 0;
+		rv = io_uring_enter2(ur->enter_fd, ur_flush_sq(&ur->ring), min,
+		    IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG |
+		    ur->enter_flags, (sigset_t *)&arg, sizeof(arg));
+	} else
+		rv = io_uring_submit_and_wait_timeout(&ur->ring, &cqe, min,
+		    timeout >= 0 ? &ts : NULL, NULL);
+	ur->nsubmit++;
+	if (rv >= 0)
+		return 0;
+	switch (rv) {
+	case -ETIME:
+	case -EINTR:
+		break;
+	case -EBUSY:
+	case -EAGAIN:
+		/* Kernels before 5.19 refuse to submit in overflow. */
+		ur->st.cq_overflow++;
+		break;
+	default:
+		errno = -rv;
+		log_warn("io_uring_enter");
+		abort();
+	}
+	return 0;
+}
+
+/* Move up to nout completions into out[]; returns how many CQEs it took. */
+static unsigned int
+ur_reap(struct ur_state *ur, struct tk_event *out, int nout, int *np)
+{
+	struct io_uring_cqe	*cqe;
+	unsigned int		 head, seen = 0, ev, op;
+	void			*udata;
+	int			 n = *np;
+
+	if (IO_URING_READ_ONCE(*ur->ring.sq.kflags) & IORING_SQ_CQ_OVERFLOW)
+		ur->st.cq_overflow++;
+	io_uring_for_each_cqe(&ur->ring, head, cqe) {
+		if (n == nout || ur->ncqe == UR_NCQE)
+			break;
+		seen++;
+		op = UR_UD_OP(cqe->user_data);
+		if (op == UR_OP_RECV || op == UR_OP_SEND) {
+			ur->cqes[ur->ncqe].udata = cqe->user_data;
+			ur->cqes[ur->ncqe].res = cqe->res;
+			ur->cqes[ur->ncqe].flags = cqe->flags;
+			ur->ncqe++;
+			continue;
+		}
+		if (op != UR_OP_POLL)
+			continue;
+		udata = NULL;
+		if ((ev = ur_poll_done(ur, cqe, &udata)) == 0)
+			continue;
+		out[n].udata = udata;
+		out[n].ev = ev;
+		n++;
+	}
+	io_uring_cq_advance(&ur->ring, seen);
+	*np = n;
+	return seen;
+}
+
+/* At least this many completions from one enter: there may be more. */
+#define UR_TW_BATCH	20
+
+static int
+ur_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
+{
+	struct ur_state	*ur = l->be;
+	unsigned int	 seen;
+	int		 n = 0;
+
+	if (!ur->started)
+		ur_start(ur);
+	ur_flush(ur);
+	(void)ur_enter(ur, (unsigned int)nout, timeout);
+	seen = ur_reap(ur, out, nout, &n);
+	/*
+	 * A blocking wait returned as soon as one completion was there:
+	 * when it brought a full batch, more may be waiting to run, so
+	 * take them too at the cost of a second enter (never blocking).
+	 */
+	if (timeout != 0 && seen >= UR_TW_BATCH && n < nout &&
+	    (ur->setup & IORING_SETUP_DEFER_TASKRUN)) {
+		(void)ur_enter(ur, (unsigned int)(nout - n), 0);
+		(void)ur_reap(ur, out, nout, &n);
+	}
+	return n;
+}
+
+/*
+ * Completion I/O (tenk/uring.h).  A completion watcher's slot holds its
+ * callbacks; its recv and send carry the slot's generation like a poll,
+ * so that stopping one (ur_cq_stop bumps the generation) makes any late
+ * completion of its requests fall on the floor.  Completions are copied
+ * out of the CQ by wait() and run by dispatch(), from the loop, so that
+ * wait() itself never calls out.
+ */
+
+/*
+ * Multishot recv (6.0), buffer rings (5.19) and the synchronous cancel
+ * (6.0) are all there when the ring took DEFER_TASKRUN (6.1).
+ */
+static int
+ur_completion(struct tk_loop *l)
+{
+	struct ur_state	*ur = l->be;
+
+	return (ur->setup & IORING_SETUP_DEFER_TASKRUN) != 0;
+}
+
+static int
+ur_bufring(struct tk_loop *l, unsigned int count, size_t size)
+{
+	struct ur_state	*ur = l->be;
+
+	if (ur->brmade) {
+		errno = EBUSY;
+		return -1;
+	}
+	if (count == 0 || count > 32768 || (count & (count - 1)) != 0 ||
+	    size == 0 || size > 1U << 30) {
+		errno = EINVAL;
+		return -1;
+	}
+	ur->nbuf = count;
+	ur->bufsize = size;
+	return 0;
+}
+
+/* Give buffer bid back to the kernel. */
+static void
+ur_buf_put(struct ur_state *ur, unsigned int bid)
+{
+	io_uring_buf_ring_add(ur->br, ur->bufs + (size_t)bid * ur->bufsize,
+	    (unsigned int)ur->bufsize, (unsigned short)bid,
+	    io_uring_buf_ring_mask(ur->nbuf), 0);
+	io_uring_buf_ring_advance(ur->br, 1);
+}
+
+/*
+ * The provided-buffer ring (IORING_REGISTER_PBUF_RING, Linux 5.19), made
+ * at the first recv: group 0, nbuf buffers of bufsize bytes.
+ */
+static int
+ur_ring_make(struct ur_state *ur)
+{
+	struct io_uring_buf_reg	 reg;
+	unsigned int		 i;
+	int			 rv;
+
+	if (ur->brmade)
+		return 0;
+	if (posix_memalign((void **)&ur->br, 4096,
+	    ur->nbuf * sizeof(struct io_uring_buf)) != 0)
+		goto nomem;
+	/* Zeroed: valgrind cannot see the kernel write into it. */
+	if ((ur->bufs = calloc(ur->nbuf, ur->bufsize)) == NULL)
+		goto nomem;
+	io_uring_buf_ring_init(ur->br);
+	memset(&reg, 0, sizeof(reg));
+	reg.ring_addr = (uint64_t)(uintptr_t)ur->br;
+	reg.ring_entries = ur->nbuf;
+	reg.bgid = 0;
+	if ((rv = io_uring_register_buf_ring(&ur->ring, &reg, 0)) != 0) {
+		errno = -rv;
+		goto fail;
+	}
+	for (i = 0; i < ur->nbuf; i++)
+		ur_buf_put(ur, i);
+	ur->brmade = 1;
+	return 0;
+ nomem:
+	errno = ENOMEM;
+ fail:
+	free(ur->br);
+	free(ur->bufs);
+	ur->br = NULL;
+	ur->bufs = NULL;
+	return -1;
+}
+
+/* The slot of completion watcher io, made one if it is not yet. */
+static struct ur_slot *
+ur_cq_slot(struct ur_state *ur, struct tk_io *io)
+{
+	struct ur_slot	*s;
+
+	if (io->fd < 0) {
+		errno = EBADF;
+		return NULL;
+	}
+	if (io->fd >= ur->nslot && ur_grow_slots(ur, io->fd) == -1)
+		return NULL;
+	s = &ur->slot[io->fd];
+	if (!io->cq) {
+		if (s->flags & (UR_ACTIVE | UR_CQ)) {
+			errno = EEXIST;
+			return NULL;
+		}
+		s->gen++;
+		s->flags = (s->flags & UR_PENDING) | UR_CQ;
+		s->udata = io;
+		s->recv_fn = NULL;
+		s->send_fn = NULL;
+	}
+	return s;
+}
+
+/* A first request that failed leaves no completion watcher behind. */
+static void
+ur_cq_undo(struct ur_slot *s, struct tk_io *io)
+{
+	if (!io->cq) {
+		s->flags &= UR_PENDING;
+		s->udata = NULL;
+	}
+}
+
+static int
+ur_recv_start(struct tk_loop *l, struct tk_io *io, tk_recv_fn *fn)
+{
+	struct ur_state	*ur = l->be;
+	struct ur_slot	*s;
+
+	if (ur_ring_make(ur) == -1 || (s = ur_cq_slot(ur, io)) == NULL)
+		return -1;
+	s->recv_fn = fn;
+	if (s->flags & UR_RECV_ON)
+		return 0;
+	if (ur_pend(ur, io->fd) == -1) {
+		ur_cq_undo(s, io);
+		return -1;
+	}
+	s->flags |= UR_RECV_ON;
+	return 0;
+}
+
+/* Cancel the recv of s in flight, once. */
+static void
+ur_recv_cancel(struct ur_state *ur, struct ur_slot *s, int fd)
+{
+	struct io_uring_sqe	*sqe;
+
+	if ((s->flags & (UR_RECV_ARMED | UR_RECV_CANCEL)) != UR_RECV_ARMED)
+		return;
+	/* XXX With the SQ full before the loop ever ran, the recv runs on. */
+	if ((sqe = ur_sqe(ur)) == NULL)
+		return;
+	io_uring_prep_cancel64(sqe, UR_UDATA(UR_OP_RECV, s->gen, fd), 0);
+	io_uring_sqe_set_data64(sqe, UR_UDATA(UR_OP_NONE, 0, 0));
+	s->flags |= UR_RECV_CANCEL;
+}
+
+static void
+ur_recv_stop(struct tk_loop *l, struct tk_io *io)
+{
+	struct ur_state	*ur = l->be;
+	struct ur_slot	*s = &ur->slot[io->fd];
+
+	s->flags &= ~UR_RECV_ON;
+	ur_recv_cancel(ur, s, io->fd);
+}
+
+static int
+ur_send(struct tk_loop *l, struct tk_io *io, const struct iovec *iov,
+    int iovcnt, tk_send_fn *done)
+{
+	struct ur_state		*ur = l->be;
+	struct io_uring_sqe	*sqe;
+	struct ur_sendrec	*r;
+	struct ur_slot		*s;
+	unsigned int		 idx;
+
+	if (iovcnt > 1 && ur->sendrec == NULL &&
+	    (ur->sendrec = calloc(ur->ring.sq.ring_entries,
+	    sizeof(*ur->sendrec))) == NULL)
+		return -1;
+	if ((s = ur_cq_slot(ur, io)) == NULL)
+		return -1;
+	if (s->flags & UR_SEND) {
+		errno = EBUSY;
+		return -1;
+	}
+	if ((sqe = ur_sqe(ur)) == NULL) {
+		ur_cq_undo(s, io);
+		errno = EAGAIN;
+		return -1;
+	}
+	idx = (unsigned int)(sqe - ur->ring.sq.sqes);
+	/*
+	 * MSG_WAITALL: io_uring retries a short send itself (Linux 5.18),
+	 * so one completion means the whole request.
+	 */
+	if (iovcnt == 1)
+		io_uring_prep_send(sqe, io->fd, iov[0].iov_base,
+		    iov[0].iov_len, MSG_NOSIGNAL | MSG_WAITALL);
+	else {
+		/* One record per SQ entry: it lives until submission. */
+		r = &ur->sendrec[idx];
+		memset(&r->msg, 0, sizeof(r->msg));
+		memcpy(r->iov, iov, (size_t)iovcnt * sizeof(*iov));
+		r->msg.msg_iov = r->iov;
+		r->msg.msg_iovlen = (size_t)iovcnt;
+		io_uring_prep_sendmsg(sqe, io->fd, &r->msg,
+		    MSG_NOSIGNAL | MSG_WAITALL);
+	}
+	io_uring_sqe_set_data64(sqe, UR_UDATA(UR_OP_SEND, s->gen, io->fd));
+	s->send_fn = done;
+	s->send_seq = ur->nsubmit;
+	s->send_idx = (uint16_t)idx;
+	s->flags |= UR_SEND;
+	return 0;
+}
+
+/*
+ * The send of s must be over before its caller frees the data.  Not yet
+ * submitted: its SQE becomes a no-op.  Submitted: a synchronous cancel
+ * (IORING_REGISTER_SYNC_CANCEL, Linux 6.0) returns once the request is
+ * done, cancelled or completed.
+ */
+static void
+ur_send_cancel(struct ur_state *ur, struct ur_slot *s, int fd)
+{
+	struct io_uring_sync_cancel_reg	reg;
+	struct io_uring_sqe		*sqe;
+
+	if (s->send_seq == ur->nsubmit) {
+		sqe = &ur->ring.sq.sqes[s->send_idx];
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, UR_UDATA(UR_OP_NONE, 0, 0));
+		return;
+	}
+	memset(&reg, 0, sizeof(reg));
+	reg.addr = UR_UDATA(UR_OP_SEND, s->gen, fd);
+	reg.timeout.tv_sec = -1;
+	reg.timeout.tv_nsec = -1;
+	/*
+	 * XXX Before Linux 6.0 (EINVAL) a send waiting for socket space
+	 * may still read the data after the caller freed it.
+	 */
+	(void)io_uring_register_sync_cancel(&ur->ring, &reg);
+}
+
+static void
+ur_cq_stop(struct tk_loop *l, struct tk_io *io)
+{
+	struct ur_state	*ur = l->be;
+	struct ur_slot	*s;
+
+	if (io->fd < 0 || io->fd >= ur->nslot)
+		return;
+	s = &ur->slot[io->fd];
+	if ((s->flags & UR_CQ) == 0 || s->udata != io)
+		return;
+	ur_recv_cancel(ur, s, io->fd);
+	if (s->flags & UR_SEND)
+		ur_send_cancel(ur, s, io->fd);
+	s->flags &= UR_PENDING;
+	s->gen++;
+	s->udata = NULL;
+}
+
+/* One recv completion. */
+static void
+ur_recv_done(struct tk_loop *l, struct ur_state *ur, const struct ur_cqe *c)
+{
+	struct ur_slot	*s;
+	struct tk_io	*io;
+	tk_recv_fn	*fn;
+	uint32_t	 gen = UR_UD_GEN(c->udata);
+	int		 fd = UR_UD_FD(c->udata), bid = -1, live;
+
+	if (c->flags & IORING_CQE_F_BUFFER)
+		bid = (int)(c->flags >> IORING_CQE_BUFFER_SHIFT);
+	s = &ur->slot[fd];
+	live = (s->flags & UR_CQ) && (s->gen & UR_GENMASK) == gen;
+	if (live && (c->flags & IORING_CQE_F_MORE) == 0)
+		s->flags &= ~(UR_RECV_ARMED | UR_RECV_CANCEL);
+	if (live && c->res != -ENOBUFS && c->res != -ECANCELED) {
+		io = s->udata;
+		fn = s->recv_fn;
+		if (c->res <= 0)
+			s->flags &= ~UR_RECV_ON;
+		fn(l, io, bid >= 0 ? ur->bufs + (size_t)bid * ur->bufsize :
+		    NULL, c->res);
+		/* fn may have closed io, or grown the slot table. */
+		s = &ur->slot[fd];
+		live = (s->flags & UR_CQ) && (s->gen & UR_GENMASK) == gen;
+	}
+	if (c->res == -ENOBUFS)
+		ur->st.nobufs++;
+	if (bid >= 0)
+		ur_buf_put(ur, (unsigned int)bid);
+	if (live && (s->flags & (UR_RECV_ON | UR_RECV_ARMED)) == UR_RECV_ON)
+		(void)ur_pend(ur, fd);
+}
+
+static void
+ur_send_done(struct tk_loop *l, struct ur_state *ur, const struct ur_cqe *c)
+{
+	struct ur_slot	*s;
+	int		 fd = UR_UD_FD(c->udata);
+
+	s = &ur->slot[fd];
+	if ((s->flags & (UR_CQ | UR_SEND)) != (UR_CQ | UR_SEND) ||
+	    (s->gen & UR_GENMASK) != UR_UD_GEN(c->udata))
+		return;
+	s->flags &= ~UR_SEND;
+	s->send_fn(l, s->udata, c->res);
+}
+
+static void
+ur_dispatch(struct tk_loop *l)
+{
+	struct ur_state	*ur = l->be;
+	int		 i, n = ur->ncqe;
+
+	/* Callbacks may run the loop's functions, never wait(): no reentry. */
+	for (i = 0; i < n; i++) {
+		if (UR_UD_FD(ur->cqes[i].udata) >= ur->nslot)
+			continue;
+		if (UR_UD_OP(ur->cqes[i].udata) == UR_OP_RECV)
+			ur_recv_done(l, ur, &ur->cqes[i]);
+		else
+			ur_send_done(l, ur, &ur->cqes[i]);
+	}
+	ur->ncqe = 0;
+}
+
+static void
+ur_stats(struct tk_loop *l, struct tk_loop_stats *st)
+{
+	struct ur_state	*ur = l->be;
+
+	*st = ur->st;
+}
+
+const struct tk_backend tk_backend_io_uring = {
+	.name = "io_uring",
+	.flags = TK_BE_EDGE | TK_BE_DELCLOSE | TK_BE_EXPLICIT,
+	.probe = ur_probe,
+	.init = ur_init,
+	.free = ur_free,
+	.add = ur_add,
+	.mod = ur_mod,
+	.del = ur_del,
+	.wait = ur_wait,
+	.stats = ur_stats,
+	.completion = ur_completion,
+	.bufring = ur_bufring,
+	.recv_start = ur_recv_start,
+	.recv_stop = ur_recv_stop,
+	.send = ur_send,
+	.cq_stop = ur_cq_stop,
+	.dispatch = ur_dispatch,
+};

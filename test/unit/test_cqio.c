@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Completion I/O (tenk/uring.h) on socketpairs: echo through a multishot
+ * recv and a send; EOF and a reset as calls with 0 and -ECONNRESET; a
+ * buffer ring far smaller than the data (ENOBUFS re-armed, bytes in
+ * order, for one socket and for many at once); stopping and resuming a
+ * recv; closing with a recv and a send in flight, submitted or not; and
+ * ENOTSUP on a readiness backend.  Each test skips where io_uring is not
+ * compiled in or the kernel refuses it.
+ */
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tenk/loop.h"
+#include "tenk/uring.h"
+#include "../t.h"
+
+struct cw {
+	struct tk_io	 io;
+	int		 peer;
+	char		 got[8192];
+	size_t		 ngot;
+	int		 eof;
+	ssize_t		 err;
+	int		 echo;		/* send back what arrives */
+	char		 out[8192];	/* the send in flight */
+	size_t		 nout;
+	int		 sends;		/* completed */
+	ssize_t		 sent;
+};
+
+static struct tk_loop *
+cq_loop(void)
+{
+	struct tk_loop	*l;
+
+	if (tk_backend_probe("io_uring") == -1) {
+		if (errno == ENOENT)
+			T_SKIP("io_uring is not compiled in");
+		T_SKIP("the kernel refuses io_uring");
+	}
+	l = tk_loop_new("io_uring", 0);
+	T_PTR(l);
+	T_EQ(tk_loop_completion(l), 1);
+	return l;
+}
+
+static void	cw_sent(struct tk_loop *, struct tk_io *, ssize_t);
+
+static void
+cw_recv(struct tk_loop *l, struct tk_io *io, const void *data, ssize_t n)
+{
+	struct cw	*x = io->arg;
+	struct iovec	 iov;
+
+	if (n == 0) {
+		x->eof++;
+		return;
+	}
+	if (n < 0) {
+		x->err = n;
+		return;
+	}
+	T_PTR(data);
+	T_LE((size_t)n, sizeof(x->got) - x->ngot);
+	memcpy(x->got + x->ngot, data, (size_t)n);
+	x->ngot += (size_t)n;
+	if (x->echo) {
+		T_EQ(x->nout, 0);
+		memcpy(x->out, data, (size_t)n);
+		x->nout = (size_t)n;
+		iov.iov_base = x->out;
+		iov.iov_len = x->nout;
+		T_EQ(tk_io_send(l, io, &iov, 1, cw_sent), 0);
+	}
+}
+
+static void
+cw_sent(struct tk_loop *l, struct tk_io *io, ssize_t n)
+{
+	struct cw	*x = io->arg;
+
+	(void)l;
+	x->sends++;
+	x->sent = n;
+	x->nout = 0;
+}
+
+static void
+cw_open(struct cw *x)
+{
+	int	sv[2];
+
+	memset(x, 0, sizeof(*x));
+	T_SYS(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0, sv));
+	x->peer = sv[1];
+	tk_io_init(&x->io, sv[0], NULL, x);
+}
+
+/* Run passes until *p reaches v; fail after a generous bound. */
+static void
+until(struct tk_loop *l, const size_t *p, size_t v, const char *what)
+{
+	int	i;
+
+	for (i = 0; i < 2000 && *p < v; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	if (*p < v)
+		T_FAIL("%s: %zu of %zu after 2000 passes", what, *p, v);
+}
+
+/* Read n bytes from fd, nonblocking, running l meanwhile. */
+static void
+peer_read(struct tk_loop *l, int fd, char *buf, size_t n)
+{
+	size_t	got = 0;
+	ssize_t	r;
+	int	i;
+
+	for (i = 0; i < 2000 && got < n; i++) {
+		tk_loop_run(l, TK_RUN_NOWAIT);
+		if ((r = read(fd, buf + got, n - got)) > 0)
+			got += (size_t)r;
+	}
+	T_UEQ(got, n);
+}
+
+TEST(cqio_echo)
+{
+	struct tk_loop	*l = cq_loop();
+	struct cw	 x;
+	char		 buf[16];
+	int		 i;
+
+	cw_open(&x);
+	x.echo = 1;
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv), 0);
+	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 1);
+	for (i = 0; i < 100; i++) {
+		T_EQ(write(x.peer, "ping", 4), 4);
+		peer_read(l, x.peer, buf, 4);
+		T_OK(memcmp(buf, "ping", 4) == 0);
+	}
+	until(l, (const size_t *)&x.ngot, 400, "bytes in");
+	for (i = 0; i < 100 && x.sends < 100; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(x.sends, 100);
+	T_EQ(x.sent, 4);
+	T_EQ(tk_io_close(l, &x.io), 0);
+	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
+	close(x.peer);
+	tk_loop_free(l);
+}
+
+TEST(cqio_eof_reset)
+{
+	struct tk_loop	*l = cq_loop();
+	struct cw	 x, y;
+	struct iovec	 iov;
+	int		 i;
+
+	cw_open(&x);
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv), 0);
+	T_EQ(write(x.peer, "ab", 2), 2);
+	T_SYS(shutdown(x.peer, SHUT_WR));
+	for (i = 0; i < 1000 && x.eof == 0; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(x.eof, 1);
+	T_UEQ(x.ngot, 2);
+	T_EQ(x.err, 0);
+
+	/* The peer closes with our bytes unread: a reset on our side. */
+	cw_open(&y);
+	iov.iov_base = (void *)"xyz";
+	iov.iov_len = 3;
+	T_EQ(tk_io_send(l, &y.io, &iov, 1, cw_sent), 0);
+	for (i = 0; i < 1000 && y.sends == 0; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(y.sent, 3);
+	T_EQ(tk_io_recv_start(l, &y.io, cw_recv), 0);
+	tk_loop_run(l, TK_RUN_NOWAIT);
+	close(y.peer);
+	for (i = 0; i < 1000 && y.err == 0 && y.eof == 0; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(y.err, -ECONNRESET);
+	T_EQ(tk_io_close(l, &x.io), 0);
+	T_EQ(tk_io_close(l, &y.io), 0);
+	close(x.peer);
+	tk_loop_free(l);
+}
+
+/*
+ * Two 64-byte buffers against 4 KiB at once: the recv runs dry again and
+ * again, is re-armed each time, and every byte arrives in order.
+ */
+TEST(cqio_nobufs)
+{
+	struct tk_loop		*l = cq_loop();
+	struct tk_loop_stats	 st;
+	struct cw		 x;
+	char			 msg[4096];
+	size_t			 i;
+
+	T_EQ(tk_loop_bufring(l, 2, 64), 0);
+	cw_open(&x);
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv), 0);
+	T_EQ(tk_loop_bufring(l, 4, 64), -1);
+	T_EQ(errno, EBUSY);
+	for (i = 0; i < sizeof(msg); i++)
+		msg[i] = (char)(i * 7 + i / 251);
+	T_EQ(write(x.peer, msg, sizeof(msg)), (ssize_t)sizeof(msg));
+	until(l, &x.ngot, sizeof(msg), "bytes through a 2-buffer ring");
+	T_OK(memcmp(x.got, msg, sizeof(msg)) == 0);
+	tk_loop_stats(l, &st);
+	T_GT(st.nobufs, 0);
+	T_EQ(tk_io_close(l, &x.io), 0);
+	close(x.peer);
+	tk_loop_free(l);
+}
+
+/* 64 sockets, each sending more than the whole ring holds. */
+#define NMANY	64
+#define MANYLEN	2048
+
+TEST(cqio_nobufs_many)
+{
+	struct tk_loop	*l = cq_loop();
+	struct cw	*x;
+	char		 msg[MANYLEN];
+	size_t		 total;
+	int		 i, k, pass;
+
+	T_EQ(tk_loop_bufring(l, 8, 128), 0);
+	T_PTR(x = calloc(NMANY, sizeof(*x)));
+	for (i = 0; i < NMANY; i++) {
+		cw_open(&x[i]);
+		T_EQ(tk_io_recv_start(l, &x[i].io, cw_recv), 0);
+	}
+	for (k = 0; k < MANYLEN; k++)
+		msg[k] = (char)(k % 253);
+	for (i = 0; i < NMANY; i++)
+		T_EQ(write(x[i].peer, msg, sizeof(msg)), (ssize_t)sizeof(msg));
+	for (pass = 0, total = 0; pass < 20000 &&
+	    total < (size_t)NMANY * MANYLEN; pass++) {
+		tk_loop_run(l, TK_RUN_NOWAIT);
+		for (i = 0, total = 0; i < NMANY; i++)
+			total += x[i].ngot;
+	}
+	for (i = 0; i < NMANY; i++) {
+		T_UEQ(x[i].ngot, (size_t)MANYLEN);
+		T_OK(memcmp(x[i].got, msg, MANYLEN) == 0);
+		T_EQ(x[i].err, 0);
+		T_EQ(tk_io_close(l, &x[i].io), 0);
+		close(x[i].peer);
+	}
+	free(x);
+	tk_loop_free(l);
+}
+
+TEST(cqio_recv_stop)
+{
+	struct tk_loop	*l = cq_loop();
+	struct cw	 x;
+	int		 i;
+
+	cw_open(&x);
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv), 0);
+	for (i = 0; i < 4; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	tk_io_recv_stop(l, &x.io);
+	for (i = 0; i < 4; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(write(x.peer, "late", 4), 4);
+	for (i = 0; i < 8; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_UEQ(x.ngot, 0);
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv), 0);
+	until(l, &x.ngot, 4, "bytes after the restart");
+	T_OK(memcmp(x.got, "late", 4) == 0);
+	/* Stop and start again before the cancel completes. */
+	tk_io_recv_stop(l, &x.io);
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv), 0);
+	T_EQ(write(x.peer, "more", 4), 4);
+	until(l, &x.ngot, 8, "bytes after stop and start in one pass");
+	T_EQ(tk_io_close(l, &x.io), 0);
+	close(x.peer);
+	tk_loop_free(l);
+}
+
+static void
+never_sent(struct tk_loop *l, struct tk_io *io, ssize_t n)
+{
+	(void)l;
+	(void)io;
+	T_FAIL("send callback after close: %zd", n);
+}
+
+static void
+never_recv(struct tk_loop *l, struct tk_io *io, const void *data, ssize_t n)
+{
+	(void)l;
+	(void)io;
+	(void)data;
+	T_FAIL("recv callback after close: %zd", n);
+}
+
+/*
+ * Close with requests in flight: a send the kernel holds (the peer reads
+ * nothing, so the socket is full) and a recv; then a send never
+ * submitted.  No callback runs, the data may be freed at once, and the
+ * peer sees the close.
+ */
+TEST(cqio_close_in_flight)
+{
+	struct tk_loop	*l = cq_loop();
+	struct cw	*x;
+	struct iovec	 iov[2];
+	char		*big, c, buf[65536];
+	size_t		 len = 4 << 20;
+	ssize_t		 n;
+	int		 peer, i;
+
+	T_PTR(x = malloc(sizeof(*x)));
+	T_PTR(big = calloc(1, len));
+	cw_open(x);
+	peer = x->peer;
+	T_EQ(tk_io_recv_start(l, &x->io, never_recv), 0);
+	iov[0].iov_base = big;
+	iov[0].iov_len = len / 2;
+	iov[1].iov_base = big + len / 2;
+	iov[1].iov_len = len / 2;
+	T_EQ(tk_io_send(l, &x->io, iov, 2, never_sent), 0);
+	T_EQ(tk_io_send(l, &x->io, iov, 1, never_sent), -1);
+	T_EQ(errno, EBUSY);
+	for (i = 0; i < 4; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(tk_io_close(l, &x->io), 0);
+	free(big);
+	free(x);
+	for (i = 0; i < 4; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	/* Whatever the send had written, then the end. */
+	while ((n = read(peer, buf, sizeof(buf))) > 0)
+		;
+	T_EQ(n, 0);
+	close(peer);
+
+	/* A send closed before any submission: nothing reaches the peer. */
+	T_PTR(x = malloc(sizeof(*x)));
+	cw_open(x);
+	peer = x->peer;
+	iov[0].iov_base = (void *)"never";
+	iov[0].iov_len = 5;
+	T_EQ(tk_io_send(l, &x->io, iov, 1, never_sent), 0);
+	T_EQ(tk_io_close(l, &x->io), 0);
+	free(x);
+	for (i = 0; i < 4; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(read(peer, &c, 1), 0);
+	close(peer);
+	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
+	tk_loop_free(l);
+}
+
+TEST(cqio_readiness_backend)
+{
+	struct tk_loop	*l;
+	struct cw	 x;
+	struct iovec	 iov;
+
+	l = tk_loop_new("poll", 0);
+	T_PTR(l);
+	T_EQ(tk_loop_completion(l), 0);
+	cw_open(&x);
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv), -1);
+	T_EQ(errno, ENOTSUP);
+	iov.iov_base = (void *)"x";
+	iov.iov_len = 1;
+	T_EQ(tk_io_send(l, &x.io, &iov, 1, cw_sent), -1);
+	T_EQ(errno, ENOTSUP);
+	T_EQ(tk_loop_bufring(l, 2, 64), -1);
+	T_EQ(errno, ENOTSUP);
+	close(x.io.fd);
+	close(x.peer);
+	tk_loop_free(l);
+}
