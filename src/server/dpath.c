@@ -30,15 +30,17 @@
  * pool and from then on moves bytes with splice(2), socket to pipe to
  * socket, so they never enter user space.  Three rules keep it exact:
  *
- * - it splices in only into an empty pipe.  An empty pipe has every
- *   slot free, so EAGAIN can only mean the socket is empty (a pipe out
- *   of slots says EAGAIN too), and the pipe never holds more than one
- *   read: the limit holds, pipe included.
+ * - it splices in only into an empty pipe, and does not even want to
+ *   read while the pipe holds bytes.  An empty pipe has every slot
+ *   free, so EAGAIN can only mean the socket is empty (a pipe out of
+ *   slots says EAGAIN too), and the pipe never holds more than one
+ *   splice: the pipe's size (256k by default; see pipe_size), kernel
+ *   pages moved from the socket rather than tenkd's memory.
  * - READ is blocked only on EAGAIN, never on a short splice, which may
  *   be the pipe's slots running out rather than the socket draining.
- * - the bytes in the pipe count as queued: for the limit, for passing
- *   the FIN on only once everything is out, and for the memory
- *   budget's choice of whom to close.
+ * - the bytes in the pipe count as queued: for passing the FIN on only
+ *   once everything is out, and for the memory budget's choice of whom
+ *   to close.
  *
  * A spliced flow goes back to copying, and its pipe back to the pool,
  * when a splice brings in less than DP_SMALL bytes and the pipe is
@@ -66,6 +68,7 @@
 #define DP_SMALL	4096		/* a splice under this: copy again */
 #define DP_SPARE_PIPES	8		/* kept open per thread when idle */
 #define DP_PIPE_DEFAULT	(64 * 1024)	/* a fresh pipe's size (pipe(7)) */
+#define DP_SPLICE_SIZE	(256 * 1024)	/* a splice's most, by measure */
 #define DP_PIPE_MAX	(1024 * 1024)	/* fs.pipe-max-size's default */
 
 /* A pipe of the thread's pool; its bytes are counted in dp_splice. */
@@ -87,16 +90,23 @@ static struct dp_pipe *pipe_get(struct worker *);
 static void	pipe_put(struct worker *, struct dp_pipe *, size_t);
 static inline void spend(size_t *, size_t);
 
-/* Pipe size for splicing: four reads at the limit, in whole pages. */
+/*
+ * The pipes' size, which is also the most one splice moves and so what a
+ * spliced direction holds: DP_SPLICE_SIZE, or --buffer-limit if more
+ * (up to fs.pipe-max-size's default).  Not --buffer-limit itself: those
+ * bytes are the socket buffer's pages, moved, not tenkd's memory, and
+ * 16k splices cost twice the CPU per GB of 256k ones
+ * (docs/BENCHMARKS.md, "One data path and splice").
+ */
 static size_t	pipe_size;
 
 void
 dp_init(void)
 {
-	size_t	sz = 4 * srv.cfg.buffer_limit;
+	size_t	sz = srv.cfg.buffer_limit;
 
-	if (sz < DP_PIPE_DEFAULT)
-		sz = DP_PIPE_DEFAULT;
+	if (sz < DP_SPLICE_SIZE)
+		sz = DP_SPLICE_SIZE;
 	if (sz > DP_PIPE_MAX)
 		sz = DP_PIPE_MAX;
 	pipe_size = sz;
@@ -373,9 +383,8 @@ splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
 	size_t		 room;
 	ssize_t		 n;
 
-	room = conn_limit(f->q->len) - f->q->len;
-	if (room > pipe_size)
-		room = pipe_size;
+	/* The queue is empty while splicing: the pipe may fill. */
+	room = pipe_size;
 	do {
 		n = splice(f->src->fd, NULL, p->wfd, NULL, room,
 		    SPLICE_F_NONBLOCK | SPLICE_F_MOVE);

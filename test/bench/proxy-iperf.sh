@@ -5,6 +5,7 @@
 # HAProxy and nginx, with a real client and server: iperf3.
 #
 #   test/bench/proxy-iperf.sh [-b DIR] [-r ROUNDS] [-t SECS] [-o DIR]
+#	[-n "NAME ..."] [-k "CASE ..."]
 #
 # One iperf3 server (127.0.0.1), and in front of it, one at a time, each
 # contender on its own port with one thread of execution:
@@ -13,7 +14,9 @@
 #   haproxy-sp   HAProxy, nbthread 1, mode tcp, option splice-auto
 #   haproxy      HAProxy, nbthread 1, mode tcp
 #   nginx        nginx stream, one worker (nginx cannot splice)
-# and a direct run (no proxy) for the ceiling.  Cases: 1 and 4 streams
+# and a direct run (no proxy) for the ceiling.  -n picks contenders,
+# among those and tenkd-64k, tenkd-256k, tenkd-copy-64k (tenkd with that
+# --buffer-limit, the splice's size too).  Cases: 1 and 4 streams
 # (iperf3 -P), client to server and back (-R); each run lasts SECS.
 # Per run: Gbit/s received (iperf3's sum_received) and the proxy's CPU
 # (utime + stime of its processes from /proc/PID/stat) per GB moved.
@@ -29,6 +32,8 @@
 #   -r N      rounds (default 3)
 #   -t SECS   seconds per iperf3 run (default 5)
 #   -o DIR    keep the raw results there (default: a temporary directory)
+#   -n LIST   contenders (default "tenkd tenkd-copy haproxy-sp haproxy nginx")
+#   -k LIST   cases (default "1 1R 4 4R")
 
 . "$(dirname "$0")/lib.sh"
 
@@ -36,8 +41,12 @@ B=$(cd "$(dirname "$0")/../.." && pwd)/build
 ROUNDS=3
 SECS=5
 OUT=
-while getopts b:r:t:o: c; do
+NAMES="tenkd tenkd-copy haproxy-sp haproxy nginx"
+CASES="1 1R 4 4R"
+while getopts b:r:t:o:n:k: c; do
 	case $c in
+	n)	NAMES=$OPTARG ;;
+	k)	CASES=$OPTARG ;;
 	b)	B=$OPTARG ;;
 	r)	ROUNDS=$OPTARG ;;
 	t)	SECS=$OPTARG ;;
@@ -82,9 +91,15 @@ start() {
 	_d=$OUT/$1
 	mkdir -p "$_d"
 	case $1 in
-	tenkd|tenkd-copy)
+	tenkd*)
 		_o=
-		[ "$1" = tenkd-copy ] && _o="--splice off"
+		case $1 in
+		tenkd-copy*)	_o="--splice off" ;;
+		esac
+		case $1 in
+		*-64k)		_o="$_o --buffer-limit 64k" ;;
+		*-256k)		_o="$_o --buffer-limit 256k" ;;
+		esac
 		# shellcheck disable=SC2086
 		"$TENKD" proxy -t 1 -l "127.0.0.1:$2" -u "127.0.0.1:$IPORT" \
 		    $_o 2>"$_d/log" &
@@ -179,10 +194,10 @@ free_port
 XPORT=$PORT
 ROUND=1
 while [ "$ROUND" -le "$ROUNDS" ]; do
-	for c in 1 1R 4 4R; do
+	for c in $CASES; do
 		CPIDS=
 		run direct "$c" "$IPORT"
-		for name in tenkd tenkd-copy haproxy-sp haproxy nginx; do
+		for name in $NAMES; do
 			start "$name" "$XPORT"
 			run "$name" "$c" "$XPORT"
 			stop
@@ -195,8 +210,8 @@ done
 echo "# $(uname -sr), $(nproc) CPUs; iperf3 $SECS s per run, $ROUNDS rounds;"
 echo "# medians (min-max); CPU: the proxy's CPU-seconds per GB received"
 printf '%-11s %-5s %-22s %s\n' contender case "Gbit/s" "CPU s/GB"
-for c in 1 1R 4 4R; do
-	for name in direct tenkd tenkd-copy haproxy-sp haproxy nginx; do
+for c in $CASES; do
+	for name in direct $NAMES; do
 		g=$(awk -v n="$name" -v c="$c" '$1 == n && $2 == c { print "x", $3 }' \
 		    "$OUT/results" | median_table)
 		u=$(awk -v n="$name" -v c="$c" '$1 == n && $2 == c { print "x", $4 }' \
@@ -209,7 +224,7 @@ for c in 1 1R 4 4R; do
 done
 # Per round: tenkd over the best peer (Gbit/s), and over that peer's CPU.
 echo "# tenkd / best peer per round, medians: Gbit/s ratio, CPU-per-GB ratio"
-for c in 1 1R 4 4R; do
+for c in $CASES; do
 	awk -v c="$c" '$2 == c { g[$1] = g[$1] " " $3; u[$1] = u[$1] " " $4 }
 	END {
 		nt = split(g["tenkd"], tg, " "); split(u["tenkd"], tu, " ")
