@@ -50,9 +50,26 @@
 
 #include "tenk/clock.h"
 #include "tenk/log.h"
+#include "tenk/xmalloc.h"
 #include "tenkd.h"
 
 #define WHEEL_GRAN_MIN	(10 * TK_MSEC)
+
+/* One access-log record: its longest text line escapes 511 bytes. */
+#define ACCESS_LINEMAX	(512 * 4 + 64)
+_Static_assert(ACCESS_LINEMAX <= ACCESS_BUFSIZE, "record beyond buffer");
+
+/* A record's fields, formatted, for access_text and access_json. */
+struct access_fields {
+	const struct acct_rec	*r;
+	const char		*proto;
+	unsigned long long	 active;
+	char			 client[TK_ADDRSTRLEN];
+	char			 now[32];
+	char			 accept[32];
+	char			 dur[32];	/* seconds, 1.234 */
+	char			 tc[32];
+};
 
 const char *const conn_reasons[CONN_NREASONS] = {
 	"eof", "reset", "error", "timeout", "shutdown", "fdlimit", "nomem",
@@ -62,8 +79,9 @@ const char *const conn_reasons[CONN_NREASONS] = {
 static void	conn_io(struct tk_loop *, struct tk_io *);
 static void	wheel_file(struct worker *, struct conn *, uint64_t);
 static void	wheel_fire(struct tk_loop *, struct tk_timer *);
-static void	conn_access_write(const char *, ...)
-		    __attribute__((format(printf, 1, 2)));
+static void	access_tick(struct tk_loop *, struct tk_timer *);
+static int	json_fmt(char *, size_t, size_t *, const char *, ...)
+		    __attribute__((format(printf, 4, 5)));
 static void	access_line(struct worker *, struct conn *,
 		    enum conn_reason);
 
@@ -268,9 +286,10 @@ conn_close(struct worker *w, struct conn *c, enum conn_reason why)
 	if (w->proto->close != NULL)
 		w->proto->close(w, c, why);
 	w->st.closed[why]++;
-	w->nconns--;
+	/* Before the count drops: active= counts c, as for the proxy. */
 	if (c->acct)
 		access_line(w, c, why);
+	w->nconns--;
 	log_debug("%s: thread %d fd %d: %s", __func__, w->id, fd,
 	    conn_reasons[why]);
 	free(c);
@@ -291,10 +310,15 @@ conn_close_all(struct worker *w, enum conn_reason why)
 
 /*
  * The access log is one descriptor shared by all threads, opened with
- * O_APPEND; each line goes out in one write(2), so lines from different
- * threads do not mix.  Reopening (SIGHUP) opens the path again and
- * dup2()s the new file onto the old descriptor number, which swaps the
- * file atomically under the workers' feet with no message to them.
+ * O_APPEND.  Each worker keeps its records in a buffer of its own
+ * (ACCESS_BUFSIZE) and writes it out whole lines at a time with one
+ * write(2), when the next record would not fit, a second after the
+ * first record went in (alog_timer), when it has drained and when it
+ * stops; so lines from different threads do not mix and a record costs
+ * a memcpy, not a system call.  Reopening (SIGHUP, SIGUSR1) opens the
+ * path again and dup2()s the new file onto the old descriptor number,
+ * which swaps the file atomically under the workers' feet with no
+ * message to them.
  */
 void
 conn_access_open(void)
@@ -331,86 +355,285 @@ conn_access_reopen(void)
 }
 
 /*
- * One access-log line: the real-time clock in UTC to the millisecond and
- * a space, then fmt, which ends in a newline.  Echo and proxy share it.
- * What fmt makes is escaped (log_escape) but for that newline, so a
- * string from outside (none yet but formatted addresses; PROXY TLVs
- * later) can neither forge a line nor reach a terminal raw.  A line
- * too long for raw is dropped rather than cut; line has room for raw
- * fully escaped.  The one write(2) keeps lines from several workers
- * whole (O_APPEND).
+ * w's record buffer and its flush timer; the buffer only when the
+ * access log is on.  Start-up (worker_init), dies on failure.
  */
-static void
-conn_access_write(const char *fmt, ...)
+void
+conn_access_init(struct worker *w)
 {
-	va_list		 ap;
-	struct tm	 tm;
-	char		 raw[512], line[sizeof(raw) * 4 + 64];
-	uint64_t	 now = tk_clock_real();
-	time_t		 sec = (time_t)(now / TK_SEC);
-	size_t		 n, m;
-	int		 r;
-	ssize_t		 w;
-
-	va_start(ap, fmt);
-	r = vsnprintf(raw, sizeof(raw), fmt, ap);
-	va_end(ap);
-	if (r < 0 || (size_t)r >= sizeof(raw))
-		return;
-	m = (size_t)r;
-	if (m > 0 && raw[m - 1] == '\n')
-		m--;
-	gmtime_r(&sec, &tm);
-	n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-	n += snprintf(line + n, sizeof(line) - n, ".%03lluZ ",
-	    (unsigned long long)(now % TK_SEC / TK_MSEC));
-	/* Leaves room for the newline: m <= 511 escapes to at most 2044. */
-	(void)log_escape(line + n, sizeof(line) - n - 1, raw, m);
-	n += strlen(line + n);
-	line[n++] = '\n';
-	do {
-		w = write(srv.access_fd, line, n);
-	} while (w == -1 && errno == EINTR);
+	tk_timer_init(&w->alog_timer, access_tick, w);
+	if (srv.access_fd != -1)
+		w->alog = xmalloc(ACCESS_BUFSIZE);
 }
 
 /*
- * The access log's one record writer, for every protocol.  One line per
- * connection or session at its close:
- *	2026-11-22T13:29:42.123Z 127.0.0.1:51234 echo 1.234s in=10 out=10
- *	eof
- *	2026-11-22T13:29:42.123Z 127.0.0.1:51234 proxy 127.0.0.1:7000
- *	1.234s in=10 out=10 tries=1 client/eof eof
- * (each one line): the client, the protocol, the upstream ("-" if none
- * was connected; echo has none), the duration, bytes from and to the
- * client, then the proxy's connect attempts and who ended the session
- * in which phase, and why it closed.
+ * Write w's buffered records out and empty the buffer.  The buffer
+ * holds whole lines only, so the write(2) does too.  A failed write
+ * loses the records (there is nowhere to report each); a short one
+ * (a full disk) writes on from where it stopped.  XXX That tail may
+ * land after another thread's lines; a disk that full loses lines
+ * anyway.  w's thread, or main after w's thread was joined.
  */
 void
-conn_access_record(struct worker *w, const struct acct_rec *r)
+conn_access_flush(struct worker *w)
 {
-	struct tk_addr	 peer;
-	char		 cl[TK_ADDRSTRLEN], up[TK_ADDRSTRLEN + 16];
-	char		 tries[32];
-	uint64_t	 ns = tk_loop_now(w->l) - r->start;
+	size_t	off = 0;
+	ssize_t	r;
 
-	if (r->peer->sin6_family != AF_INET &&
-	    r->peer->sin6_family != AF_INET6)
-		strlcpy(cl, "?", sizeof(cl));
-	else {
-		tk_addr_from(&peer, (const struct sockaddr *)r->peer);
-		tk_addr_fmt(&peer, cl, sizeof(cl));
+	tk_timer_cancel(w->l, &w->alog_timer);
+	while (off < w->alog_len) {
+		r = write(srv.access_fd, w->alog + off, w->alog_len - off);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		off += (size_t)r;
 	}
+	w->alog_len = 0;
+}
+
+/* Flush and free w's buffer; worker_free, after the last record. */
+void
+conn_access_free(struct worker *w)
+{
+	if (w->alog != NULL)
+		conn_access_flush(w);
+	tk_timer_cancel(w->l, &w->alog_timer);
+	free(w->alog);
+	w->alog = NULL;
+}
+
+/* A second after the first record went into an empty buffer. */
+static void
+access_tick(struct tk_loop *l, struct tk_timer *t)
+{
+	(void)l;
+	conn_access_flush(t->arg);
+}
+
+/*
+ * Add one line of n bytes (newline included) to w's buffer, flushing
+ * first when it would not fit; the first line into an empty buffer
+ * arms the one-second flush (or, if the timer cannot be armed, is
+ * written at once).
+ */
+static void
+access_put(struct worker *w, const char *line, size_t n)
+{
+	if (w->alog == NULL || n > ACCESS_BUFSIZE)
+		return;
+	if (w->alog_len + n > ACCESS_BUFSIZE)
+		conn_access_flush(w);
+	memcpy(w->alog + w->alog_len, line, n);
+	w->alog_len += n;
+	if (!tk_timer_pending(&w->alog_timer) &&
+	    tk_timer_arm(w->l, &w->alog_timer, TK_SEC) == -1)
+		conn_access_flush(w);
+}
+
+/* A real-time clock reading in ns as 2026-11-22T13:29:42.123Z. */
+static void
+access_time(char *buf, size_t size, uint64_t real)
+{
+	struct tm	tm;
+	time_t		sec = (time_t)(real / TK_SEC);
+	size_t		n;
+
+	gmtime_r(&sec, &tm);
+	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, size - n, ".%03lluZ",
+	    (unsigned long long)(real % TK_SEC / TK_MSEC));
+}
+
+/*
+ * s as a JSON string, quotes included, at buf + *n: '"', '\\' and every
+ * byte outside printable ASCII escaped as \u00XX, so that invalid UTF-8
+ * from outside cannot make the line unparsable.  Returns -1 when buf
+ * (size bytes) is full.
+ */
+static int
+json_str(char *buf, size_t size, size_t *n, const char *s)
+{
+	unsigned char	ch;
+	int		r;
+
+	if (*n + 1 >= size)
+		return -1;
+	buf[(*n)++] = '"';
+	for (; (ch = (unsigned char)*s) != '\0'; s++) {
+		if (*n + 7 >= size)
+			return -1;
+		if (ch == '"' || ch == '\\') {
+			buf[(*n)++] = '\\';
+			buf[(*n)++] = (char)ch;
+		} else if (ch < 0x20 || ch >= 0x7f) {
+			r = snprintf(buf + *n, size - *n, "\\u%04x", ch);
+			*n += (size_t)r;
+		} else
+			buf[(*n)++] = (char)ch;
+	}
+	if (*n + 1 >= size)
+		return -1;
+	buf[(*n)++] = '"';
+	return 0;
+}
+
+/* Printf to buf + *n; -1 when it did not fit in size bytes. */
+static int
+json_fmt(char *buf, size_t size, size_t *n, const char *fmt, ...)
+{
+	va_list	ap;
+	int	r;
+
+	va_start(ap, fmt);
+	r = vsnprintf(buf + *n, size - *n, fmt, ap);
+	va_end(ap);
+	if (r < 0 || (size_t)r >= size - *n)
+		return -1;
+	*n += (size_t)r;
+	return 0;
+}
+
+/* "key": "string", with the key as is: ours, plain ASCII. */
+static int
+json_kv(char *buf, size_t size, size_t *n, const char *key, const char *s)
+{
+	if (json_fmt(buf, size, n, ", \"%s\": ", key) == -1)
+		return -1;
+	return json_str(buf, size, n, s);
+}
+
+/*
+ * A record as one JSON object and a newline into line (size bytes);
+ * returns its length, or 0 if it does not fit.
+ */
+static size_t
+access_json(char *line, size_t size, const struct access_fields *f)
+{
+	size_t	n = 0;
+
+	if (json_fmt(line, size, &n, "{\"time\": \"%s\"", f->now) == -1 ||
+	    json_kv(line, size, &n, "client", f->client) == -1 ||
+	    json_kv(line, size, &n, "proto", f->proto) == -1)
+		return 0;
+	if (f->r->term != NULL &&
+	    json_kv(line, size, &n, "upstream", f->r->upstream) == -1)
+		return 0;
+	if (json_fmt(line, size, &n, ", \"duration\": %s, \"accept\": \"%s\"",
+	    f->dur, f->accept) == -1)
+		return 0;
+	if (f->r->connected) {
+		if (json_fmt(line, size, &n, ", \"tc\": %s", f->tc) == -1)
+			return 0;
+	} else if (json_fmt(line, size, &n, ", \"tc\": null") == -1)
+		return 0;
+	if (json_fmt(line, size, &n, ", \"active\": %llu, \"in\": %llu, "
+	    "\"out\": %llu", f->active, (unsigned long long)f->r->in,
+	    (unsigned long long)f->r->out) == -1)
+		return 0;
+	if (f->r->term != NULL && (json_fmt(line, size, &n,
+	    ", \"tries\": %d", f->r->tries) == -1 ||
+	    json_kv(line, size, &n, "term", f->r->term) == -1))
+		return 0;
+	if (json_kv(line, size, &n, "why", f->r->why) == -1 ||
+	    json_fmt(line, size, &n, "}\n") == -1)
+		return 0;
+	return n;
+}
+
+/*
+ * The same as a text line into line (size bytes): the fields after the
+ * time go through log_escape, so a string from outside (none yet but
+ * formatted addresses; PROXY TLVs later) can neither forge a line nor
+ * reach a terminal raw.  Returns the length, or 0 if it does not fit
+ * (a record is dropped rather than cut).
+ */
+static size_t
+access_text(char *line, size_t size, const struct access_fields *f)
+{
+	const struct acct_rec	*r = f->r;
+	char			 raw[512], up[TK_ADDRSTRLEN + 16];
+	char			 tries[32];
+	size_t			 n;
+	int			 m;
+
 	up[0] = tries[0] = '\0';
 	if (r->upstream != NULL)
 		snprintf(up, sizeof(up), " %s", r->upstream);
 	if (r->term != NULL)
 		snprintf(tries, sizeof(tries), " tries=%d", r->tries);
-	conn_access_write("%s %s%s %llu.%03llus in=%llu out=%llu%s%s%s %s\n",
-	    cl, w->proto->name, up, (unsigned long long)(ns / TK_SEC),
-	    (unsigned long long)(ns % TK_SEC / TK_MSEC),
-	    (unsigned long long)r->in, (unsigned long long)r->out, tries,
-	    r->term != NULL ? " " : "", r->term != NULL ? r->term : "",
-	    r->why);
+	m = snprintf(raw, sizeof(raw), "%s %s%s %ss accept=%s tc=%s%s "
+	    "active=%llu in=%llu out=%llu%s%s%s %s", f->client, f->proto, up,
+	    f->dur, f->accept, r->connected ? f->tc : "-",
+	    r->connected ? "s" : "", f->active, (unsigned long long)r->in,
+	    (unsigned long long)r->out, tries, r->term != NULL ? " " : "",
+	    r->term != NULL ? r->term : "", r->why);
+	if (m < 0 || (size_t)m >= sizeof(raw))
+		return 0;
+	n = strlcpy(line, f->now, size);
+	if (n + 2 + (size_t)m * 4 >= size)
+		return 0;
+	line[n++] = ' ';
+	(void)log_escape(line + n, size - n - 1, raw, (size_t)m);
+	n += strlen(line + n);
+	line[n++] = '\n';
+	return n;
+}
+
+/*
+ * The access log's one record writer, for every protocol.  One line per
+ * connection or session at its close, in the manner of HAProxy's
+ * tcplog:
+ *	2026-11-22T13:29:42.123Z 127.0.0.1:51234 echo 1.234s
+ *	accept=2026-11-22T13:29:40.889Z tc=- active=3 in=10 out=10 eof
+ *	2026-11-22T13:29:42.123Z 127.0.0.1:51234 proxy 127.0.0.1:7000
+ *	1.234s accept=2026-11-22T13:29:40.889Z tc=0.001s active=3 in=10
+ *	out=10 tries=1 client/eof eof
+ * (each one line): the time of the close, the client, the protocol, the
+ * upstream ("-" if none was connected; echo has none), the total time,
+ * the time of the accept, the time the upstream took to connect ("-"
+ * without one), the worker's open connections counting this one, bytes
+ * from and to the client, then the proxy's connect attempts and who
+ * ended the session in which phase, and why it closed.  With
+ * --access-log-format json, the same fields as one JSON object.  The
+ * line goes into w's buffer (access_put).  w's thread, or main after
+ * it was joined (worker_free).
+ */
+void
+conn_access_record(struct worker *w, const struct acct_rec *r)
+{
+	struct access_fields	 f;
+	struct tk_addr		 peer;
+	char			 line[ACCESS_LINEMAX];
+	uint64_t		 now = tk_loop_now(w->l), real, ns;
+	size_t			 n;
+
+	real = tk_clock_real();
+	ns = now - r->start;
+	f.r = r;
+	f.proto = w->proto->name;
+	f.active = (unsigned long long)w->nconns;
+	if (r->peer->sin6_family != AF_INET &&
+	    r->peer->sin6_family != AF_INET6)
+		strlcpy(f.client, "?", sizeof(f.client));
+	else {
+		tk_addr_from(&peer, (const struct sockaddr *)r->peer);
+		tk_addr_fmt(&peer, f.client, sizeof(f.client));
+	}
+	access_time(f.now, sizeof(f.now), real);
+	access_time(f.accept, sizeof(f.accept), real > ns ? real - ns : 0);
+	snprintf(f.dur, sizeof(f.dur), "%llu.%03llu",
+	    (unsigned long long)(ns / TK_SEC),
+	    (unsigned long long)(ns % TK_SEC / TK_MSEC));
+	snprintf(f.tc, sizeof(f.tc), "%llu.%03llu",
+	    (unsigned long long)(r->tc / TK_SEC),
+	    (unsigned long long)(r->tc % TK_SEC / TK_MSEC));
+	if (srv.cfg.access_json)
+		n = access_json(line, sizeof(line), &f);
+	else
+		n = access_text(line, sizeof(line), &f);
+	if (n > 0)
+		access_put(w, line, n);
 }
 
 /* Echo's record: conn.c keeps its figures (struct conn_acct). */

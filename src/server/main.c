@@ -67,6 +67,7 @@ enum {
 	OPT_METRICS,
 	OPT_USER,
 	OPT_WORKERS,
+	OPT_ACCESS_FORMAT,
 	/* proxy mode only, from here on */
 	OPT_PROXY,
 	OPT_BALANCE = OPT_PROXY,
@@ -89,6 +90,7 @@ enum {
 
 static const struct option longopts[] = {
 	{ "access-log",		required_argument, NULL, OPT_ACCESS_LOG },
+	{ "access-log-format",	required_argument, NULL, OPT_ACCESS_FORMAT },
 	{ "backend",		required_argument, NULL, 'b' },
 	{ "backlog",		required_argument, NULL, OPT_BACKLOG },
 	{ "balance",		required_argument, NULL, OPT_BALANCE },
@@ -180,6 +182,7 @@ usage(int full)
 	    "\t[--backlog n] [--idle-timeout dur] [--drain-timeout dur]\n"
 	    "\t[--buffer-limit size] [--max-memory size] [--log-level level]\n"
 	    "\t[--syslog] [--syslog-facility name] [--access-log path]\n"
+	    "\t[--access-log-format text|json]\n"
 	    "\t[--pidfile path] [--user user] [--group group] [--workers n]\n"
 	    "\t[--metrics addr:port] [--check] [-f file]\n"
 	    "       tenkd proxy -u host:port[,weight=n][,backup] ...\n"
@@ -220,6 +223,7 @@ usage(int full)
 	    "      --syslog-facility NAME  daemon (default), local0-7, ...; "
 	    "implies --syslog\n"
 	    "      --access-log PATH    one line per connection at close\n"
+	    "      --access-log-format text|json  its lines (default text)\n"
 	    "      --pidfile PATH       write and lock a pid file\n"
 	    "      --user USER          drop to this user after binding\n"
 	    "      --group GROUP        drop to this group after binding\n"
@@ -345,6 +349,14 @@ parse_args(int argc, char *argv[])
 			if (*optarg == '\0')
 				tk_cli_bad(opt, NULL, "empty path");
 			cfg->access_log = xstrdup(optarg);
+			break;
+		case OPT_ACCESS_FORMAT:
+			if (strcmp(optarg, "json") == 0)
+				cfg->access_json = 1;
+			else if (strcmp(optarg, "text") == 0)
+				cfg->access_json = 0;
+			else
+				tk_cli_bad(opt, optarg, "text or json");
 			break;
 		case OPT_BACKLOG:
 			cfg->backlog = tk_cli_num(opt, optarg, 1, 1000000);

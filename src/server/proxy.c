@@ -101,6 +101,7 @@ struct psess {
 	uint64_t		 rx;	/* bytes from the upstream */
 	uint64_t		 turn;	/* the pass budget is for */
 	uint64_t		 cstart; /* connect(2) began, ns (metrics) */
+	uint64_t		 tc;	/* ns it took, once connected */
 	uint32_t		 budget; /* bytes left to move in it */
 	uint8_t			 attempts;
 	uint8_t			 first_dir; /* pumped first this pass */
@@ -335,7 +336,8 @@ connect_done(struct worker *w, struct psess *s)
 		return connect_next(w, s, err);
 	}
 	upstream_connected(s->u);
-	upstream_connect_time(tk_loop_now(w->l) - s->cstart);
+	s->tc = tk_loop_now(w->l) - s->cstart;
+	upstream_connect_time(s->tc);
 	(void)tk_sock_nodelay(s->up.fd);
 	s->c.state = PX_DATA;
 	conn_touch(&s->c, tk_loop_now(w->l));
@@ -606,7 +608,8 @@ access_line(struct worker *w, struct psess *s, const char *phase)
 	struct acct_rec	r = {
 		.peer = &s->a.peer, .start = s->a.start, .in = s->in,
 		.out = s->out, .tries = s->attempts, .term = term,
-		.why = s->why,
+		.why = s->why, .tc = s->tc,
+		.connected = s->u != NULL && s->c.state == PX_DATA,
 		.upstream = s->u != NULL && s->c.state == PX_DATA ?
 		    upstream_name(s->u) : "-",
 	};

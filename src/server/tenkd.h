@@ -38,6 +38,7 @@
 #define MEM_MIN_BUDGET	(64 * 1024)	/* --max-memory, unless 0 */
 #define POOL_MAXFREE	64		/* spare buffers kept per thread */
 #define ACCEPT_BATCH	64		/* accepts per listener turn */
+#define ACCESS_BUFSIZE	(32 * 1024)	/* access-log records per thread */
 
 /* Why a connection closed: counted per thread, named in the access log. */
 enum conn_reason {
@@ -76,6 +77,7 @@ struct config {
 	int		 workers;		/* processes; 1 = no master */
 	int		 splice;		/* proxy: --splice auto */
 	int		 splice_pipes;		/* pipes per thread */
+	int		 access_json;		/* --access-log-format json */
 };
 
 /* Counters of one worker; only its own thread writes them. */
@@ -272,6 +274,11 @@ struct worker {
 	struct tk_msg		 m_done;	/* to main */
 	struct tk_msg		 m_stats_reply;	/* to main */
 	struct stats		 snap;		/* for m_stats_reply */
+
+	/* The access log's records, written out whole (conn.c). */
+	char			*alog;		/* ACCESS_BUFSIZE, or NULL */
+	size_t			 alog_len;
+	struct tk_timer		 alog_timer;	/* while alog_len > 0 */
 };
 
 /* The process. */
@@ -363,8 +370,13 @@ struct acct_rec {
 	int			 tries;		/* proxy: connect attempts */
 	const char		*term;		/* proxy: who/phase, or NULL */
 	const char		*why;		/* how it closed */
+	uint64_t		 tc;		/* proxy: ns to connect */
+	int			 connected;	/* proxy: tc is set */
 };
 void		 conn_access_record(struct worker *, const struct acct_rec *);
+void		 conn_access_init(struct worker *);
+void		 conn_access_flush(struct worker *);
+void		 conn_access_free(struct worker *);
 
 /*
  * dpath.c: the data path (see there).  A flow is one direction of a

@@ -85,6 +85,7 @@ worker_init(struct worker *w, int id, const int *lfds)
 	tk_bufpool_init(&w->pool, POOL_BUFSIZE, POOL_MAXFREE);
 	conn_wheel_init(w);
 	tk_timer_init(&w->pause_timer, pause_end, w);
+	conn_access_init(w);
 	atomic_init(&w->resume_posted, 0);
 	mem_worker_init(w);
 
@@ -141,6 +142,7 @@ worker_free(struct worker *w)
 	int	i;
 
 	conn_close_all(w, CONN_SHUTDOWN);
+	conn_access_free(w);
 	for (i = 0; i < w->nls; i++) {
 		if (w->ls[i].io.fd == -1)
 			continue;
@@ -461,6 +463,9 @@ check_done(struct worker *w)
 	if (!w->draining || w->nconns > 0 || w->done)
 		return;
 	w->done = 1;
+	/* Drained: the last records go out now, not a second later. */
+	if (w->alog_len > 0)
+		conn_access_flush(w);
 	tk_loop_post(srv.l, &w->m_done);
 }
 
@@ -508,7 +513,10 @@ msg_force(struct tk_loop *l, struct tk_msg *m)
 static void
 msg_stop(struct tk_loop *l, struct tk_msg *m)
 {
-	(void)m;
+	struct worker	*w = m->arg;
+
+	if (w->alog_len > 0)
+		conn_access_flush(w);
 	tk_loop_stop(l);
 }
 

@@ -13,7 +13,8 @@ log=$T/access.log
 tenkd_start echo --threads 2 --access-log "$log"
 "$TKCLI" echo -c 5 -b 1000 "$ADDR" || fail "echo"
 wait_for 5 _lines "$log" 5 || fail "access log: $(cat "$log")"
-[ "$(grep -c ' echo [0-9.]*s in=1000 out=1000 eof$' "$log")" -eq 5 ] ||
+re=' echo [0-9.]*s accept=[0-9T:.-]*Z tc=- active=[0-9]* in=1000 out=1000 eof$'
+[ "$(grep -c "$re" "$log")" -eq 5 ] ||
     fail "access log lines: $(cat "$log")"
 
 mv "$log" "$log.1"

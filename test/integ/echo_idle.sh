@@ -22,9 +22,15 @@ awk -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(lo >= 0.9 && hi <= 6) }' ||
 s=$(tenkd_stats) || exit 1
 [ "$(stat_val "$s" timeout)" -eq 20 ] || fail "timeouts: $s"
 [ "$(stat_val "$s" active)" -eq 0 ] || fail "active: $s"
+# Records are written out up to a second after the close.
+_timeouts() {
+	[ "$(grep -c ' timeout$' "$T/access.log")" -ge 20 ]
+}
+wait_for 10 _timeouts
 n=$(grep -c ' timeout$' "$T/access.log")
 [ "$n" -eq 20 ] || fail "$n access log lines with timeout, wanted 20"
-re='^[0-9T:.-]*Z 127\.0\.0\.1:[0-9]* echo [0-9.]*s in=[0-9]* out=[0-9]* eof$'
+re='^[0-9T:.-]*Z 127\.0\.0\.1:[0-9]* echo [0-9.]*s accept=[0-9T:.-]*Z '
+re="${re}tc=- active=[0-9]* in=[0-9]* out=[0-9]* eof\$"
 grep -q "$re" "$T/access.log" ||
     fail "access log format: $(head -n 2 "$T/access.log")"
 pass

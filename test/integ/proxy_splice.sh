@@ -27,6 +27,11 @@ s=$(tenkd_stats) || exit 1
 [ "$(stat_val "$s" pipes)" -eq 0 ] || fail "pipes in use at rest: $s"
 [ "$(stat_val "$s" piped)" -eq 0 ] || fail "bytes left in pipes: $s"
 [ "$(stat_val "$s" eof)" -eq 58 ] || fail "closes: $s"
+# Records are written out up to a second after the close.
+_lines() {
+	[ "$(grep -c . "$T/acc")" -ge 58 ]
+}
+wait_for 10 _lines || fail "access log: $(grep -c . "$T/acc") lines"
 n=$(grep -c " in=33554432 out=33554432 tries=1 client/eof eof\$" "$T/acc")
 [ "$n" -eq 4 ] || fail "access log of the bulk sessions: $n lines"
 n=$(grep -c " in=16777216 out=16777216 tries=1 client/eof eof\$" "$T/acc")
