@@ -112,6 +112,26 @@ dp_init(void)
 	pipe_size = sz;
 }
 
+/*
+ * Read and drop what waits on a socket about to be closed that was
+ * never read (a proxy client whose session found no upstream), so that
+ * the close sends a FIN rather than the RST that unread bytes would
+ * cause (close(2) on TCP, RFC 2525 2.17).  Bounded: a peer still
+ * sending gets the RST.
+ */
+void
+dp_discard(struct worker *w, struct tk_io *io)
+{
+	ssize_t	n;
+	int	i;
+
+	for (i = 0; i < 4; i++) {
+		n = recv(io->fd, w->scratch, SCRATCH_SIZE, MSG_DONTWAIT);
+		if (n <= 0 || n < SCRATCH_SIZE)
+			break;
+	}
+}
+
 /* The reason to close for errno after a failed recv or send. */
 enum conn_reason
 dp_reason(int err)

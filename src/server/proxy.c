@@ -26,8 +26,8 @@
  * Each direction is a flow of the data path (dpath.c): a proxied
  * message costs one recv and one send per direction, a bulk stream
  * moves by splice(2) (--splice), and a direction holds at most
- * --buffer-limit toward the other side, so memory per session is at
- * most twice the limit, whatever the peers do.
+ * --buffer-limit of tenkd's memory toward the other side (a spliced
+ * one, a pipe of the kernel's pages), whatever the peers do.
  *
  * Half-close: a FIN read from one side (recv 0) ends that direction;
  * once its queue is flushed, shutdown(SHUT_WR) passes the FIN on, and
@@ -41,10 +41,8 @@
  */
 #include <sys/socket.h>
 #include <sys/types.h>
-#include <sys/uio.h>
 
 #include <netinet/in.h>
-#include <arpa/inet.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -141,7 +139,6 @@ static void	set_wants(struct worker *, struct psess *);
 static void	end(struct worker *, struct psess *, int, const char *,
 		    enum conn_reason);
 static void	fail(struct worker *, struct psess *, int);
-static void	discard(struct worker *, struct psess *);
 static void	access_line(struct worker *, struct psess *, const char *);
 static size_t	queued(const struct conn *);
 
@@ -526,27 +523,9 @@ end(struct worker *w, struct psess *s, int who, const char *why,
 	s->who = who;
 	s->why = why;
 	if (s->c.state == PX_CONNECT)
-		discard(w, s);
+		/* Never read: a FIN, not the RST of unread bytes. */
+		dp_discard(w, &s->c.io);
 	conn_close(w, &s->c, reason);
-}
-
-/*
- * A session that never reached an upstream did not read its client:
- * read and drop what is waiting, so that the close sends a FIN rather
- * than the RST that unread bytes would cause (close(2) on TCP, RFC 2525
- * 2.17).  Bounded: a client still sending gets the RST.
- */
-static void
-discard(struct worker *w, struct psess *s)
-{
-	ssize_t	n;
-	int	i;
-
-	for (i = 0; i < 4; i++) {
-		n = recv(s->c.io.fd, w->scratch, SCRATCH_SIZE, MSG_DONTWAIT);
-		if (n <= 0 || n < SCRATCH_SIZE)
-			break;
-	}
 }
 
 /*

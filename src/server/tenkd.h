@@ -424,6 +424,7 @@ int		 dp_send(struct worker *, struct dp_flow *, const void *,
 enum conn_reason dp_reason(int);
 void		 dp_splice_end(struct worker *, struct dp_splice *);
 void		 dp_pipes_free(struct worker *);
+void		 dp_discard(struct worker *, struct tk_io *);
 
 /* Bytes f holds for its destination, queued or in its pipe. */
 static inline size_t
