@@ -80,6 +80,7 @@ struct dp_pipe {
 
 static int	flush(struct worker *, struct dp_flow *);
 static int	splice_out(struct worker *, struct dp_flow *);
+static int	read_end(struct dp_flow *, ssize_t);
 static int	copy_in(struct worker *, struct dp_flow *, size_t, size_t *);
 static inline int send_tail(struct worker *, struct dp_flow *, const void *,
 		    size_t);
@@ -211,6 +212,27 @@ dp_pump(struct worker *w, struct dp_flow *f, size_t *budget)
 }
 
 /*
+ * A read from f's source (recv or splice) that brought no bytes: 0 the
+ * peer finished, -1 with errno.  Ends dp_pump's loop (f->stop) and
+ * returns 0, blocking READ on EAGAIN; or returns -1 with f->err set.
+ */
+static int
+read_end(struct dp_flow *f, ssize_t n)
+{
+	f->stop = 1;
+	if (n == 0) {
+		*f->flags |= DP_F_EOF;
+		return 0;
+	}
+	if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		tk_io_block(f->src, TK_EV_READ);
+		return 0;
+	}
+	f->err = DP_ERR_SRC;
+	return -1;
+}
+
+/*
  * One recv into the scratch buffer and its forwarding, for dp_pump,
  * with pending bytes held.  Sets f->stop when the loop should end: the
  * socket was drained or finished.  Returns 0, or -1 with f->err set.
@@ -228,20 +250,8 @@ copy_in(struct worker *w, struct dp_flow *f, size_t pending, size_t *budget)
 	do {
 		n = recv(src->fd, w->scratch, room, 0);
 	} while (n == -1 && errno == EINTR);
-	if (n == -1) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			tk_io_block(src, TK_EV_READ);
-			f->stop = 1;
-			return 0;
-		}
-		f->err = DP_ERR_SRC;
-		return -1;
-	}
-	if (n == 0) {
-		*f->flags |= DP_F_EOF;
-		f->stop = 1;
-		return 0;
-	}
+	if (n <= 0)
+		return read_end(f, n);
 	count_in(w, f, n);
 	if (send_tail(w, f, w->scratch, n) == -1)
 		return -1;
@@ -409,25 +419,13 @@ splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
 		n = splice(f->src->fd, NULL, p->wfd, NULL, room,
 		    SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 	} while (n == -1 && errno == EINTR);
-	if (n == -1) {
-		if (errno == EAGAIN) {
-			/* The pipe is empty: the socket is. */
-			tk_io_block(f->src, TK_EV_READ);
-			f->stop = 1;
-			return 0;
-		}
-		if (errno == EINVAL || errno == ENOSYS) {
-			splice_off(w, f);
-			return 0;
-		}
-		f->err = DP_ERR_SRC;
-		return -1;
-	}
-	if (n == 0) {
-		*f->flags |= DP_F_EOF;
-		f->stop = 1;
+	if (n == -1 && (errno == EINVAL || errno == ENOSYS)) {
+		splice_off(w, f);
 		return 0;
 	}
+	/* EAGAIN: the pipe is empty, so the socket is. */
+	if (n <= 0)
+		return read_end(f, n);
 	f->sp->len = n;
 	w->piped += n;
 	count_in(w, f, n);
