@@ -12,11 +12,13 @@ set -eu
 [ $# -gt 0 ] || { echo "usage: lint-unused.sh object ..." >&2; exit 2; }
 syms=$(mktemp)
 trap 'rm -f "$syms"' EXIT
-for o in "$@"; do
-	nm -P "$o" | awk -v o="$o" '$2 == "T" || $2 == "U" {
-		print $2, $1, o
-	}'
-done >"$syms"
+# One nm for all: "object: symbol type ...", a process per object being
+# most of the time this took.
+nm -A -P "$@" | awk '$3 == "T" || $3 == "U" {
+	o = $1
+	sub(/:$/, "", o)
+	print $3, $2, o
+}' >"$syms"
 
 # The definitions nothing refers to, as "symbol object".  An object never
 # has U for a symbol it defines, so any U is from another object.
