@@ -46,7 +46,6 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -133,9 +132,10 @@ static void	no_port(struct worker *, struct psess *, struct upstream *,
 		    int);
 static int	connect_next(struct worker *, struct psess *, int);
 static int	connect_done(struct worker *, struct psess *);
-static void	flow(struct worker *, struct psess *, int, struct dp_flow *);
-static int	pump(struct worker *, struct psess *, int);
-static void	set_wants(struct worker *, struct psess *);
+static void	flow(struct psess *, int, struct dp_flow *);
+static int	pump(struct worker *, struct psess *, struct dp_flow *, int);
+static void	set_wants(struct worker *, struct psess *,
+		    const struct dp_flow *);
 static void	end(struct worker *, struct psess *, int, const char *,
 		    enum conn_reason);
 static void	fail(struct worker *, struct psess *, int);
@@ -188,7 +188,7 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 	s->unit = 1;
 	if (connect_next(w, s, 0) == -1)
 		return;
-	set_wants(w, s);
+	set_wants(w, s, NULL);
 }
 
 /* The run-queue handler of the upstream watcher. */
@@ -341,7 +341,7 @@ connect_done(struct worker *w, struct psess *s)
 	if (pxcf.send_proxy != 0) {
 		n = pp_header(pxcf.send_proxy, &s->a.peer, s->c.io.fd, hdr,
 		    sizeof(hdr));
-		flow(w, s, C2U, &f);
+		flow(s, C2U, &f);
 		if (dp_send(w, &f, hdr, n) == -1) {
 			if (f.err == DP_ERR_NOMEM)
 				end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
@@ -369,7 +369,7 @@ px_timer(struct tk_loop *l, struct tk_timer *t)
 		s->u = NULL;
 		if (connect_next(w, s, ETIMEDOUT) == -1)
 			return;
-		set_wants(w, s);
+		set_wants(w, s, NULL);
 		return;
 	}
 	/*
@@ -394,18 +394,19 @@ static void
 proxy_step(struct worker *w, struct conn *c)
 {
 	struct psess	*s = (struct psess *)c;
+	struct dp_flow	 fl[2];
 	uint64_t	 now;
 
 	if (c->state == PX_CONNECT) {
 		if (s->up.fd == -1 || (s->up.ready & (TK_EV_WRITE |
 		    TK_EV_ERR | TK_EV_HUP)) == 0) {
-			set_wants(w, s);
+			set_wants(w, s, NULL);
 			return;
 		}
 		if (connect_done(w, s) == -1)
 			return;
 		if (c->state == PX_CONNECT) {
-			set_wants(w, s);
+			set_wants(w, s, NULL);
 			return;
 		}
 	}
@@ -422,8 +423,11 @@ proxy_step(struct worker *w, struct conn *c)
 		s->budget = PX_BUDGET;
 		s->first_dir ^= 1;
 	}
-	if (pump(w, s, s->first_dir) == -1 ||
-	    pump(w, s, s->first_dir ^ 1) == -1)
+	/* Described once a step, for the pumps and then the wants. */
+	flow(s, C2U, &fl[C2U]);
+	flow(s, U2C, &fl[U2C]);
+	if (pump(w, s, fl, s->first_dir) == -1 ||
+	    pump(w, s, fl, s->first_dir ^ 1) == -1)
 		return;
 	if ((s->flags[C2U] & s->flags[U2C]) & DP_F_SHUT) {
 		end(w, s, s->first_fin, "eof", CONN_EOF);
@@ -434,22 +438,23 @@ proxy_step(struct worker *w, struct conn *c)
 		s->fin_armed = 1;
 		(void)tk_timer_arm(w->l, &s->timer, pxcf.fin_timeout);
 	}
-	set_wants(w, s);
+	set_wants(w, s, fl);
 }
 
+/*
+ * What each socket waits for, from the session's state and its flows
+ * fl[C2U] and fl[U2C] (NULL while connecting: no flow runs yet).
+ */
 static void
-set_wants(struct worker *w, struct psess *s)
+set_wants(struct worker *w, struct psess *s, const struct dp_flow *fl)
 {
-	struct dp_flow	c2u, u2c;
 	unsigned int	cw = 0, uw = 0;
 
 	if (s->c.state == PX_CONNECT)
 		uw = TK_EV_WRITE;
 	else {
-		flow(w, s, C2U, &c2u);
-		flow(w, s, U2C, &u2c);
-		cw = dp_want_src(&c2u) | dp_want_dst(&u2c);
-		uw = dp_want_src(&u2c) | dp_want_dst(&c2u);
+		cw = dp_want_src(&fl[C2U]) | dp_want_dst(&fl[U2C]);
+		uw = dp_want_src(&fl[U2C]) | dp_want_dst(&fl[C2U]);
 	}
 	if (tk_io_want(w->l, &s->c.io, cw) == -1 || (s->up.fd != -1 &&
 	    tk_io_want(w->l, &s->up, uw) == -1)) {
@@ -458,11 +463,9 @@ set_wants(struct worker *w, struct psess *s)
 	}
 }
 
-/*
- * Direction d of s as a flow of the data path, for the time of a call.
- */
+/* Direction d of s as a flow of the data path, for the time of a step. */
 static void
-flow(struct worker *w, struct psess *s, int d, struct dp_flow *f)
+flow(struct psess *s, int d, struct dp_flow *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->src = d == C2U ? &s->c.io : &s->up;
@@ -473,28 +476,26 @@ flow(struct worker *w, struct psess *s, int d, struct dp_flow *f)
 	f->nin = d == C2U ? &s->in : &s->rx;
 	f->nout = d == C2U ? &s->tx : &s->out;
 	f->c = &s->c;
-	(void)w;
 }
 
 /*
- * Move direction d's bytes within the session's budget; note who
- * finished first.  Returns 0, or -1 after ending the session: a
- * failure is the source's side or the destination's.
+ * Move direction d's bytes (its flow fl[d]) within the session's
+ * budget; note who finished first.  Returns 0, or -1 after ending the
+ * session: a failure is the source's side or the destination's.
  */
 static int
-pump(struct worker *w, struct psess *s, int d)
+pump(struct worker *w, struct psess *s, struct dp_flow *fl, int d)
 {
-	struct dp_flow	 f;
+	struct dp_flow	*f = &fl[d];
 	size_t		 budget = s->budget;
 	int		 src = d == C2U ? WHO_CLIENT : WHO_UPSTREAM;
 	int		 dst = d == C2U ? WHO_UPSTREAM : WHO_CLIENT;
 
-	flow(w, s, d, &f);
-	if (dp_pump(w, &f, &budget) == -1) {
-		if (f.err == DP_ERR_NOMEM)
+	if (dp_pump(w, f, &budget) == -1) {
+		if (f->err == DP_ERR_NOMEM)
 			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
 		else
-			fail(w, s, f.err == DP_ERR_SRC ? src : dst);
+			fail(w, s, f->err == DP_ERR_SRC ? src : dst);
 		return -1;
 	}
 	s->budget = (uint32_t)budget;
