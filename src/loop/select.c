@@ -78,6 +78,8 @@ sl_grow(struct sl_state *sl, int fd)
 	return 0;
 }
 
+static void	sl_free(struct tk_loop *);
+
 static int
 sl_init(struct tk_loop *l, int maxfds)
 {
@@ -88,17 +90,11 @@ sl_init(struct tk_loop *l, int maxfds)
 	(void)maxfds;
 	sl->maxfd = -1;
 	/* FD_SETSIZE bits to begin with, grown by add() as fds come. */
+	l->be = sl;
 	if (sl_grow(sl, 0) == -1) {
-		free(sl->rd);
-		free(sl->wr);
-		free(sl->rdout);
-		free(sl->wrout);
-		free(sl->udata);
-		free(sl->regd);
-		free(sl);
+		sl_free(l);
 		return -1;
 	}
-	l->be = sl;
 	return 0;
 }
 
