@@ -3,8 +3,10 @@
 # deps.sh: find libbsd through pkg-config, installing pkg-config and
 # libbsd-dev with apt-get when they are missing and we are root on Debian
 # or Ubuntu; find liburing (optional: the io_uring backend); print the
-# make variables on stdout.  URING=no leaves io_uring out even when
-# liburing is there (how a build without it is checked).
+# make variables on stdout.  liburing-dev is installed the same way when
+# missing, and a failure there only leaves the backend out.  URING=no
+# leaves io_uring out even when liburing is there (how a build without it
+# is checked).
 # deps.sh lint: the same for what only `make lint` needs, shellcheck and
 # mandoc; print nothing.
 # deps.sh test: the same for the test-only tools (the Prometheus text
@@ -90,6 +92,11 @@ have_uring() {
 	return $st
 }
 
+# Installed like libbsd-dev where we may (root, apt-get), but optional:
+# if that fails the build goes on without the backend, saying so.
+if ! have_uring && [ "${URING-}" != no ]; then
+	( apt_install liburing-dev ) || true
+fi
 if have_uring; then
 	echo "URING_CFLAGS := -DTENK_HAVE_URING $flags"
 	echo "URING_LIBS := $libs"
