@@ -144,6 +144,7 @@ struct tk_loop_stats {
 	uint64_t	 rearms;	/* multishot requests armed again */
 	uint64_t	 sq_full;	/* submits forced by a full SQ */
 	uint64_t	 nobufs;	/* recvs re-armed: buffer ring dry */
+	uint64_t	 send_again;	/* sends that said EAGAIN (uring.h) */
 };
 void		 tk_loop_stats(struct tk_loop *l, struct tk_loop_stats *st);
 

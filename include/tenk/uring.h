@@ -46,8 +46,10 @@ typedef void tk_recv_fn(struct tk_loop *l, struct tk_io *io,
 /*
  * A send of io completed: n >= 0 bytes were sent (the whole request,
  * MSG_WAITALL, unless the connection failed part way), or n == -errno
- * (-EPIPE, -ECONNRESET).  The send's data may be reused from here on,
- * and the next tk_io_send may be issued from inside the callback.
+ * (-EPIPE, -ECONNRESET).  n == -EAGAIN means nothing was sent and the
+ * caller should send again: that next send waits for room first.  The
+ * send's data may be reused from here on, and the next tk_io_send may
+ * be issued from inside the callback.
  */
 typedef void tk_send_fn(struct tk_loop *l, struct tk_io *io, ssize_t n);
 
@@ -64,7 +66,9 @@ int		 tk_loop_completion(struct tk_loop *l);
 /*
  * Size the loop's receive buffer ring: count buffers (a power of two,
  * 1 to 32768) of size bytes each.  Only before the first
- * tk_io_recv_start; the default is 256 buffers of 16 KiB.  Returns 0,
+ * tk_io_recv_start; the default is 256 buffers of 16 KiB.  A loop given
+ * sizes here makes its ring when it first runs, so that the ring's
+ * memory is taken from the start, not at the first recv.  Returns 0,
  * or -1 with errno EINVAL (bad sizes), EBUSY (ring already made) or
  * ENOTSUP (not a completion loop).
  */
@@ -72,16 +76,26 @@ int		 tk_loop_bufring(struct tk_loop *l, unsigned int count,
 		    size_t size);
 
 /*
- * Receive on io->fd (a connected stream socket) until EOF, an error or
- * tk_io_recv_stop: fn is called for each chunk as it lands in a ring
- * buffer.  When the ring runs dry (ENOBUFS) the recv is re-armed by
- * itself and counted (tk_loop_stats nobufs), never reported.  Calling it
- * while a recv is already on does nothing but change fn.  Returns 0, or
- * -1 with errno ENOTSUP (not a completion loop), EBUSY (io is a started
- * readiness watcher), ENOMEM (the buffer ring could not be made).
+ * Receive on io->fd (a connected stream socket) until EOF, an error,
+ * tk_io_recv_stop, or max bytes (0: no limit): fn is called for each
+ * chunk as it lands in a ring buffer.  A recv that took its max bytes
+ * ends quietly (tk_io_recv_on says so); its last chunk may go past max
+ * by less than one ring buffer (a multishot recv fills whole buffers;
+ * exactly max on kernels before 6.17).  This is how a caller bounds
+ * what it must hold (backpressure), as tk_io_recv_stop cannot: chunks
+ * received before the stop still arrive, up to a socket buffer's worth.
+ * When the
+ * ring runs dry (ENOBUFS) the recv is re-armed by itself and counted
+ * (tk_loop_stats nobufs), never reported.  Calling it while a recv is
+ * already on does nothing but change fn.  Returns 0, or -1 with errno
+ * ENOTSUP (not a completion loop), EBUSY (io is a started readiness
+ * watcher), ENOMEM (the buffer ring could not be made).
  */
 int		 tk_io_recv_start(struct tk_loop *l, struct tk_io *io,
-		    tk_recv_fn *fn);
+		    tk_recv_fn *fn, size_t max);
+
+/* 1 while io's recv is on: started, and not ended or stopped since. */
+int		 tk_io_recv_on(struct tk_loop *l, struct tk_io *io);
 
 /*
  * Stop receiving (backpressure).  The recv is cancelled, but data the

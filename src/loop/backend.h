@@ -52,8 +52,9 @@ struct tk_backend {
 	int		(*completion)(struct tk_loop *);
 	int		(*bufring)(struct tk_loop *, unsigned int, size_t);
 	int		(*recv_start)(struct tk_loop *, struct tk_io *,
-			    tk_recv_fn *);
+			    tk_recv_fn *, size_t);
 	void		(*recv_stop)(struct tk_loop *, struct tk_io *);
+	int		(*recv_on)(struct tk_loop *, struct tk_io *);
 	int		(*send)(struct tk_loop *, struct tk_io *,
 			    const struct iovec *, int, tk_send_fn *);
 	void		(*cq_stop)(struct tk_loop *, struct tk_io *);

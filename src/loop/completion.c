@@ -43,11 +43,12 @@ cq_take(struct tk_loop *l, struct tk_io *io)
 }
 
 int
-tk_io_recv_start(struct tk_loop *l, struct tk_io *io, tk_recv_fn *fn)
+tk_io_recv_start(struct tk_loop *l, struct tk_io *io, tk_recv_fn *fn,
+    size_t max)
 {
 	if (cq_take(l, io) == -1)
 		return -1;
-	if (l->ops->recv_start(l, io, fn) == -1)
+	if (l->ops->recv_start(l, io, fn, max) == -1)
 		return -1;
 	if (!io->cq) {
 		io->cq = 1;
@@ -61,6 +62,12 @@ tk_io_recv_stop(struct tk_loop *l, struct tk_io *io)
 {
 	if (io->cq)
 		l->ops->recv_stop(l, io);
+}
+
+int
+tk_io_recv_on(struct tk_loop *l, struct tk_io *io)
+{
+	return io->cq && l->ops->recv_on(l, io);
 }
 
 int

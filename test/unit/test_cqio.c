@@ -3,7 +3,8 @@
  * Completion I/O (tenk/uring.h) on socketpairs: echo through a multishot
  * recv and a send; EOF and a reset as calls with 0 and -ECONNRESET; a
  * buffer ring far smaller than the data (ENOBUFS re-armed, bytes in
- * order, for one socket and for many at once); stopping and resuming a
+ * order, for one socket and for many at once); a recv capped at a byte
+ * count; stopping and resuming a
  * recv; closing with a recv and a send in flight, submitted or not; and
  * ENOTSUP on a readiness backend.  Each test skips where io_uring is not
  * compiled in or the kernel refuses it.
@@ -139,7 +140,7 @@ TEST(cqio_echo)
 
 	cw_open(&x);
 	x.echo = 1;
-	T_EQ(tk_io_recv_start(l, &x.io, cw_recv), 0);
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv, 0), 0);
 	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 1);
 	for (i = 0; i < 100; i++) {
 		T_EQ(write(x.peer, "ping", 4), 4);
@@ -165,7 +166,7 @@ TEST(cqio_eof_reset)
 	int		 i;
 
 	cw_open(&x);
-	T_EQ(tk_io_recv_start(l, &x.io, cw_recv), 0);
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv, 0), 0);
 	T_EQ(write(x.peer, "ab", 2), 2);
 	T_SYS(shutdown(x.peer, SHUT_WR));
 	for (i = 0; i < 1000 && x.eof == 0; i++)
@@ -182,7 +183,7 @@ TEST(cqio_eof_reset)
 	for (i = 0; i < 1000 && y.sends == 0; i++)
 		tk_loop_run(l, TK_RUN_NOWAIT);
 	T_EQ(y.sent, 3);
-	T_EQ(tk_io_recv_start(l, &y.io, cw_recv), 0);
+	T_EQ(tk_io_recv_start(l, &y.io, cw_recv, 0), 0);
 	tk_loop_run(l, TK_RUN_NOWAIT);
 	close(y.peer);
 	for (i = 0; i < 1000 && y.err == 0 && y.eof == 0; i++)
@@ -192,6 +193,63 @@ TEST(cqio_eof_reset)
 	T_EQ(tk_io_close(l, &y.io), 0);
 	close(x.peer);
 	tk_loop_free(l);
+}
+
+/*
+ * A recv capped at max bytes, with 8 KiB waiting, takes max bytes and
+ * less than a ring buffer more (the kernel's multishot cap ends at the
+ * buffer that reaches it), exactly max on the single shots of kernels
+ * without that cap, whether the cap is under one buffer or over
+ * several; it then ends quietly, and a new one takes the rest in order.
+ */
+static void
+recv_max(int nocap)
+{
+	static const size_t	 caps[] = { 100, 1000, 3000 };
+	struct tk_loop		*l = cq_loop();
+	struct cw		 x;
+	char			 msg[8192];
+	size_t			 i, want = 0;
+	int			 k;
+
+	T_EQ(tk_loop_bufring(l, 8, 256), 0);
+	cw_open(&x);
+	for (i = 0; i < sizeof(msg); i++)
+		msg[i] = (char)(i * 13 + i / 241);
+	T_EQ(write(x.peer, msg, sizeof(msg)), (ssize_t)sizeof(msg));
+	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		T_EQ(tk_io_recv_start(l, &x.io, cw_recv, caps[i]), 0);
+		T_EQ(tk_io_recv_on(l, &x.io), 1);
+		want = x.ngot + caps[i];
+		until(l, &x.ngot, want, "bytes up to the cap");
+		for (k = 0; k < 20; k++)
+			tk_loop_run(l, TK_RUN_NOWAIT);
+		if (nocap)
+			T_UEQ(x.ngot, want);
+		T_GE(x.ngot, want);
+		T_LT(x.ngot, want + 256);
+		T_EQ(tk_io_recv_on(l, &x.io), 0);
+	}
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv, 0), 0);
+	until(l, &x.ngot, sizeof(msg), "the rest");
+	T_OK(memcmp(x.got, msg, sizeof(msg)) == 0);
+	T_EQ(tk_io_recv_on(l, &x.io), 1);
+	T_EQ(tk_io_close(l, &x.io), 0);
+	close(x.peer);
+	tk_loop_free(l);
+}
+
+TEST(cqio_recv_max)
+{
+	recv_max(0);
+}
+
+/* The same on the single shots of kernels without the multishot cap. */
+TEST(cqio_recv_max_nocap)
+{
+	T_SYS(setenv("TK_IO_URING_NOCAP", "1", 1));
+	recv_max(1);
+	T_SYS(unsetenv("TK_IO_URING_NOCAP"));
 }
 
 /*
@@ -208,7 +266,7 @@ TEST(cqio_nobufs)
 
 	T_EQ(tk_loop_bufring(l, 2, 64), 0);
 	cw_open(&x);
-	T_EQ(tk_io_recv_start(l, &x.io, cw_recv), 0);
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv, 0), 0);
 	T_EQ(tk_loop_bufring(l, 4, 64), -1);
 	T_EQ(errno, EBUSY);
 	for (i = 0; i < sizeof(msg); i++)
@@ -239,7 +297,7 @@ TEST(cqio_nobufs_many)
 	T_PTR(x = calloc(NMANY, sizeof(*x)));
 	for (i = 0; i < NMANY; i++) {
 		cw_open(&x[i]);
-		T_EQ(tk_io_recv_start(l, &x[i].io, cw_recv), 0);
+		T_EQ(tk_io_recv_start(l, &x[i].io, cw_recv, 0), 0);
 	}
 	for (k = 0; k < MANYLEN; k++)
 		msg[k] = (char)(k % 253);
@@ -269,7 +327,7 @@ TEST(cqio_recv_stop)
 	int		 i;
 
 	cw_open(&x);
-	T_EQ(tk_io_recv_start(l, &x.io, cw_recv), 0);
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv, 0), 0);
 	for (i = 0; i < 4; i++)
 		tk_loop_run(l, TK_RUN_NOWAIT);
 	tk_io_recv_stop(l, &x.io);
@@ -279,12 +337,12 @@ TEST(cqio_recv_stop)
 	for (i = 0; i < 8; i++)
 		tk_loop_run(l, TK_RUN_NOWAIT);
 	T_UEQ(x.ngot, 0);
-	T_EQ(tk_io_recv_start(l, &x.io, cw_recv), 0);
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv, 0), 0);
 	until(l, &x.ngot, 4, "bytes after the restart");
 	T_OK(memcmp(x.got, "late", 4) == 0);
 	/* Stop and start again before the cancel completes. */
 	tk_io_recv_stop(l, &x.io);
-	T_EQ(tk_io_recv_start(l, &x.io, cw_recv), 0);
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv, 0), 0);
 	T_EQ(write(x.peer, "more", 4), 4);
 	until(l, &x.ngot, 8, "bytes after stop and start in one pass");
 	T_EQ(tk_io_close(l, &x.io), 0);
@@ -329,7 +387,7 @@ TEST(cqio_close_in_flight)
 	T_PTR(big = calloc(1, len));
 	cw_open(x);
 	peer = x->peer;
-	T_EQ(tk_io_recv_start(l, &x->io, never_recv), 0);
+	T_EQ(tk_io_recv_start(l, &x->io, never_recv, 0), 0);
 	iov[0].iov_base = big;
 	iov[0].iov_len = len / 2;
 	iov[1].iov_base = big + len / 2;
@@ -377,7 +435,7 @@ TEST(cqio_readiness_backend)
 	T_PTR(l);
 	T_EQ(tk_loop_completion(l), 0);
 	cw_open(&x);
-	T_EQ(tk_io_recv_start(l, &x.io, cw_recv), -1);
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv, 0), -1);
 	T_EQ(errno, ENOTSUP);
 	iov.iov_base = (void *)"x";
 	iov.iov_len = 1;

@@ -337,7 +337,7 @@ TEST_T(uring_cycles, 120)
 		else {
 			uw_open(l, &x);
 			tk_io_stop(l, &x.io);
-			T_EQ(tk_io_recv_start(l, &x.io, cyc_recv), 0);
+			T_EQ(tk_io_recv_start(l, &x.io, cyc_recv, 0), 0);
 		}
 		passes(l, 1);
 		T_EQ(tk_io_close(l, &x.io), 0);
