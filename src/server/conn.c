@@ -181,12 +181,25 @@ wheel_fire(struct tk_loop *l, struct tk_timer *t)
 	}
 }
 
+/* No memory for a new connection: say so, at most once a second. */
+void
+conn_warn_nomem(struct worker *w)
+{
+	uint64_t	skipped;
+
+	if (worker_warn_ok(w, WARN_NOMEM, &skipped))
+		log_warnx("thread %d: out of memory for a connection (%llu "
+		    "similar suppressed)", w->id, (unsigned long long)skipped);
+}
+
 /*
  * Take over an accepted socket fd: TCP_NODELAY, a struct conn, a watcher
  * for reading, a slot in the idle wheel, then the protocol's start.  sa
  * is the peer (NULL when the access log is off).  On failure fd is
  * closed, the close is counted under its reason and NULL is returned;
- * the caller has nothing to undo.  Worker thread.
+ * the caller has nothing to undo.  With --accept-proxy, pin.c takes fd
+ * first (NULL) and calls here again once the PROXY header is in, with
+ * the address it carries as sa.  Worker thread.
  */
 struct conn *
 conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
@@ -206,14 +219,12 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 		size += sizeof(struct conn_acct);
 	if ((c = calloc(1, size)) == NULL) {
 		why = CONN_NOMEM;
-		if (worker_warn_ok(w, WARN_NOMEM, &skipped))
-			log_warnx("thread %d: out of memory for a connection "
-			    "(%llu similar suppressed)", w->id,
-			    (unsigned long long)skipped);
+		conn_warn_nomem(w);
 		goto fail;
 	}
 	tk_io_init(&c->io, fd, conn_io, w);
-	if (tk_io_start(w->l, &c->io, TK_EV_READ) == -1) {
+	/* On completions the protocol's first step starts the recv. */
+	if (!w->cq && tk_io_start(w->l, &c->io, TK_EV_READ) == -1) {
 		if (errno == ERANGE) {
 			why = CONN_FDLIMIT;
 			if (worker_warn_ok(w, WARN_FDLIMIT, &skipped))
@@ -261,10 +272,15 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 static void
 conn_io(struct tk_loop *l, struct tk_io *io)
 {
-	struct worker	*w = io->arg;
-
 	(void)l;
-	w->proto->step(w, (struct conn *)io);
+	conn_step(io->arg, (struct conn *)io);
+}
+
+/* c's step, then the shedding; for every handler of a connection. */
+void
+conn_step(struct worker *w, struct conn *c)
+{
+	w->proto->step(w, c);
 	if (w->pool.alert)
 		mem_check(w);
 }

@@ -146,23 +146,6 @@ spend(size_t *budget, size_t n)
 	*budget -= n < *budget ? n : *budget;
 }
 
-static inline void
-count_in(struct worker *w, struct dp_flow *f, size_t n)
-{
-	w->st.bytes_in += n;
-	if (f->nin != NULL)
-		*f->nin += n;
-	conn_touch(f->c, tk_loop_now(w->l));
-}
-
-static inline void
-count_out(struct worker *w, struct dp_flow *f, size_t n)
-{
-	w->st.bytes_out += n;
-	if (f->nout != NULL)
-		*f->nout += n;
-}
-
 /*
  * Move f's bytes: flush what waits for the destination if it takes
  * bytes, then read from the source and forward, until the source is
@@ -176,6 +159,9 @@ int
 dp_pump(struct worker *w, struct dp_flow *f, size_t *budget)
 {
 	size_t	n;
+
+	if (w->cq)
+		return dp_cq_pump(w, f);
 
 	if ((n = dp_pending(f)) > 0 && (f->dst->ready & TK_EV_WRITE) &&
 	    *budget > 0) {
@@ -252,7 +238,7 @@ copy_in(struct worker *w, struct dp_flow *f, size_t pending, size_t *budget)
 	} while (n == -1 && errno == EINTR);
 	if (n <= 0)
 		return read_end(f, n);
-	count_in(w, f, n);
+	dp_count_in(w, f, n);
 	if (send_tail(w, f, w->scratch, n) == -1)
 		return -1;
 	spend(budget, n);
@@ -288,6 +274,8 @@ copy_in(struct worker *w, struct dp_flow *f, size_t pending, size_t *budget)
 int
 dp_send(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 {
+	if (w->cq)
+		return dp_cq_send(w, f, p, n);
 	return send_tail(w, f, p, n);
 }
 
@@ -308,7 +296,7 @@ send_tail(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 			}
 			k = 0;
 		}
-		count_out(w, f, k);
+		dp_count_out(w, f, k);
 		if ((size_t)k == n)
 			return 0;
 		tk_io_block(f->dst, TK_EV_WRITE);
@@ -353,7 +341,7 @@ flush(struct worker *w, struct dp_flow *f)
 			return -1;
 		}
 		tk_bufq_consume(f->q, &w->pool, n);
-		count_out(w, f, n);
+		dp_count_out(w, f, n);
 		conn_touch(f->c, tk_loop_now(w->l));
 		if ((size_t)n < len) {
 			tk_io_block(f->dst, TK_EV_WRITE);
@@ -394,7 +382,7 @@ splice_out(struct worker *w, struct dp_flow *f)
 		}
 		f->sp->len -= n;
 		w->piped -= n;
-		count_out(w, f, n);
+		dp_count_out(w, f, n);
 		w->st.spliced += n;
 		conn_touch(f->c, tk_loop_now(w->l));
 	}
@@ -428,7 +416,7 @@ splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
 		return read_end(f, n);
 	f->sp->len = n;
 	w->piped += n;
-	count_in(w, f, n);
+	dp_count_in(w, f, n);
 	spend(budget, n);
 	if ((f->dst->ready & TK_EV_WRITE) && splice_out(w, f) == -1)
 		return -1;

@@ -28,22 +28,48 @@
 static void	echo_start(struct worker *, struct conn *,
 		    const struct sockaddr *, socklen_t);
 static void	echo_step(struct worker *, struct conn *);
+static struct conn *echo_flow(struct tk_io *, int, struct dp_flow *);
 
 const struct proto proto_echo = {
 	.name = "echo",
 	.size = sizeof(struct conn),
 	.start = echo_start,
 	.step = echo_step,
+	.flow = echo_flow,
 };
 
 static void
 echo_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
     socklen_t salen)
 {
-	(void)w;
 	(void)sa;
 	(void)salen;
 	c->state = 0;
+	/* On completions nothing happens until the step starts the recv. */
+	if (w->cq)
+		echo_step(w, c);
+}
+
+/*
+ * The connection's one flow, from its socket back to itself; both roles
+ * are the same flow.
+ */
+static struct conn *
+echo_flow(struct tk_io *io, int role, struct dp_flow *f)
+{
+	struct conn		*c = (struct conn *)io;
+	struct conn_acct	*a = c->acct ? CONN_ACCT(
+				    (struct worker *)io->arg, c) : NULL;
+
+	(void)role;
+	memset(f, 0, sizeof(*f));
+	f->src = f->dst = &c->io;
+	f->q = &c->outq;
+	f->flags = &c->state;
+	f->c = c;
+	f->nin = a != NULL ? &a->in : NULL;
+	f->nout = a != NULL ? &a->out : NULL;
+	return c;
 }
 
 /*
@@ -54,16 +80,11 @@ echo_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 static void
 echo_step(struct worker *w, struct conn *c)
 {
-	struct conn_acct	*a = c->acct ? CONN_ACCT(w, c) : NULL;
-	struct dp_flow		 f = {
-		.src = &c->io, .dst = &c->io, .q = &c->outq,
-		.flags = &c->state, .c = c,
-		.nin = a != NULL ? &a->in : NULL,
-		.nout = a != NULL ? &a->out : NULL,
-	};
-	size_t			 budget = ECHO_BUDGET;
-	unsigned int		 want;
+	struct dp_flow	f;
+	size_t		budget = ECHO_BUDGET;
+	unsigned int	want;
 
+	(void)echo_flow(&c->io, DP_SRC, &f);
 	if (dp_pump(w, &f, &budget) == -1) {
 		if (f.err == DP_ERR_NOMEM) {
 			conn_close(w, c, CONN_NOMEM);
@@ -79,6 +100,8 @@ echo_step(struct worker *w, struct conn *c)
 		conn_close(w, c, CONN_EOF);
 		return;
 	}
+	if (w->cq)
+		return;		/* its requests are its wants */
 	want = dp_want_src(&f) | dp_want_dst(&f);
 	if (want != c->io.want && tk_io_want(w->l, &c->io, want) == -1) {
 		log_warn("%s: fd %d", __func__, c->io.fd);

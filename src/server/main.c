@@ -53,6 +53,7 @@ enum {
 	OPT_ACCESS_LOG = 256,
 	OPT_BACKLOG,
 	OPT_BUFLIMIT,
+	OPT_RINGBUFS,
 	OPT_CHECK,
 	OPT_DRAIN,
 	OPT_GROUP,
@@ -95,6 +96,7 @@ static const struct option longopts[] = {
 	{ "backlog",		required_argument, NULL, OPT_BACKLOG },
 	{ "balance",		required_argument, NULL, OPT_BALANCE },
 	{ "buffer-limit",	required_argument, NULL, OPT_BUFLIMIT },
+	{ "ring-buffers",	required_argument, NULL, OPT_RINGBUFS },
 	{ "check",		no_argument,	   NULL, OPT_CHECK },
 	{ "check-expect",	required_argument, NULL, OPT_CHECK_EXPECT },
 	{ "check-fall",		required_argument, NULL, OPT_CHECK_FALL },
@@ -182,7 +184,7 @@ usage(int full)
 	    "\t[--backlog n] [--idle-timeout dur] [--drain-timeout dur]\n"
 	    "\t[--buffer-limit size] [--max-memory size] [--log-level level]\n"
 	    "\t[--syslog] [--syslog-facility name] [--access-log path]\n"
-	    "\t[--access-log-format text|json]\n"
+	    "\t[--access-log-format text|json] [--ring-buffers n]\n"
 	    "\t[--pidfile path] [--user user] [--group group] [--workers n]\n"
 	    "\t[--metrics addr:port] [--check] [-f file]\n"
 	    "       tenkd proxy -u host:port[,weight=n][,backup] ...\n"
@@ -213,6 +215,10 @@ usage(int full)
 	    "(default 10s)\n"
 	    "      --buffer-limit SIZE  queued bytes per connection "
 	    "(default 64k)\n"
+	    "      --ring-buffers N     io_uring: 16k receive buffers per "
+	    "thread (default 256)\n"
+	    "      --ring-buffers N     io_uring: 16k receive buffers per "
+	    "thread (default 256)\n"
 	    "      --max-memory SIZE    queued bytes in all, 0 = no cap "
 	    "(default:\n"
 	    "                           half the cgroup limit or physical "
@@ -364,6 +370,13 @@ parse_args(int argc, char *argv[])
 		case OPT_BUFLIMIT:
 			cfg->buffer_limit = tk_cli_size(opt, optarg, 512,
 			    256ULL << 20);
+			break;
+		case OPT_RINGBUFS:
+			cfg->ring_bufs = (unsigned int)tk_cli_num(opt, optarg,
+			    1, 32768);
+			if ((cfg->ring_bufs & (cfg->ring_bufs - 1)) != 0)
+				fatalx("--ring-buffers %s: not a power of two",
+				    optarg);
 			break;
 		case OPT_MAXMEM:
 			cfg->max_memory = (long long)tk_cli_size(opt, optarg,
@@ -1132,10 +1145,11 @@ main(int argc, char *argv[], char *envp[])
 	setproctitle("%s: %d thread%s, %s, %s%s", cfg->mode, srv.nworkers,
 	    srv.nworkers == 1 ? "" : "s", tk_loop_backend(srv.workers[0].l),
 	    name, cfg->nlisten > 1 ? " ..." : "");
-	log_info("%s: %d thread%s, backend %s, idle timeout %s, buffer "
+	log_info("%s: %d thread%s, backend %s%s, idle timeout %s, buffer "
 	    "limit %zu, drain timeout %s", cfg->mode, srv.nworkers,
 	    srv.nworkers == 1 ? "" : "s",
-	    tk_loop_backend(srv.workers[0].l), cfg->idle_timeout == 0 ?
+	    tk_loop_backend(srv.workers[0].l), srv.workers[0].cq ?
+	    " (completions)" : "", cfg->idle_timeout == 0 ?
 	    "off" : tk_fmt_duration(cfg->idle_timeout, idle, sizeof(idle)),
 	    cfg->buffer_limit, tk_fmt_duration(cfg->drain_timeout, drain,
 	    sizeof(drain)));

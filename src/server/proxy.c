@@ -141,6 +141,7 @@ static void	end(struct worker *, struct psess *, int, const char *,
 static void	fail(struct worker *, struct psess *, int);
 static void	access_line(struct worker *, struct psess *, const char *);
 static size_t	queued(const struct conn *);
+static struct conn *proxy_flow(struct tk_io *, int, struct dp_flow *);
 
 const struct proto proto_proxy = {
 	.name = "proxy",
@@ -150,6 +151,7 @@ const struct proto proto_proxy = {
 	.close = proxy_close,
 	.stats = proxy_stats,
 	.queued = queued,
+	.flow = proxy_flow,
 	.own_log = 1,
 };
 
@@ -173,7 +175,7 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 		memcpy(&s->a.peer, sa, salen);
 	else
 		s->a.peer.sin6_family = AF_UNSPEC;
-	if (tk_io_want(w->l, &c->io, 0) == -1) {
+	if (!w->cq && tk_io_want(w->l, &c->io, 0) == -1) {
 		end(w, s, WHO_TENKD, "error", CONN_ERROR);
 		return;
 	}
@@ -198,13 +200,8 @@ up_io(struct tk_loop *l, struct tk_io *io)
 	struct psess	*s = (struct psess *)((char *)io -
 			    offsetof(struct psess, up));
 
-	struct worker	*w = io->arg;
-
 	(void)l;
-	proxy_step(w, &s->c);
-	/* As conn_io() does for the client's side. */
-	if (w->pool.alert)
-		mem_check(w);
+	conn_step(io->arg, &s->c);
 }
 
 /* What a session holds both ways, queued or in a pipe. */
@@ -332,6 +329,9 @@ connect_done(struct worker *w, struct psess *s)
 		}
 		return connect_next(w, s, err);
 	}
+	/* On completions, the connect's watcher gives way to requests. */
+	if (w->cq)
+		tk_io_stop(w->l, &s->up);
 	upstream_connected(s->u);
 	s->tc = tk_loop_now(w->l) - s->cstart;
 	upstream_connect_time(s->tc);
@@ -452,11 +452,14 @@ set_wants(struct worker *w, struct psess *s, const struct dp_flow *fl)
 
 	if (s->c.state == PX_CONNECT)
 		uw = TK_EV_WRITE;
+	else if (w->cq)
+		return;		/* the data path's requests are the wants */
 	else {
 		cw = dp_want_src(&fl[C2U]) | dp_want_dst(&fl[U2C]);
 		uw = dp_want_src(&fl[U2C]) | dp_want_dst(&fl[C2U]);
 	}
-	if (tk_io_want(w->l, &s->c.io, cw) == -1 || (s->up.fd != -1 &&
+	if ((!w->cq && tk_io_want(w->l, &s->c.io, cw) == -1) ||
+	    (s->up.fd != -1 &&
 	    tk_io_want(w->l, &s->up, uw) == -1)) {
 		log_warn("%s: fd %d", __func__, s->c.io.fd);
 		end(w, s, WHO_TENKD, "error", CONN_ERROR);
@@ -476,6 +479,22 @@ flow(struct psess *s, int d, struct dp_flow *f)
 	f->nin = d == C2U ? &s->in : &s->rx;
 	f->nout = d == C2U ? &s->tx : &s->out;
 	f->c = &s->c;
+}
+
+/*
+ * proto->flow: the session of io (either side) and the direction whose
+ * source or destination it is.
+ */
+static struct conn *
+proxy_flow(struct tk_io *io, int role, struct dp_flow *f)
+{
+	struct psess	*s;
+	int		 client = io->fn != up_io;
+
+	s = client ? (struct psess *)io : (struct psess *)((char *)io -
+	    offsetof(struct psess, up));
+	flow(s, (client == (role == DP_SRC)) ? C2U : U2C, f);
+	return &s->c;
 }
 
 /*

@@ -65,6 +65,8 @@ stats_cap(enum cap_kind k, uint64_t *skipped)
 void
 stats_snapshot(struct worker *w, struct stats *s)
 {
+	struct tk_loop_stats	ls;
+
 	*s = w->st;
 	s->active = w->nconns;
 	s->bufs_inuse = w->pool.inuse;
@@ -72,6 +74,11 @@ stats_snapshot(struct worker *w, struct stats *s)
 	s->pipes = w->npipes - w->npipes_free;
 	s->piped = w->piped;
 	s->iterations = tk_loop_iterations(w->l);
+	if (w->cq) {
+		tk_loop_stats(w->l, &ls);
+		s->ring_dry = ls.nobufs;
+		s->cq_overflow = ls.cq_overflow;
+	}
 }
 
 static void
@@ -93,17 +100,19 @@ stats_add(struct stats *dst, const struct stats *src)
 	dst->pipes += src->pipes;
 	dst->piped += src->piped;
 	dst->iterations += src->iterations;
+	dst->ring_dry += src->ring_dry;
+	dst->cq_overflow += src->cq_overflow;
 }
 
 /*
- * "stats thread 0: accepted 12 active 2 closed eof 9 reset 1 ... in 123
- * out 123 bufs 0 spare 4", and in proxy mode " no-port 0 spliced 0
- * nopipe 0 pipes 0 piped 0", logged at level info.
+ * "stats thread 0: accepted 12 active 2 closed eof 9 reset 1 ... memory 0
+ * proxy-header 0 in 123 out 123 bufs 0 spare 4", and in proxy mode
+ * " no-port 0 spliced 0 nopipe 0 pipes 0 piped 0", logged at level info.
  */
 static void
 stats_log(const char *who, const struct stats *s)
 {
-	char	closed[256], noport[160];
+	char	closed[320], noport[160], ring[80];
 	size_t	len = 0;
 	int	i, n;
 
@@ -129,13 +138,20 @@ stats_log(const char *who, const struct stats *s)
 		    (unsigned long long)s->nopipe,
 		    (unsigned long long)s->pipes,
 		    (unsigned long long)s->piped);
+	/* io_uring's completion data path: the ring ran dry, the CQ full. */
+	ring[0] = '\0';
+	if (srv.cfg.backend != NULL &&
+	    strcmp(srv.cfg.backend, "io_uring") == 0)
+		snprintf(ring, sizeof(ring), " ring-dry %llu cq-overflow %llu",
+		    (unsigned long long)s->ring_dry,
+		    (unsigned long long)s->cq_overflow);
 	log_info("stats %s: accepted %llu active %llu closed%s in %llu "
-	    "out %llu bufs %llu spare %llu%s", who,
+	    "out %llu bufs %llu spare %llu%s%s", who,
 	    (unsigned long long)s->accepted, (unsigned long long)s->active,
 	    closed, (unsigned long long)s->bytes_in,
 	    (unsigned long long)s->bytes_out,
 	    (unsigned long long)s->bufs_inuse,
-	    (unsigned long long)s->bufs_free, noport);
+	    (unsigned long long)s->bufs_free, noport, ring);
 }
 
 /* "stats caps: max-conns 3 ip-limit 0": how often each cap was reached. */

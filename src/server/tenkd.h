@@ -64,6 +64,7 @@ struct config {
 	uint64_t	 idle_timeout;		/* ns, 0 = never */
 	uint64_t	 drain_timeout;		/* ns */
 	size_t		 buffer_limit;		/* queued bytes per conn */
+	unsigned int	 ring_bufs;		/* io_uring receive buffers */
 	long long	 max_memory;		/* bytes, -1 = by default */
 	int		 log_level;
 	int		 syslog;
@@ -95,10 +96,14 @@ struct stats {
 	uint64_t	 pipes;			/* pipes in use */
 	uint64_t	 piped;			/* bytes in them */
 	uint64_t	 iterations;		/* of the worker's loop */
+	uint64_t	 ring_dry;		/* io_uring: recvs re-armed */
+	uint64_t	 cq_overflow;		/* io_uring: CQ was full */
 };
 
 struct worker;
+struct dp_flow;
 struct dp_pipe;
+struct pin;
 
 /*
  * A connection, kept small: an idle one holds no data buffer, so this
@@ -176,6 +181,12 @@ struct proto {
 	 * memory budget's choice of whom to close; NULL: c->outq alone.
 	 */
 	size_t		(*queued)(const struct conn *);
+	/*
+	 * For the completion data path: the connection io belongs to, and
+	 * in f the flow whose source (role DP_SRC) or destination (DP_DST)
+	 * io is, as the step describes it.
+	 */
+	struct conn	*(*flow)(struct tk_io *io, int role, struct dp_flow *f);
 	int		 own_log;	/* writes its own access-log line */
 };
 
@@ -232,6 +243,7 @@ struct worker {
 
 	char			*scratch;	/* SCRATCH_SIZE bytes */
 	struct tk_bufpool	 pool;
+	int			 cq;		/* completion data path */
 	struct stats		 st;
 	uint64_t		 nconns;	/* open connections */
 
@@ -356,6 +368,8 @@ extern const char *const conn_reasons[CONN_NREASONS];
 struct conn	*conn_new(struct worker *, int, const struct sockaddr *,
 		    socklen_t);
 void		 conn_close(struct worker *, struct conn *, enum conn_reason);
+void		 conn_step(struct worker *, struct conn *);
+void		 conn_warn_nomem(struct worker *);
 void		 conn_wheel_init(struct worker *);
 void		 conn_close_all(struct worker *, enum conn_reason);
 void		 conn_access_open(void);
@@ -388,6 +402,14 @@ void		 conn_access_free(struct worker *);
  */
 #define DP_F_EOF	0x01	/* the source finished (read 0) */
 #define DP_F_SHUT	0x02	/* and its FIN was passed on */
+/* The completion data path's own: see dpath.c. */
+#define DP_F_SENDING	0x04	/* a send of q to dst is in flight */
+#define DP_F_ERR	0x30	/* a failure waits: enum dp_err << 4 */
+#define DP_F_RESET	0x40	/* ... and it was a reset */
+#define DP_F_ERRSHIFT	4
+
+#define DP_SRC		0	/* roles for proto->flow */
+#define DP_DST		1
 
 enum dp_err {
 	DP_ERR_SRC = 1,		/* reading the source failed: errno */
@@ -425,6 +447,35 @@ enum conn_reason dp_reason(int);
 void		 dp_splice_end(struct worker *, struct dp_splice *);
 void		 dp_pipes_free(struct worker *);
 void		 dp_discard(struct worker *, struct tk_io *);
+
+/*
+ * dpcq.c: the completion data path, under dp_pump and dp_send.  Each
+ * thread's receive ring: 4 MiB, whatever the number of connections.
+ */
+#define DP_RING_BUFS	256
+#define DP_RING_BUFSIZE	(16 * 1024)
+
+int		 dp_cq_pump(struct worker *, struct dp_flow *);
+int		 dp_cq_send(struct worker *, struct dp_flow *, const void *,
+		    size_t);
+
+/* n bytes read from f's source: count them, stamp the activity. */
+static inline void
+dp_count_in(struct worker *w, struct dp_flow *f, size_t n)
+{
+	w->st.bytes_in += n;
+	if (f->nin != NULL)
+		*f->nin += n;
+	conn_touch(f->c, tk_loop_now(w->l));
+}
+
+static inline void
+dp_count_out(struct worker *w, struct dp_flow *f, size_t n)
+{
+	w->st.bytes_out += n;
+	if (f->nout != NULL)
+		*f->nout += n;
+}
 
 /* Bytes f holds for its destination, queued or in its pipe. */
 static inline size_t

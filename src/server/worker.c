@@ -42,6 +42,7 @@
 #include "tenk/log.h"
 #include "tenk/signal.h"
 #include "tenk/xmalloc.h"
+#include "tenk/uring.h"
 #include "tenkd.h"
 
 #define PAUSE_MIN	(10 * TK_MSEC)
@@ -81,6 +82,11 @@ worker_init(struct worker *w, int id, const int *lfds)
 	if ((w->l = tk_loop_new(srv.cfg.backend, (int)srv.nofile)) == NULL)
 		fatal("thread %d: %s backend", id,
 		    srv.cfg.backend != NULL ? srv.cfg.backend : "default");
+	/* io_uring on Linux 6.1 or later: the completion data path. */
+	w->cq = tk_loop_completion(w->l);
+	if (w->cq && tk_loop_bufring(w->l, srv.cfg.ring_bufs != 0 ?
+	    srv.cfg.ring_bufs : DP_RING_BUFS, DP_RING_BUFSIZE) == -1)
+		fatal("thread %d: io_uring buffer ring", id);
 	w->scratch = xmalloc(SCRATCH_SIZE);
 	tk_bufpool_init(&w->pool, POOL_BUFSIZE, POOL_MAXFREE);
 	conn_wheel_init(w);

@@ -41,6 +41,9 @@
 #   -t N         tenkload threads (default 1)
 #   -s BYTES     message size (default 64)
 #   -o DIR       keep raw results here (default: a temporary directory)
+#   -u           the third contender is `tenkd echo -t 1 -b io_uring`
+#                (tenkd-uring, the completion data path) instead of
+#                `tenkd echo -t 2`
 #
 # Output: a table per phase on stdout; raw CSV files in DIR.
 # Not run by `make test`.
@@ -48,7 +51,7 @@
 set -u
 
 usage() {
-	echo "usage: $0 [-b dir] [-c list] [-d secs] [-w secs] [-r runs]" \
+	echo "usage: $0 [-u] [-b dir] [-c list] [-d secs] [-w secs] [-r runs]" \
 	    "[-R runs] [-S strace|perf] [-i idle] [-I runs] [-t threads] [-s size] [-o dir]" \
 	    "'peer command'" >&2
 	exit 2
@@ -72,8 +75,9 @@ OUT=
 STRACE_S=3
 SRC=127.0.0.2-127.0.0.9
 RATE=10000
+THIRD=tenkd-t2
 
-while getopts b:c:d:w:r:R:S:i:I:t:s:o: opt; do
+while getopts b:c:d:w:r:R:S:i:I:t:s:o:u opt; do
 	case $opt in
 	b) B=$OPTARG ;;
 	c) CONNS=$OPTARG ;;
@@ -87,6 +91,7 @@ while getopts b:c:d:w:r:R:S:i:I:t:s:o: opt; do
 	t) CT=$OPTARG ;;
 	s) SIZE=$OPTARG ;;
 	o) OUT=$OPTARG ;;
+	u) THIRD=tenkd-uring ;;
 	*) usage ;;
 	esac
 done
@@ -95,7 +100,7 @@ shift $((OPTIND - 1))
 PEER=$1
 bench_init echo-compare
 HZ=$(getconf CLK_TCK)
-SERVERS="tenkd-t1 peer tenkd-t2"
+SERVERS="tenkd-t1 peer $THIRD"
 CONNS=$(echo "$CONNS" | tr ',' ' ')
 
 SPID=
@@ -115,6 +120,8 @@ start_server() {
 	case $1 in
 	tenkd-t1) "$TENKD" echo -l 127.0.0.1:0 -t 1 2>"$OUT/server.err" & ;;
 	tenkd-t2) "$TENKD" echo -l 127.0.0.1:0 -t 2 2>"$OUT/server.err" & ;;
+	tenkd-uring) "$TENKD" echo -l 127.0.0.1:0 -t 1 -b io_uring \
+	    2>"$OUT/server.err" & ;;
 	peer) sh -c "exec $PEER" 2>"$OUT/server.err" & ;;
 	esac
 	SPID=$!
@@ -212,7 +219,7 @@ echo "## same-run ratios, median (min-max): tenkd / peer"
 echo
 echo "| conns | tenkd | msgs/s | p99 | server µs/msg |"
 echo "| ---: | --- | ---: | ---: | ---: |"
-for t in tenkd-t1 tenkd-t2; do
+for t in tenkd-t1 "$THIRD"; do
 	for col in 4 6 7; do
 		run_ratios "$PP" "$col" "$t" peer |
 		    awk -v col="$col" -v t="$t" '{ print $1, t, col, $2, $3, $4 }'
@@ -229,7 +236,7 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 	SC=$OUT/syscalls-$TOOL.csv
 	PERFEV=raw_syscalls:sys_enter
 	for e in recvfrom recvmsg read readv sendto sendmsg write writev \
-	    epoll_wait epoll_pwait epoll_pwait2; do
+	    epoll_wait epoll_pwait epoll_pwait2 io_uring_enter; do
 		PERFEV=$PERFEV,syscalls:sys_enter_$e
 	done
 	echo "conns,run,server,msgs_ss,calls,calls_per_msg_ss,sends,calls_per_send,recv_per_send,wait_per_send,other_per_send" >"$SC"

@@ -11,6 +11,7 @@
 # contender on its own port with one thread of execution:
 #   tenkd        tenkd proxy -t 1 (--splice auto, the default)
 #   tenkd-copy   tenkd proxy -t 1 --splice off
+#   tenkd-uring  tenkd proxy -t 1 -b io_uring (completions: no splice)
 #   haproxy-sp   HAProxy, nbthread 1, mode tcp, option splice-auto
 #   haproxy      HAProxy, nbthread 1, mode tcp
 #   nginx        nginx stream, one worker (nginx cannot splice)
@@ -95,6 +96,7 @@ start() {
 		_o=
 		case $1 in
 		tenkd-copy*)	_o="--splice off" ;;
+		tenkd-uring*)	_o="-b io_uring" ;;
 		esac
 		case $1 in
 		*-64k)		_o="$_o --buffer-limit 64k" ;;

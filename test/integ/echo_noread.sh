@@ -23,14 +23,18 @@ wait_line 20 "$T/noread" stalled || fail "the clients never stalled"
 rss1=$(rss_kb "$TENKD_PID")
 # Buffers come in 16 KiB pool units, so allow 5 per 64k, plus 4 MiB;
 # ThreadSanitizer's shadow memory and allocator take about 4 times that.
-# The pool count below is exact under any build.
-max=$(( rss0 + nc * 5 * 16 + 4096 ))
-[ "$(sanitizer)" = thread ] && max=$(( rss0 + 4 * (nc * 5 * 16 + 4096) ))
+# The pool count below is exact under any build.  On io_uring's
+# completions a flow's last receive may pass the limit by less than one
+# 16k ring buffer: one unit more.
+per=5
+tenkd_completions && per=6
+max=$(( rss0 + nc * per * 16 + 4096 ))
+[ "$(sanitizer)" = thread ] && max=$(( rss0 + 4 * (nc * per * 16 + 4096) ))
 [ "$rss1" -le "$max" ] ||
     fail "VmRSS $rss0 -> $rss1 KiB, bound $max KiB"
 s=$(tenkd_stats) || exit 1
 b=$(stat_val "$s" bufs)
-{ [ "$b" -gt 0 ] && [ "$b" -le $(( nc * 5 )) ]; } ||
-    fail "pool buffers in use $b, wanted 1 to $(( nc * 5 )): $s"
+{ [ "$b" -gt 0 ] && [ "$b" -le $(( nc * per )) ]; } ||
+    fail "pool buffers in use $b, wanted 1 to $(( nc * per )): $s"
 echo "VmRSS $rss0 -> $rss1 KiB with $nc stuck clients, $b buffers"
 pass

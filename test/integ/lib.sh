@@ -120,6 +120,84 @@ _tenkd_start() {
 	    "$TENKD_LOG" | head -n 1)
 }
 
+# notify_start SOCKET FILE: a datagram socket at SOCKET standing in for
+# systemd's sd_notify one; each line of each message it gets goes to
+# FILE.  Stopped with the test's other processes.
+notify_start() {
+	_py=/usr/bin/python3
+	[ -x "$_py" ] || _py=python3
+	"$_py" - "$1" "$2" <<'PYEOF' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a") as out:
+    while True:
+        msg = s.recv(4096).decode()
+        for line in msg.split("\n"):
+            out.write(line + "\n")
+            out.flush()
+PYEOF
+	track $!
+	wait_for 10 test -S "$1" || fail "no notify socket"
+}
+
+# pp WANT ARGS...: the PROXY-protocol client $PPSEND (ppsend.py, run
+# by $PY) with ARGS must print "got WANT".
+pp() {
+	_want=$1
+	shift
+	_o=$("$PY" "$PPSEND" "$@") || fail "ppsend $*: $_o"
+	case $_o in
+	"got $_want") ;;
+	*) fail "ppsend $*: $_o, wanted got $_want" ;;
+	esac
+}
+
+# loads_clean CHURN_PID LONG_PID: the two tenkload runs of a reload or
+# upgrade test, $T/churn.* and $T/long.* (1,000 long sessions), ended
+# with status 0, no error and no failed connect, and every long session
+# served, not closed early and open at the end.
+loads_clean() {
+	wait_exit 60 "$1"
+	[ "$STATUS" -eq 0 ] || fail "churn: $(cat "$T/churn.out")"
+	wait_exit 60 "$2"
+	[ "$STATUS" -eq 0 ] || fail "long sessions: $(cat "$T/long.out")"
+	for _r in churn long; do
+		[ "$(json_get "$T/$_r.json" errors.total)" -eq 0 ] ||
+		    fail "$_r: errors: $(grep errors: "$T/$_r.out")"
+		[ "$(json_get "$T/$_r.json" connections.failed)" -eq 0 ] ||
+		    fail "$_r: connects failed: $(cat "$T/$_r.out")"
+		echo "$_r: $(grep -E '^(connections|errors|traffic):' \
+		    "$T/$_r.out" | tr '\n' ' ')"
+	done
+	for _k in closed_early unserved; do
+		[ "$(json_get "$T/long.json" "connections.$_k")" -eq 0 ] ||
+		    fail "long sessions: $_k: $(cat "$T/long.out")"
+	done
+	[ "$(json_get "$T/long.json" connections.open_at_end)" -eq 1000 ] ||
+	    fail "long sessions not all open at the end: $(cat "$T/long.out")"
+}
+
+# tenkd_completions: true when the tenkd last started runs io_uring's
+# completion data path (its start-up line says "(completions)").
+tenkd_completions() {
+	wait_line 10 "$TENKD_LOG" ', backend ' >/dev/null ||
+	    fail "no start-up line in the tenkd log"
+	grep -q ', backend [a-z_]* (completions)' "$TENKD_LOG"
+}
+
+# spliced_gt S N MSG: S's spliced bytes are more than N, where the
+# tenkd last started splices; on io_uring's completion data path, which
+# does not splice, none are.  Fails the test with MSG otherwise.
+spliced_gt() {
+	_sp=$(stat_val "$1" spliced)
+	if tenkd_completions; then
+		[ "$_sp" -eq 0 ] || fail "$3 (spliced on completions): $1"
+	else
+		[ "$_sp" -gt "$2" ] || fail "$3: $1"
+	fi
+}
+
 # http_get URL: the body of a GET, on stdout; fails on no answer or a
 # status other than 200 (curl, else wget, else python3).
 http_get() {

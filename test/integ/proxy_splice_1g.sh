@@ -17,7 +17,7 @@ for mode in auto off; do
 	sp=$(stat_val "$s" spliced)
 	echo "--splice $mode: spliced $sp"
 	if [ "$mode" = auto ]; then
-		[ "$sp" -gt $((2 * 1000 << 20)) ] || fail "not spliced: $s"
+		spliced_gt "$s" $((2 * 1000 << 20)) "not spliced"
 	else
 		[ "$sp" -eq 0 ] || fail "spliced with --splice off: $s"
 	fi

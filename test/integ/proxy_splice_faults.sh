@@ -22,11 +22,14 @@ track "$nr"
 wait_line 60 "$T/nr" '^stalled' || fail "noread: $(cat "$T/nr")"
 s=$(tenkd_stats) || exit 1
 echo "stalled: $(cat "$T/nr"); $s"
-[ "$(stat_val "$s" spliced)" -gt 0 ] || fail "slow readers not spliced: $s"
+spliced_gt "$s" 0 "slow readers not spliced"
 # At most 16k a direction in pool buffers (16k - 64 each), or one
-# pipe's 256k spliced.
+# pipe's 256k spliced; on io_uring's completions, less than one 16k ring
+# buffer more (its last receive may pass the limit).
+per=2
+tenkd_completions && per=3
 [ "$(stat_val "$s" piped)" -le $((n * 2 * 262144)) ] || fail "piped: $s"
-[ "$(stat_val "$s" bufs)" -le $((n * 2 * 2)) ] || fail "buffers: $s"
+[ "$(stat_val "$s" bufs)" -le $((n * 2 * per)) ] || fail "buffers: $s"
 # Stalled, the proxy waits: a flow whose pipe holds bytes does not
 # poll its source (it once spun at full CPU here).
 c0=$(cpu_ticks "$TENKD_PID")
@@ -49,11 +52,17 @@ sleep 1
 kill -KILL "$up2pid"
 wait_exit 30 "$big"
 [ "$STATUS" -ne 0 ] || fail "the client did not see the upstream go"
-# Its kernel resets or, with nothing unread, sends a FIN first.
+# Its kernel resets or, with nothing unread, sends a FIN first.  The
+# client exits at the first session's end, and its close may reset the
+# second before the proxy reads the upstream's reset: that one may be
+# the client's.
 _two() {
-	[ "$(grep -c ' tries=1 upstream/' "$T/acc")" -eq 2 ]
+	[ "$(grep -c ' tries=1 .*/data reset$\| tries=1 upstream/' \
+	    "$T/acc")" -eq 2 ]
 }
 wait_for 10 _two || fail "access log: $(cat "$T/acc")"
+grep -q ' tries=1 upstream/' "$T/acc" ||
+    fail "no session ended by the upstream: $(cat "$T/acc")"
 s=$(tenkd_stats) || exit 1
 [ "$(stat_val "$s" pipes)" -eq 0 ] || fail "pipes in use after resets: $s"
 [ "$(stat_val "$s" active)" -eq 0 ] || fail "sessions left: $s"
@@ -62,8 +71,9 @@ s=$(tenkd_stats) || exit 1
 tenkd_start proxy --threads 1 -u "$UPADDR" --splice-pipes 1
 "$TKCLI" echo -c 4 -b 16m -w 64k "$ADDR" || fail "pool exhausted"
 s=$(tenkd_stats) || exit 1
-[ "$(stat_val "$s" nopipe)" -gt 0 ] || fail "no stream went without: $s"
-[ "$(stat_val "$s" spliced)" -gt 0 ] || fail "nothing spliced: $s"
+spliced_gt "$s" 0 "nothing spliced"
+[ "$(stat_val "$s" nopipe)" -gt 0 ] || [ "$(stat_val "$s" spliced)" -eq 0 ] ||
+    fail "no stream went without: $s"
 
 # splice(2) refused: into the pipe, then out of it once bytes are in.
 shim=$TK_BIN/test/splicefail.so
@@ -97,8 +107,7 @@ wait_for 10 _idle || fail "sessions left"
 s=$(tenkd_stats) || exit 1
 echo "$s"
 # Each session splices most of its 96k both ways.
-[ "$(stat_val "$s" spliced)" -gt $((10100 * 96 << 10)) ] ||
-    fail "sessions not spliced: $s"
+spliced_gt "$s" $((10100 * 96 << 10)) "sessions not spliced"
 [ "$(stat_val "$s" nopipe)" -eq 0 ] || fail "pool too small: $s"
 fd1=$(find "/proc/$TENKD_PID/fd" -mindepth 1 -maxdepth 1 | wc -l)
 echo "descriptors: $fd0 after warm-up, $fd1 after 10,000 sessions"
