@@ -73,7 +73,7 @@ struct access_fields {
 
 const char *const conn_reasons[CONN_NREASONS] = {
 	"eof", "reset", "error", "timeout", "shutdown", "fdlimit", "nomem",
-	"memory"
+	"memory", "proxy-header"
 };
 
 static void	conn_io(struct tk_loop *, struct tk_io *);
@@ -211,6 +211,8 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 	size_t			 size = w->proto->size;
 	int			 acct;
 
+	if (pincf.on && pin_take(w, fd, sa, salen))
+		return NULL;
 	w->st.accepted++;
 	acct = srv.access_fd != -1 && !w->proto->own_log;
 	/* Fails only on a socket the peer already reset; recv will tell. */
@@ -319,6 +321,7 @@ conn_close_all(struct worker *w, enum conn_reason why)
 	struct conn	*c;
 	int		 i;
 
+	pin_close_all(w, why);
 	for (i = 0; i < WHEEL_SLOTS; i++)
 		while ((c = LIST_FIRST(&w->wheel[i])) != NULL)
 			conn_close(w, c, why);

@@ -69,6 +69,9 @@ enum {
 	OPT_USER,
 	OPT_WORKERS,
 	OPT_ACCESS_FORMAT,
+	/* issue 15: PROXY protocol in (pin.c) */
+	OPT_ACCEPT_PROXY,
+	OPT_ACCEPT_PROXY_TIMEOUT,
 	/* proxy mode only, from here on */
 	OPT_PROXY,
 	OPT_BALANCE = OPT_PROXY,
@@ -90,6 +93,9 @@ enum {
 };
 
 static const struct option longopts[] = {
+	{ "accept-proxy",	no_argument,	   NULL, OPT_ACCEPT_PROXY },
+	{ "accept-proxy-timeout", required_argument, NULL,
+	    OPT_ACCEPT_PROXY_TIMEOUT },
 	{ "access-log",		required_argument, NULL, OPT_ACCESS_LOG },
 	{ "access-log-format",	required_argument, NULL, OPT_ACCESS_FORMAT },
 	{ "backend",		required_argument, NULL, 'b' },
@@ -186,7 +192,9 @@ usage(int full)
 	    "\t[--syslog] [--syslog-facility name] [--access-log path]\n"
 	    "\t[--access-log-format text|json] [--ring-buffers n]\n"
 	    "\t[--pidfile path] [--user user] [--group group] [--workers n]\n"
-	    "\t[--metrics addr:port] [--check] [-f file]\n"
+	    "\t[--metrics addr:port] [--accept-proxy] "
+	    "[--accept-proxy-timeout dur]\n"
+	    "\t[--check] [-f file]\n"
 	    "       tenkd proxy -u host:port[,weight=n][,backup] ...\n"
 	    "\t[--balance rr|leastconn|source] [--connect-timeout dur]\n"
 	    "\t[--fin-timeout dur] [--retries n] [--fail-max n]\n"
@@ -217,8 +225,6 @@ usage(int full)
 	    "(default 64k)\n"
 	    "      --ring-buffers N     io_uring: 16k receive buffers per "
 	    "thread (default 256)\n"
-	    "      --ring-buffers N     io_uring: 16k receive buffers per "
-	    "thread (default 256)\n"
 	    "      --max-memory SIZE    queued bytes in all, 0 = no cap "
 	    "(default:\n"
 	    "                           half the cgroup limit or physical "
@@ -234,9 +240,15 @@ usage(int full)
 	    "      --user USER          drop to this user after binding\n"
 	    "      --group GROUP        drop to this group after binding\n"
 	    "      --workers N          worker processes under a master "
-	    "(default 1: none)\n"
+	    "(default 1: no\n"
+	    "                           master, unless -f)\n"
 	    "      --metrics ADDR:PORT  serve /metrics (Prometheus) and "
 	    "/stats over HTTP\n"
+	    "      --accept-proxy       read a PROXY protocol header (v1 "
+	    "or v2) first;\n"
+	    "                           its client is the peer\n"
+	    "      --accept-proxy-timeout DUR  for the whole header "
+	    "(default 5s)\n"
 	    "      --check              check the configuration and exit\n"
 	    "  -f, --config FILE        options from FILE, one a line; "
 	    "the command\n"
@@ -350,6 +362,13 @@ parse_args(int argc, char *argv[])
 			break;
 		case 'V':
 			version = 1;
+			break;
+		case OPT_ACCEPT_PROXY:
+			pincf.on = 1;
+			break;
+		case OPT_ACCEPT_PROXY_TIMEOUT:
+			pincf.timeout = tk_cli_duration(opt, optarg,
+			    10 * TK_MSEC, 3600 * TK_SEC, "10ms to 1h");
 			break;
 		case OPT_ACCESS_LOG:
 			if (*optarg == '\0')

@@ -19,12 +19,34 @@
 #include "tenkd.h"
 
 /*
+ * An IPv4 address in a as its IPv4-mapped IPv6 form (::ffff:a.b.c.d,
+ * RFC 4291 2.5.5.2), port kept.
+ */
+static void
+pp_map6(struct tk_addr *a)
+{
+	struct sockaddr_in	s4;
+	struct sockaddr_in6	*s6 = (struct sockaddr_in6 *)&a->ss;
+
+	memcpy(&s4, &a->ss, sizeof(s4));
+	memset(s6, 0, sizeof(*s6));
+	s6->sin6_family = AF_INET6;
+	s6->sin6_port = s4.sin_port;
+	s6->sin6_addr.s6_addr[10] = s6->sin6_addr.s6_addr[11] = 0xff;
+	memcpy(&s6->sin6_addr.s6_addr[12], &s4.sin_addr, 4);
+	a->len = sizeof(*s6);
+}
+
+/*
  * The header of the given version (1 or 2) for a client at peer that
  * connected to the local end of fd.  Returns its length in buf, which
- * holds PP_MAXLEN bytes.  A family the protocol cannot carry, or a
- * local address that cannot be read, makes "PROXY UNKNOWN" (v1) or a
- * LOCAL command (v2): the receiver then uses the connection's own
- * addresses.
+ * holds PP_MAXLEN bytes.  When one address is IPv4 and the other IPv6
+ * (with --accept-proxy, the client's family is whatever the balancer
+ * in front saw), the IPv4 one goes as IPv4-mapped IPv6, as haproxy
+ * does, so the client is still told.  A family the protocol cannot
+ * carry, or a local address that cannot be read, makes "PROXY UNKNOWN"
+ * (v1) or a LOCAL command (v2): the receiver then uses the
+ * connection's own addresses.
  */
 int
 pp_header(int version, const struct sockaddr_in6 *peer, int fd, char *buf,
@@ -45,9 +67,15 @@ pp_header(int version, const struct sockaddr_in6 *peer, int fd, char *buf,
 
 	tk_addr_from(&src, (const struct sockaddr *)peer);
 	fam = peer->sin6_family;
-	if (tk_sock_local(fd, &dst) == -1 ||
-	    dst.ss.ss_family != fam || (fam != AF_INET && fam != AF_INET6))
+	if (fam != AF_INET && fam != AF_INET6)
 		fam = AF_UNSPEC;
+	else if (tk_sock_local(fd, &dst) == -1 ||
+	    (dst.ss.ss_family != AF_INET && dst.ss.ss_family != AF_INET6))
+		fam = AF_UNSPEC;
+	else if (dst.ss.ss_family != fam) {
+		pp_map6(fam == AF_INET ? &src : &dst);
+		fam = AF_INET6;
+	}
 	if (version == 1) {
 		if (fam == AF_UNSPEC)
 			return snprintf(buf, len, "PROXY UNKNOWN\r\n");

@@ -50,6 +50,7 @@ enum conn_reason {
 	CONN_FDLIMIT,		/* fd beyond what the backend can watch */
 	CONN_NOMEM,		/* no buffer for the unsent tail */
 	CONN_MEMORY,		/* shed at the --max-memory budget */
+	CONN_PROXYHDR,		/* --accept-proxy: no good header in time */
 	CONN_NREASONS
 };
 
@@ -291,6 +292,8 @@ struct worker {
 	char			*alog;		/* ACCESS_BUFSIZE, or NULL */
 	size_t			 alog_len;
 	struct tk_timer		 alog_timer;	/* while alog_len > 0 */
+
+	LIST_HEAD(, pin)	 pins;		/* PROXY headers due (pin.c) */
 };
 
 /* The process. */
@@ -578,6 +581,19 @@ struct pp_info {
 };
 
 int		 pp_parse(const void *, size_t, struct pp_info *);
+
+/*
+ * pin.c: --accept-proxy, the PROXY header read before conn_new() lets
+ * a connection through.
+ */
+struct pinconf {
+	int		 on;			/* --accept-proxy */
+	uint64_t	 timeout;		/* ns, for the whole header */
+};
+extern struct pinconf	 pincf;
+int		 pin_take(struct worker *, int, const struct sockaddr *,
+		    socklen_t);
+void		 pin_close_all(struct worker *, enum conn_reason);
 
 /* perip.c */
 int		 perip_take(const struct sockaddr_in6 *, long long);

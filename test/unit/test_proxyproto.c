@@ -297,6 +297,62 @@ round_trip(int fam, const char *peer, int pport, const char *local)
 	close(fd);
 }
 
+/*
+ * A client of one family at a socket of the other (--accept-proxy
+ * behind a balancer): the IPv4 side goes IPv4-mapped, as TCP6.
+ */
+static void
+mixed(int fam, const char *peer, const char *local, const char *want)
+{
+	struct sockaddr_in6	 p, l;
+	struct sockaddr_in	*p4 = (struct sockaddr_in *)&p;
+	struct sockaddr_in	*l4 = (struct sockaddr_in *)&l;
+	struct pp_info		 pi;
+	char			 buf[PP_MAXLEN], a[INET6_ADDRSTRLEN];
+	int			 fd, v, n;
+
+	memset(&p, 0, sizeof(p));
+	memset(&l, 0, sizeof(l));
+	if (fam == AF_INET) {
+		p4->sin_family = AF_INET;
+		p4->sin_port = htons(1234);
+		T_EQ(inet_pton(AF_INET, peer, &p4->sin_addr), 1);
+		l.sin6_family = AF_INET6;
+		T_EQ(inet_pton(AF_INET6, local, &l.sin6_addr), 1);
+	} else {
+		p.sin6_family = AF_INET6;
+		p.sin6_port = htons(1234);
+		T_EQ(inet_pton(AF_INET6, peer, &p.sin6_addr), 1);
+		l4->sin_family = AF_INET;
+		T_EQ(inet_pton(AF_INET, local, &l4->sin_addr), 1);
+	}
+	T_SYS(fd = socket(fam == AF_INET ? AF_INET6 : AF_INET, SOCK_DGRAM,
+	    0));
+	if (bind(fd, (struct sockaddr *)&l, fam == AF_INET ? sizeof(l) :
+	    sizeof(*l4)) == -1) {
+		close(fd);
+		T_SKIP("no such local address");
+	}
+	for (v = 1; v <= 2; v++) {
+		n = pp_header(v, &p, fd, buf, sizeof(buf));
+		T_GT(n, 0);
+		if (v == 1)
+			T_OK(strncmp(buf, "PROXY TCP6 ", 11) == 0);
+		T_EQ(pp_parse(buf, (size_t)n, &pi), PP_DONE);
+		T_EQ(pi.family, AF_INET6);
+		T_EQ(ntohs(pi.src.sin6_port), 1234);
+		T_STREQ(inet_ntop(AF_INET6, &pi.src.sin6_addr, a, sizeof(a)),
+		    want);
+	}
+	close(fd);
+}
+
+TEST(pp_header_mixed)
+{
+	mixed(AF_INET, "10.1.2.3", "::1", "::ffff:10.1.2.3");
+	mixed(AF_INET6, "2001:db8::17", "127.0.0.1", "2001:db8::17");
+}
+
 TEST(pp_parse_round_trip)
 {
 	round_trip(AF_INET, "10.1.2.3", 4567, "127.0.0.1");
