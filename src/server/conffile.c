@@ -107,18 +107,21 @@ conf_parse(const char *buf, size_t len, const char *file, conf_fn *fn,
 }
 
 /*
- * conf_parse() on the file at path, read whole.  Returns 0, or -1 with
- * err saying why ("FILE: strerror", "FILE: too large", or conf_parse's
- * "FILE:LINE: why").  Start-up.
+ * The file at path, read whole into *bufp (the caller's to free, *lenp
+ * bytes, not terminated), for conf_parse() now or later: the master
+ * keeps a reload's text so that every worker of that generation, a
+ * restarted one too, reads the same options.  Returns 0, or -1 with err
+ * saying why ("FILE: strerror", "FILE: too large").
  */
 int
-conf_read(const char *path, conf_fn *fn, void *arg, char *err, size_t errlen)
+conf_load(const char *path, char **bufp, size_t *lenp, char *err,
+    size_t errlen)
 {
 	struct stat	 sb;
 	char		*buf;
 	ssize_t		 n;
 	size_t		 have = 0;
-	int		 fd, r;
+	int		 fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
 	    fstat(fd, &sb) == -1) {
@@ -155,12 +158,31 @@ conf_read(const char *path, conf_fn *fn, void *arg, char *err, size_t errlen)
 		goto fail;
 	}
 	close(fd);
-	r = conf_parse(buf, have, path, fn, arg, err, errlen);
-	free(buf);
-	return r;
+	*bufp = buf;
+	*lenp = have;
+	return 0;
 
  fail:
 	free(buf);
 	close(fd);
 	return -1;
+}
+
+/*
+ * conf_parse() on the file at path, read whole.  Returns 0, or -1 with
+ * err saying why (conf_load's, or conf_parse's "FILE:LINE: why").
+ * Start-up.
+ */
+int
+conf_read(const char *path, conf_fn *fn, void *arg, char *err, size_t errlen)
+{
+	char	*buf;
+	size_t	 len;
+	int	 r;
+
+	if (conf_load(path, &buf, &len, err, errlen) == -1)
+		return -1;
+	r = conf_parse(buf, len, path, fn, arg, err, errlen);
+	free(buf);
+	return r;
 }

@@ -4,12 +4,15 @@
  * conffile.c, applied here as options), start-up (limits, listeners,
  * privileges, pidfile, workers) and the main thread, which owns every
  * signal and steers the workers with posted messages: SIGTERM/SIGINT
- * drain, a second one or the drain deadline forces, SIGUSR1 and (until
- * it reloads) SIGHUP reopen the logs (reopen.c); statistics are on the
+ * drain, a second one or the drain deadline forces, SIGUSR1 and SIGHUP
+ * reopen the logs (reopen.c; a reload is the master's, master.c, which
+ * runs with --workers and whenever -f is given); statistics are on the
  * metrics listener (metrics.c).  Serving is in worker.c, conn.c and the
  * protocol files; the main thread's loop also runs upstream.c's health
- * checks.
+ * checks.  A reload or an upgrade reads the command line again, so it
+ * is kept here as it was typed, and the path of the binary with it.
  */
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -21,6 +24,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <libutil.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -161,6 +165,24 @@ static size_t		 nconfopts, confnext;
 static unsigned char	 cmdline_gave[512];	/* by option value */
 static int		 cmdline_done;
 
+/*
+ * For a reload (main_reparse) and an upgrade (master.c): the command
+ * line as typed, the binary's absolute path, the file's text to read in
+ * place of the file, and the options as first parsed (before the
+ * listeners changed port 0 into a port), to find what a reload changes.
+ */
+static int		 saved_argc;
+static char		**saved_argv;
+static char		 self_path[PATH_MAX];
+static const char	*conf_text;
+static size_t		 conf_len;
+static struct config	 parsed_cfg;
+static struct pxconf	 pxcf0;
+static struct hcconf	 hccf0;
+static struct pinconf	 pincf0;
+static int		 pidfile_later;	/* an upgrade: the old one holds it */
+static int		 upgraded;	/* started by an old master's SIGUSR2 */
+
 static noreturn void	usage(int);
 static void	parse_args(int, char *[]);
 static int	next_option(int, char *[], const char **);
@@ -179,6 +201,9 @@ static void	on_signal(struct tk_loop *, int, void *);
 static void	drain_deadline(struct tk_loop *, struct tk_timer *);
 static void	force_all(void);
 static void	worker_done(struct tk_loop *, struct tk_msg *);
+static void	save_args(int, char *[]);
+static const char *changed(const struct config *, const struct config *);
+static int	upgrade_fd(void);
 
 static noreturn void
 usage(int full)
@@ -532,8 +557,13 @@ next_option(int argc, char *argv[], const char **opt)
 		ch = tk_cli_getopt(argc, argv, ":b:f:hl:t:u:V", longopts);
 		if (ch == -1) {
 			cmdline_done = 1;
-			if (conf_path != NULL && conf_read(conf_path,
+			if (conf_path != NULL && conf_text != NULL &&
+			    conf_parse(conf_text, conf_len, conf_path,
 			    conf_option, NULL, err, sizeof(err)) == -1)
+				tk_cli_bad(NULL, NULL, "%s", err);
+			else if (conf_path != NULL && conf_text == NULL &&
+			    conf_read(conf_path, conf_option, NULL, err,
+			    sizeof(err)) == -1)
 				tk_cli_bad(NULL, NULL, "%s", err);
 			break;
 		}
@@ -810,37 +840,79 @@ probe_owner(const struct tk_addr *a)
  * The sockets systemd passed (socket activation) as our listeners, in
  * place of --listen: each thread of each worker gets its own descriptor
  * of the one socket (a dup), as it would get its own socket otherwise.
- * Returns lfds, or NULL when systemd passed none.
+ * An upgrade (master.c) passes the same way every socket the old master
+ * held, several per address: they are grouped by address and kept as
+ * they were, one a thread, so that their backlogs go on being served.
+ * If the threads or workers changed, a socket left over is closed (the
+ * connections in its backlog are lost, and said so) and a missing one
+ * is a dup.  Returns lfds, or NULL when systemd passed none.
  */
 static int *
 inherit_listeners(void)
 {
 	struct config	*cfg = &srv.cfg;
-	char		*names[MAXLISTEN], name[TK_ADDRSTRLEN];
-	int		 fds[MAXLISTEN], *lfds, n, i, t;
+	struct tk_addr	 a;
+	char		**names, name[TK_ADDRSTRLEN];
+	int		*fds, *grp, *lfds, n, i, j, t, k, per, lost = 0;
 
-	if ((n = systemd_listen_fds(fds, names, MAXLISTEN)) == 0)
+	if ((n = systemd_listen_fds(&fds, &names)) == 0)
 		return NULL;
-	if (listen_given)
+	if (listen_given && strcmp(names[0], UPGRADE_FDNAME) != 0)
 		log_warnx("--listen ignored: listening on the %d socket%s "
 		    "systemd passed", n, n == 1 ? "" : "s");
-	cfg->nlisten = n;
-	lfds = xcalloc((size_t)n * LISTEN_FDS(cfg), sizeof(*lfds));
+	cfg->nlisten = 0;
+	grp = xcalloc(n, sizeof(*grp));
 	for (i = 0; i < n; i++) {
-		if (tk_sock_local(fds[i], &cfg->listen[i]) == -1)
+		if (tk_sock_local(fds[i], &a) == -1)
 			fatal("socket %d from systemd", fds[i]);
-		for (t = 0; t < LISTEN_FDS(cfg); t++) {
-			if (t == 0)
-				lfds[i * LISTEN_FDS(cfg)] = fds[i];
-			else if ((lfds[i * LISTEN_FDS(cfg) + t] = fcntl(fds[i],
-			    F_DUPFD_CLOEXEC, 0)) == -1)
-				fatal("dup of socket %d from systemd", fds[i]);
+		for (j = 0; j < cfg->nlisten; j++)
+			if (tk_addr_eq(&a, &cfg->listen[j]))
+				break;
+		if (j == cfg->nlisten) {
+			if (j == MAXLISTEN)
+				fatalx("sockets from systemd: more than %d "
+				    "addresses", MAXLISTEN);
+			cfg->listen[cfg->nlisten++] = a;
 		}
-		tk_addr_fmt(&cfg->listen[i], name, sizeof(name));
-		log_banner("listening on %s (from systemd%s%s)", name,
-		    names[i][0] != '\0' ? ": " : "", names[i]);
-		free(names[i]);
+		grp[i] = j;
 	}
+	per = LISTEN_FDS(cfg);
+	lfds = xcalloc((size_t)cfg->nlisten * per, sizeof(*lfds));
+	for (j = 0; j < cfg->nlisten; j++) {
+		k = 0;
+		for (i = 0; i < n; i++) {
+			if (grp[i] != j)
+				continue;
+			if (k < per)
+				lfds[j * per + k++] = fds[i];
+			else {
+				close(fds[i]);
+				lost++;
+			}
+		}
+		for (t = k; t < per; t++)
+			if ((lfds[j * per + t] = fcntl(lfds[j * per + t % k],
+			    F_DUPFD_CLOEXEC, 0)) == -1)
+				fatal("dup of a socket from systemd");
+		for (i = 0; i < n && grp[i] != j; i++)
+			;
+		tk_addr_fmt(&cfg->listen[j], name, sizeof(name));
+		if (strcmp(names[i], UPGRADE_FDNAME) == 0)
+			log_banner("listening on %s (%d socket%s from the old "
+			    "master)", name, k, k == 1 ? "" : "s");
+		else
+			log_banner("listening on %s (from systemd%s%s)", name,
+			    names[i][0] != '\0' ? ": " : "", names[i]);
+	}
+	if (lost > 0)
+		log_warnx("%d passed socket%s closed, fewer threads or "
+		    "workers now: connections waiting in %s backlog are lost",
+		    lost, lost == 1 ? "" : "s", lost == 1 ? "its" : "their");
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(fds);
+	free(grp);
 	return lfds;
 }
 
@@ -935,6 +1007,18 @@ drop_privileges(void)
 
 	if (cfg->user == NULL && cfg->group == NULL)
 		return;
+	/*
+	 * An upgrade's new master runs as the old one did after dropping
+	 * them, with no way back: nothing left to drop.
+	 */
+	if (upgraded && getuid() != 0 && geteuid() != 0 &&
+	    (cfg->user == NULL || getuid() == cfg->uid) &&
+	    getgid() == cfg->gid) {
+		log_info("running as user %s group %u (as the old master)",
+		    cfg->user != NULL ? cfg->user : "(unchanged)",
+		    (unsigned int)cfg->gid);
+		return;
+	}
 	if (setgroups(1, &cfg->gid) == -1)
 		fatal("setgroups");
 	if (setresgid(cfg->gid, cfg->gid, cfg->gid) == -1)
@@ -985,9 +1069,17 @@ on_signal(struct tk_loop *l, int signo, void *arg)
 	switch (signo) {
 	case SIGHUP:
 	case SIGUSR1:
-		/* XXX SIGHUP will reload (issue 15); it reopens till then. */
+		/*
+		 * A worker's SIGHUP comes from its master, which reloads;
+		 * without a master there is no file to read again.
+		 */
 		if (reopen_logs() == 0)
 			log_info("SIG%s: logs reopened", sigabbrev_np(signo));
+		break;
+	case SIGUSR2:
+		log_warnx("SIGUSR2 ignored: a binary upgrade is the "
+		    "master's (-f or --workers)%s", master_role() == 2 ?
+		    "; send it to the master" : "");
 		break;
 	case SIGINT:
 	case SIGTERM:
@@ -1057,6 +1149,230 @@ worker_done(struct tk_loop *l, struct tk_msg *m)
 	tk_loop_stop(l);
 }
 
+/*
+ * Keep the command line as typed (setproctitle() may write over argv's
+ * strings, getopt permutes the array) and the binary's absolute path:
+ * argv[0] made absolute when it names a path, so that an upgrade runs
+ * whatever file is at that path then (a package manager replaces it),
+ * else the file we run from now.  Start-up.
+ */
+static void
+save_args(int argc, char *argv[])
+{
+	char	cwd[PATH_MAX];
+	ssize_t	n;
+	int	i;
+
+	saved_argc = argc;
+	saved_argv = xcalloc((size_t)argc + 1, sizeof(*saved_argv));
+	for (i = 0; i < argc; i++)
+		saved_argv[i] = xstrdup(argv[i]);
+	if (argv[0] != NULL && argv[0][0] == '/')
+		strlcpy(self_path, argv[0], sizeof(self_path));
+	else if (argv[0] != NULL && strchr(argv[0], '/') != NULL &&
+	    getcwd(cwd, sizeof(cwd)) != NULL &&
+	    strlen(cwd) + 1 + strlen(argv[0]) < sizeof(self_path)) {
+		strlcpy(self_path, cwd, sizeof(self_path));
+		strlcat(self_path, "/", sizeof(self_path));
+		strlcat(self_path, argv[0], sizeof(self_path));
+	} else if ((n = readlink("/proc/self/exe", self_path,
+	    sizeof(self_path) - 1)) > 0)
+		self_path[n] = '\0';
+	else
+		self_path[0] = '\0';
+}
+
+/*
+ * In a new master started by an upgrade: the descriptor on which to
+ * tell the old one we are ready ($TENKD_UPGRADE_FD), or -1.  The
+ * variable is removed, so that nothing we start takes it for its own.
+ */
+static int
+upgrade_fd(void)
+{
+	const char	*s, *errstr;
+	int		 fd;
+
+	if ((s = getenv(UPGRADE_ENV)) == NULL)
+		return -1;
+	fd = (int)strtonum(s, 3, INT_MAX, &errstr);
+	unsetenv(UPGRADE_ENV);
+	if (errstr != NULL || fcntl(fd, F_SETFD, FD_CLOEXEC) == -1)
+		return -1;
+	return fd;
+}
+
+static int
+str_differ(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+/*
+ * What a reload cannot apply, as it would have to close or bind
+ * listening sockets, or needs privileges the master gave up: the name
+ * of the first option that differs between was and now, or NULL.
+ */
+static const char *
+changed(const struct config *was, const struct config *now)
+{
+	int	i;
+
+	if (was->nlisten != now->nlisten)
+		return "listen";
+	for (i = 0; i < was->nlisten; i++)
+		if (!tk_addr_eq(&was->listen[i], &now->listen[i]) ||
+		    tk_addr_port(&was->listen[i]) !=
+		    tk_addr_port(&now->listen[i]))
+			return "listen";
+	if (was->threads != now->threads)
+		return "threads";
+	if (was->workers != now->workers)
+		return "workers";
+	if (str_differ(was->backend, now->backend))
+		return "backend";
+	if (was->backlog != now->backlog)
+		return "backlog";
+	if (str_differ(was->user, now->user))
+		return "user";
+	if (str_differ(was->group, now->group))
+		return "group";
+	if (str_differ(was->pidfile, now->pidfile))
+		return "pidfile";
+	if (str_differ(was->access_log, now->access_log))
+		return "access-log";
+	if (was->syslog != now->syslog)
+		return "syslog";
+	return NULL;
+}
+
+/*
+ * In a process forked by the master for a reload: read the options
+ * again from scratch, the command line's over the len bytes at text (the
+ * -f file as the master read it).  A bad option exits 2 with one line on
+ * stderr, as at start-up; an option a reload cannot change exits 3 with
+ * one line naming it.  With check, that is all (the master's checker);
+ * otherwise the worker of the new generation takes the new options on:
+ * limits, memory budget, log level, a fresh access log descriptor.
+ */
+void
+main_reparse(const char *text, size_t len, int check)
+{
+	struct config	 was = srv.cfg;
+	const char	*what;
+	char		**argv;
+	int		 i;
+
+	memset(&srv.cfg, 0, sizeof(srv.cfg));
+	pxcf = pxcf0;
+	hccf = hccf0;
+	pincf = pincf0;
+	upstream_reset();
+	proxy_opt = NULL;
+	listen_given = 0;
+	confopts = NULL;
+	nconfopts = confnext = 0;
+	memset(cmdline_gave, 0, sizeof(cmdline_gave));
+	cmdline_done = 0;
+	conf_path = NULL;
+	conf_text = text;
+	conf_len = len;
+	argv = xcalloc((size_t)saved_argc + 1, sizeof(*argv));
+	for (i = 0; i < saved_argc; i++)
+		argv[i] = saved_argv[i];
+	optind = 0;		/* glibc: start getopt afresh */
+	parse_args(saved_argc, argv);
+	if ((what = changed(&parsed_cfg, &srv.cfg)) != NULL) {
+		fprintf(stderr, "%s: '%s' changed: needs a restart or an "
+		    "upgrade (SIGUSR2)\n", getprogname(), what);
+		exit(3);
+	}
+	if (check)
+		return;
+	/* Where we listen, as bound (port 0 made a port, or systemd's). */
+	srv.cfg.nlisten = was.nlisten;
+	memcpy(srv.cfg.listen, was.listen, sizeof(was.listen));
+	log_setlevel(srv.cfg.log_level);
+	set_limits();
+	mem_init();
+	if (srv.cfg.access_log != NULL)
+		(void)reopen_logs();
+}
+
+/* The -f file, or NULL. */
+const char *
+main_conf_path(void)
+{
+	return conf_path;
+}
+
+/* The command line as typed, for execv(2). */
+char *const *
+main_argv(void)
+{
+	return saved_argv;
+}
+
+/* The binary to run for an upgrade ("" when unknown). */
+const char *
+main_self(void)
+{
+	return self_path;
+}
+
+/*
+ * The old master, handing over in an upgrade: the pidfile gets the new
+ * master's pid and is closed without being removed, which releases the
+ * lock for the new master to take (main_pidfile_take).
+ */
+void
+main_pidfile_handover(pid_t pid)
+{
+	char	buf[32];
+	int	fd, n;
+
+	if (pidfh == NULL)
+		return;
+	fd = pidfile_fileno(pidfh);
+	n = snprintf(buf, sizeof(buf), "%d", (int)pid);
+	if (ftruncate(fd, 0) == -1 || pwrite(fd, buf, n, 0) != n)
+		log_warn("pidfile %s", srv.cfg.pidfile);
+	/*
+	 * Unlocked for every holder of this open file (reopen.c's opener,
+	 * forked before, holds it too and outlives us), then closed.
+	 */
+	(void)flock(fd, LOCK_UN);
+	(void)pidfile_close(pidfh);
+	pidfh = NULL;
+}
+
+/*
+ * The new master after an upgrade: take the pidfile once the old master
+ * let it go.  Returns 1 when done (or nothing to do), 0 to try again.
+ */
+int
+main_pidfile_take(void)
+{
+	pid_t	other;
+
+	if (!pidfile_later)
+		return 1;
+	if ((pidfh = pidfile_open(srv.cfg.pidfile, 0644, &other)) == NULL) {
+		if (errno == EEXIST || errno == EAGAIN)
+			return 0;
+		log_warn("pidfile %s", srv.cfg.pidfile);
+		pidfile_later = 0;
+		return 1;
+	}
+	if (pidfile_write(pidfh) == -1)
+		log_warn("pidfile %s", srv.cfg.pidfile);
+	pidfile_later = 0;
+	log_info("pidfile %s: taken over", srv.cfg.pidfile);
+	return 1;
+}
+
 int
 main(int argc, char *argv[], char *envp[])
 {
@@ -1064,12 +1380,19 @@ main(int argc, char *argv[], char *envp[])
 	struct tk_loop	*l;
 	sigset_t	 all, old;
 	pid_t		 other;
-	int		*lfds, i, error, wk = 0;
+	int		*lfds, i, error, upfd, wk = 0;
 	char		 name[TK_ADDRSTRLEN], idle[32], drain[32];
 
+	save_args(argc, argv);
 	setproctitle_init(argc, argv, envp);
 	srv.access_fd = -1;
+	pxcf0 = pxcf;
+	pincf0 = pincf;
+	hccf0 = hccf;
 	parse_args(argc, argv);
+	parsed_cfg = *cfg;
+	upfd = upgrade_fd();
+	upgraded = upfd != -1;
 	log_init("tenkd", cfg->log_level, cfg->syslog ? LOG_F_SYSLOG :
 	    LOG_F_STAMP);
 	signal(SIGPIPE, SIG_IGN);
@@ -1093,10 +1416,21 @@ main(int argc, char *argv[], char *envp[])
 	if (cfg->pidfile != NULL) {
 		if ((pidfh = pidfile_open(cfg->pidfile, 0644, &other)) ==
 		    NULL) {
-			if (errno == EEXIST)
+			if (errno == EEXIST && upfd != -1 &&
+			    other == getppid()) {
+				log_info("pidfile %s: the old master (pid %d) "
+				    "holds it until it hands over",
+				    cfg->pidfile, (int)other);
+				pidfile_later = 1;
+			} else if (upfd != -1)
+				/* As --user, say: the old master writes it. */
+				log_warn("pidfile %s: not taken over",
+				    cfg->pidfile);
+			else if (errno == EEXIST)
 				fatalx("pidfile %s: already running as pid %d",
 				    cfg->pidfile, (int)other);
-			fatal("pidfile %s", cfg->pidfile);
+			else
+				fatal("pidfile %s", cfg->pidfile);
 		}
 	}
 	conn_access_open();
@@ -1107,9 +1441,11 @@ main(int argc, char *argv[], char *envp[])
 	drop_privileges();
 	if (pidfh != NULL && pidfile_write(pidfh) == -1)
 		fatal("pidfile %s", cfg->pidfile);
-	if (cfg->workers > 1) {
+	/* -f: an implicit master, so that SIGHUP can reload. */
+	if (cfg->workers > 1 || conf_path != NULL) {
 		/* The master returns -1 when its workers are gone. */
-		if ((wk = master_run()) == -1) {
+		if ((wk = master_run(lfds, cfg->nlisten * LISTEN_FDS(cfg),
+		    upfd)) == -1) {
 			for (i = 0; i < cfg->nlisten * LISTEN_FDS(cfg); i++)
 				close(lfds[i]);
 			free(lfds);
@@ -1120,6 +1456,7 @@ main(int argc, char *argv[], char *envp[])
 		if (pidfh != NULL)
 			(void)pidfile_close(pidfh);
 		pidfh = NULL;
+		pidfile_later = 0;
 		/* Keep this worker's slice of the listeners only. */
 		for (i = 0; i < cfg->nlisten * LISTEN_FDS(cfg); i++)
 			if (i % LISTEN_FDS(cfg) / cfg->threads != wk)
@@ -1133,7 +1470,8 @@ main(int argc, char *argv[], char *envp[])
 	if (tk_signal_watch(srv.l, SIGTERM, on_signal, NULL) == -1 ||
 	    tk_signal_watch(srv.l, SIGINT, on_signal, NULL) == -1 ||
 	    tk_signal_watch(srv.l, SIGHUP, on_signal, NULL) == -1 ||
-	    tk_signal_watch(srv.l, SIGUSR1, on_signal, NULL) == -1)
+	    tk_signal_watch(srv.l, SIGUSR1, on_signal, NULL) == -1 ||
+	    tk_signal_watch(srv.l, SIGUSR2, on_signal, NULL) == -1)
 		fatal("signals");
 	upstream_check_start(srv.l);
 
@@ -1159,6 +1497,7 @@ main(int argc, char *argv[], char *envp[])
 	for (i = 0; i < srv.nworkers; i++)
 		worker_start(&srv.workers[i]);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	master_worker_ready();
 
 	tk_addr_fmt(&cfg->listen[0], name, sizeof(name));
 	setproctitle("%s: %d thread%s, %s, %s%s", cfg->mode, srv.nworkers,
@@ -1178,10 +1517,11 @@ main(int argc, char *argv[], char *envp[])
 	    cfg->nlisten > 1 ? " ..." : "");
 	tk_loop_run(srv.l, 0);
 
-	for (i = 0; i < srv.nworkers; i++) {
+	for (i = 0; i < srv.nworkers; i++)
 		pthread_join(srv.workers[i].thread, NULL);
+	master_worker_final();
+	for (i = 0; i < srv.nworkers; i++)
 		worker_free(&srv.workers[i]);
-	}
 	free(srv.workers);
 	upstream_check_stop();
 	tk_timer_cancel(srv.l, &srv.drain_timer);

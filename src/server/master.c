@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * --workers P: a master process that forks P workers and supervises
+ * The master: with --workers P, or with -f (one worker then, so that a
+ * reload has a process to replace), it forks P workers and supervises
  * them.  The master has bound every listener before (main.c opens
  * threads x P sockets per address with SO_REUSEPORT, on one port even
  * for port 0, and prints "listening on" once); each worker keeps its own
@@ -12,18 +13,37 @@
  * blocked and arrive through a signalfd: SIGCHLD (restart the dead
  * worker after a back-off that doubles from 100 ms to 10 s while workers
  * die young), SIGTERM and SIGINT (passed on; no more restarts; exit when
- * all are gone), SIGUSR1 and SIGHUP (reopen its log, pass on: each
- * worker reopens its own).  A worker gets SIGTERM if the master dies
- * (PR_SET_PDEATHSIG).  Workers are forked between iterations, never
- * from a callback, so a new worker leaves the master's loop cleanly.
+ * all are gone), SIGUSR1 (reopen its log, pass on: each worker reopens
+ * its own), SIGHUP (reload) and SIGUSR2 (upgrade).  A worker gets
+ * SIGTERM if the master dies (PR_SET_PDEATHSIG).  Workers are forked
+ * between iterations, never from a callback, so a new worker leaves the
+ * master's loop cleanly.
+ *
+ * Reload: a child forked to check reads the options again (main.c's
+ * main_reparse(), from the file's text the master read once) and exits
+ * with what it found wrong on a pipe; then a new generation of P
+ * workers, each reading the same text, starts on the same sockets.
+ * Each worker sends one byte once its threads run; when all of the new
+ * generation have, the old one gets SIGTERM, its usual drain: it closes
+ * its copies of the listeners (the sockets stay open here, so their
+ * backlogs are the new workers') and ends with its last session or at
+ * --drain-timeout.  A worker of an old generation is never restarted.
+ * What a reload cannot change without closing a socket is refused by the
+ * check: closing a SO_REUSEPORT socket would drop the connections in its
+ * backlog, and the kernel's way out (net.ipv4.tcp_migrate_req) is a
+ * sysctl.  Upgrade: the master forks and executes its binary with its
+ * command line and every listener, as systemd passes sockets, and a
+ * pipe; the new master writes a byte on it once its workers run, and
+ * this one drains its workers, hands the pidfile over and exits.
  *
  * The loop also serves --metrics (metrics.c): each worker has a socket
  * pair with the master, over which a byte asks for its figures and one
- * datagram (struct msnap) brings them.  The master keeps each slot's
- * last figures, and when a worker dies adds its counters to the slot's
- * base, so a restart never makes a counter of the sum go backwards.
- * Workers also send their figures once a second unasked, so what a
- * killed worker counted and no scrape saw is at most a second's worth.
+ * datagram (struct msnap) brings them.  The master keeps each worker's
+ * last figures, and when one dies adds its counters to its slot's base,
+ * so a restart or a reload never makes a counter of the sum go
+ * backwards; while two generations run, a slot sums both.  Workers also
+ * send their figures once a second unasked, so what a killed worker
+ * counted and no scrape saw is at most a second's worth.
  */
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -32,7 +52,10 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -41,55 +64,123 @@
 #include "tenk/clock.h"
 #include "tenk/log.h"
 #include "tenk/timer.h"
+#include "tenk/xmalloc.h"
 #include "tenkd.h"
 
 #define BACKOFF_MIN	(100 * TK_MSEC)
 #define BACKOFF_MAX	(10 * TK_SEC)
 #define YOUNG		(10 * TK_SEC)	/* died young: back off */
 #define COLLECT_WAIT	(2 * TK_SEC)	/* for the workers' figures */
+#define READY_WAIT	(30 * TK_SEC)	/* a new generation, a new master */
+#define CHECK_WAIT	10000		/* ms for the reload's check */
+#define PIDFILE_RETRY	(100 * TK_MSEC)
+#define MAXKIDS		(4 * MAXWORKERS)	/* with old generations */
+#define UPS_LINE	"=upstream "	/* the check's list, a line each */
+
+enum kstate {
+	K_FREE,
+	K_CUR,		/* the generation serving; restarted when dead */
+	K_NEW,		/* a reload's, until all are ready */
+	K_OLD,		/* draining; never restarted */
+};
 
 struct child {
+	enum kstate	 state;
+	int		 slot;		/* worker number, 0 to P-1 */
+	int		 gen;
 	pid_t		 pid;		/* -1 while dead */
+	int		 ready;		/* its threads run */
+	int		 asked;		/* for figures, not answered */
+	int		 ulist;		/* its upstream list's version */
 	uint64_t	 started;
 	uint64_t	 restart_at;	/* 0: none scheduled */
 	uint64_t	 backoff;
 	struct tk_io	 io;		/* our end of its socket pair */
 	struct msnap	 cur;		/* its last figures */
-	struct msnap	 base;		/* counters of dead workers here */
 };
 
-static struct child	 kids[MAXWORKERS];
+static struct child	 kids[MAXKIDS];
+static struct msnap	 base[MAXWORKERS];	/* counters of the dead */
 static struct msnap	 sums[MAXWORKERS];	/* what /metrics shows */
 static sigset_t		 oldmask;
 static pid_t		 master_pid;
+static int		 role;		/* master_role() */
 static struct tk_loop	*ml;		/* the master's loop */
 static int		 sfd = -1;	/* its signalfd */
 static struct tk_io	 sio;
 static struct tk_timer	 tick;		/* the next restart, or 1 s */
 static struct tk_timer	 collect_timer;
-static uint64_t		 pending;	/* workers asked, not answered */
+static int		 pending;	/* workers asked, not answered */
 static int		 collecting;
 static int		 stopping;
+static int		 ready_sock = -1;	/* a worker: its socket pair */
+
+/* Reload: the generations and the -f text each reads. */
+static int		 gen = 1;	/* serving */
+static char		*cur_text;	/* NULL: the start-up options */
+static size_t		 cur_len;
+static char		*new_text;
+static size_t		 new_len;
+static int		 reloading;	/* a K_NEW generation starts */
+static uint64_t		 reload_by;
+static int		 first_ready;	/* generation 1 said so */
+
+/*
+ * The metrics of upstream i are those of workers whose upstream list
+ * (version ulist, bumped by a reload that changes it) has had the
+ * current name at i since same_since[i]: a reload that puts another
+ * upstream at i starts a new series there, not adding the old one's.
+ * The names come from the reload's check (new_ups) and replace the
+ * master's own list, whose names label the series.
+ */
+static int		 ulist;
+static int		 same_since[MAXUPSTREAMS];
+static char		*new_ups[MAXUPSTREAMS];
+static int		 new_nups;
+
+/* Upgrade: the old master's side, then the new one's. */
+static const int	*lfds;
+static int		 nlfds;
+static pid_t		 up_pid = -1;	/* the new master */
+static uint64_t		 up_by;
+static int		 up_gaveup;	/* killed it for being late */
+static struct tk_io	 up_io;		/* its pipe, read end */
+static int		 up_fd = -1;	/* the new master: write end */
+static int		 pidfile_wait;
 
 static void	sig_ready(struct tk_loop *, struct tk_io *);
 static void	tick_fired(struct tk_loop *, struct tk_timer *);
-
 static void	kid_read(struct tk_loop *, struct tk_io *);
+static void	up_read(struct tk_loop *, struct tk_io *);
 static void	collect_end(void);
+static void	metrics_again(void);
+
+/* 0: no master here; 1: the master; 2: a worker under one. */
+int
+master_role(void)
+{
+	return role;
+}
 
 /*
  * In a new worker: close what is the master's (its loop, signalfd,
- * metrics listener and clients, the other workers' sockets); fd is
- * this worker's end of its socket pair.
+ * metrics listener and clients, the other workers' sockets, an
+ * upgrade's pipe); fd is this worker's end of its socket pair.
  */
 static void
 child_setup(int i, int fd)
 {
 	int	j;
 
-	for (j = 0; j < srv.cfg.workers; j++)
+	role = 2;
+	for (j = 0; j < MAXKIDS; j++)
 		if (kids[j].io.fd != -1)
 			close(kids[j].io.fd);
+	if (up_io.fd != -1)
+		close(up_io.fd);
+	if (up_fd != -1)
+		close(up_fd);
+	up_io.fd = up_fd = -1;
 	metrics_forget();
 	if (ml != NULL)
 		tk_loop_free(ml);	/* closes, unregisters nothing */
@@ -100,27 +191,67 @@ child_setup(int i, int fd)
 	log_worker(i);
 	systemd_quiet();
 	metrics_child_fd(fd);
+	ready_sock = fd;
 }
 
 /*
- * Fork worker i.  Returns 1 in the child (ready to go on as a worker),
- * 0 in the master.  A failed fork is retried after the back-off.
+ * A worker's threads run: tell the master (one byte on the socket pair;
+ * its figures are whole struct msnap datagrams).  Nothing without one.
+ */
+void
+master_worker_ready(void)
+{
+	if (ready_sock != -1 && send(ready_sock, "R", 1,
+	    MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+		log_warn("telling the master we are ready");
+}
+
+/*
+ * A worker's threads are done (joined): send the master its final
+ * figures, so that what a worker of an old generation counted since its
+ * last report is not lost when it exits after a reload.  Main thread.
+ */
+void
+master_worker_final(void)
+{
+	static struct msnap	 m;
+	int			 i;
+
+	if (ready_sock == -1)
+		return;
+	for (i = 0; i < srv.nworkers; i++)
+		stats_snapshot(&srv.workers[i], &srv.workers[i].snap);
+	memset(&m, 0, sizeof(m));
+	stats_fill(&m);
+	upstream_metrics(&m);
+	metrics_self(&m);
+	if (send(ready_sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+	    (ssize_t)sizeof(m))
+		log_warn("metrics: the last figures to the master");
+}
+
+/*
+ * Fork k (its state, slot and generation set).  Returns 1 in the child
+ * (ready to go on as a worker), 0 in the master.  A failed fork is
+ * retried after the back-off (a new generation's: the reload fails).
  */
 static int
-spawn(int i)
+spawn(struct child *k)
 {
-	struct child	*k = &kids[i];
 	pid_t		 pid;
 	int		 sv[2];
 
 	k->restart_at = 0;
+	k->ready = 0;
+	k->asked = 0;
+	k->ulist = k->state == K_NEW ? ulist + 1 : ulist;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0, sv) == -1) {
-		log_warn("worker %d: socketpair", i);
+		log_warn("worker %d: socketpair", k->slot);
 		sv[0] = sv[1] = -1;
 	}
 	if ((pid = fork()) == -1) {
-		log_warn("worker %d: fork", i);
+		log_warn("worker %d: fork", k->slot);
 		k->pid = -1;
 		k->restart_at = tk_clock_mono() + BACKOFF_MAX;
 		if (sv[0] != -1) {
@@ -136,7 +267,11 @@ spawn(int i)
 			_exit(0);
 		if (sv[0] != -1)
 			close(sv[0]);
-		child_setup(i, sv[1]);
+		child_setup(k->slot, sv[1]);
+		if (k->state == K_NEW)
+			main_reparse(new_text, new_len, 0);
+		else if (cur_text != NULL)
+			main_reparse(cur_text, cur_len, 0);
 		return 1;
 	}
 	if (sv[1] != -1)
@@ -147,14 +282,21 @@ spawn(int i)
 	tk_io_init(&k->io, sv[0], kid_read, k);
 	if (ml != NULL && sv[0] != -1 &&
 	    tk_io_start(ml, &k->io, TK_EV_READ) == -1)
-		log_warn("worker %d: watching its socket", i);
-	log_info("worker %d: pid %d", i, (int)pid);
+		log_warn("worker %d: watching its socket", k->slot);
+	if (gen == 1 && k->state == K_CUR)
+		log_info("worker %d: pid %d", k->slot, (int)pid);
+	else
+		log_info("worker %d of generation %d: pid %d", k->slot,
+		    k->gen, (int)pid);
 	return 0;
 }
 
-/* The counters of b added to a; gauges are left as they are. */
+/*
+ * The counters of b added to a; with gauges, its gauges too; an
+ * upstream's only when b's list (version ul) has it where it is now.
+ */
 static void
-snap_add(struct msnap *a, const struct msnap *b)
+snap_add(struct msnap *a, const struct msnap *b, int gauges, int ul)
 {
 	int	i;
 
@@ -163,11 +305,16 @@ snap_add(struct msnap *a, const struct msnap *b)
 		a->st.closed[i] += b->st.closed[i];
 	a->st.bytes_in += b->st.bytes_in;
 	a->st.bytes_out += b->st.bytes_out;
+	a->st.spliced += b->st.spliced;
 	a->st.noport += b->st.noport;
 	a->st.iterations += b->st.iterations;
+	a->st.ring_dry += b->st.ring_dry;
+	a->st.cq_overflow += b->st.cq_overflow;
 	for (i = 0; i < CAP_NKINDS; i++)
 		a->caps[i] += b->caps[i];
 	for (i = 0; i < MAXUPSTREAMS; i++) {
+		if (ul < same_since[i])
+			continue;
 		a->ups[i].sessions += b->ups[i].sessions;
 		a->ups[i].fails += b->ups[i].fails;
 		a->ups[i].tx += b->ups[i].tx;
@@ -177,21 +324,41 @@ snap_add(struct msnap *a, const struct msnap *b)
 		a->hist[i] += b->hist[i];
 	a->hist_sum += b->hist_sum;
 	a->cpu += b->cpu;
+	if (!gauges)
+		return;
+	a->st.active += b->st.active;
+	a->st.bufs_inuse += b->st.bufs_inuse;
+	a->st.bufs_free += b->st.bufs_free;
+	a->st.pipes += b->st.pipes;
+	a->st.piped += b->st.piped;
+	a->mem_held += b->mem_held;
+	for (i = 0; i < MAXUPSTREAMS; i++)
+		if (ul >= same_since[i])
+			a->ups[i].active += b->ups[i].active;
+	a->rss += b->rss;
+	a->fds += b->fds;
 }
 
-/* Figures from worker k, or its socket closed. */
+/* Figures from worker k, its ready byte, or its socket closed. */
 static void
 kid_read(struct tk_loop *l, struct tk_io *io)
 {
-	struct child	*k = io->arg;
-	int		 i = (int)(k - kids);
-	ssize_t		 n;
+	static struct msnap	 m;
+	struct child		*k = io->arg;
+	ssize_t			 n;
 
 	for (;;) {
-		n = recv(io->fd, &sums[i], sizeof(sums[i]), 0);
-		if (n == (ssize_t)sizeof(sums[i])) {
-			k->cur = sums[i];
-			pending &= ~(1ULL << i);
+		n = recv(io->fd, &m, sizeof(m), 0);
+		if (n == (ssize_t)sizeof(m)) {
+			k->cur = m;
+			if (k->asked) {
+				k->asked = 0;
+				pending--;
+			}
+			continue;
+		}
+		if (n == 1 && ((char *)&m)[0] == 'R') {
+			k->ready = 1;
 			continue;
 		}
 		if (n == -1 && errno == EINTR)
@@ -203,7 +370,10 @@ kid_read(struct tk_loop *l, struct tk_io *io)
 		if (n > 0)
 			continue;	/* not ours: a short datagram */
 		(void)tk_io_close(l, io);
-		pending &= ~(1ULL << i);
+		if (k->asked) {
+			k->asked = 0;
+			pending--;
+		}
 		break;
 	}
 	if (collecting && pending == 0)
@@ -224,10 +394,14 @@ master_collect(void)
 		return;
 	collecting = 1;
 	pending = 0;
-	for (i = 0; i < srv.cfg.workers; i++)
+	for (i = 0; i < MAXKIDS; i++) {
+		kids[i].asked = 0;
 		if (kids[i].pid != -1 && kids[i].io.fd != -1 &&
-		    send(kids[i].io.fd, &c, 1, MSG_NOSIGNAL) == 1)
-			pending |= 1ULL << i;
+		    send(kids[i].io.fd, &c, 1, MSG_NOSIGNAL) == 1) {
+			kids[i].asked = 1;
+			pending++;
+		}
+	}
 	if (pending == 0 || tk_timer_arm(ml, &collect_timer,
 	    COLLECT_WAIT) == -1) {
 		collect_end();
@@ -243,31 +417,66 @@ collect_expired(struct tk_loop *l, struct tk_timer *t)
 	collect_end();
 }
 
+/*
+ * Each slot's figures: its serving worker's (gauges included), the
+ * counters of its dead ones, and all of what its other live ones (a
+ * draining generation, a starting one) hold.
+ */
 static void
 collect_end(void)
 {
-	int	i;
+	struct child	*k;
+	int		 i, s;
 
 	tk_timer_cancel(ml, &collect_timer);
 	collecting = 0;
-	for (i = 0; i < srv.cfg.workers; i++) {
-		sums[i] = kids[i].cur;
-		snap_add(&sums[i], &kids[i].base);
-		if (kids[i].pid == -1)
-			sums[i].pid = 0;
+	memset(sums, 0, sizeof(sums[0]) * srv.cfg.workers);
+	for (i = 0; i < MAXKIDS; i++) {
+		k = &kids[i];
+		if (k->state != K_CUR)
+			continue;
+		sums[k->slot] = k->cur;
+		if (k->pid == -1)
+			sums[k->slot].pid = 0;
 	}
+	for (i = 0; i < MAXKIDS; i++) {
+		k = &kids[i];
+		if (k->state != K_FREE && k->state != K_CUR && k->pid != -1)
+			snap_add(&sums[k->slot], &k->cur, 1, k->ulist);
+	}
+	for (s = 0; s < srv.cfg.workers; s++)
+		snap_add(&sums[s], &base[s], 0, ulist);
 	metrics_answer(sums, srv.cfg.workers, 1);
 }
 
-/* Pass signo on to every live worker. */
+/* After a failed upgrade: serve the metrics again, on the same port. */
 static void
-relay_signal(int signo)
+metrics_again(void)
 {
-	int	i;
+	if (metrics_open() == -1)
+		log_warn("--metrics after the upgrade failed");
+	else
+		metrics_start(ml);
+}
 
-	for (i = 0; i < srv.cfg.workers; i++)
-		if (kids[i].pid != -1)
-			(void)kill(kids[i].pid, signo);
+#define ALL		-1	/* relay_signal(): every live worker */
+#define NOT_OLD		-2	/* all but those draining already */
+
+/* Pass signo on to every live worker of state st (or ALL, NOT_OLD). */
+static void
+relay_signal(int signo, int st)
+{
+	struct child	*k;
+	int		 i;
+
+	for (i = 0; i < MAXKIDS; i++) {
+		k = &kids[i];
+		if (k->state == K_FREE || k->pid == -1 ||
+		    (st == NOT_OLD && k->state == K_OLD) ||
+		    (st >= 0 && k->state != (enum kstate)st))
+			continue;
+		(void)kill(k->pid, signo);
+	}
 }
 
 /*
@@ -289,20 +498,46 @@ tick_fired(struct tk_loop *l, struct tk_timer *t)
 	(void)t;
 }
 
-/* Reap dead workers; schedule restarts unless stopping. */
+static const char *
+status_str(int st, char *buf, size_t len)
+{
+	if (WIFSIGNALED(st))
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(st));
+	else
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
+	return buf;
+}
+
+static void	reload_abort(const char *);
+
+/* Reap dead workers; schedule restarts of the serving ones. */
 static void
-reap(int stop)
+reap(void)
 {
 	struct child	*k;
 	uint64_t	 now = tk_clock_mono();
 	pid_t		 pid;
+	char		 how[64], why[128];
 	int		 st, i;
 
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		for (i = 0; i < srv.cfg.workers; i++)
-			if (kids[i].pid == pid)
+		if (pid == up_pid) {
+			up_pid = -1;
+			if (up_io.fd != -1)
+				(void)tk_io_close(ml, &up_io);
+			if (!up_gaveup)
+				log_warnx("upgrade: the new master (pid %d) "
+				    "%s before it was ready; this one keeps "
+				    "serving", (int)pid,
+				    status_str(st, how, sizeof(how)));
+			metrics_again();
+			systemd_notify("READY=1\nSTATUS=upgrade failed");
+			continue;
+		}
+		for (i = 0; i < MAXKIDS; i++)
+			if (kids[i].state != K_FREE && kids[i].pid == pid)
 				break;
-		if (i == srv.cfg.workers)
+		if (i == MAXKIDS)
 			continue;
 		k = &kids[i];
 		k->pid = -1;
@@ -312,10 +547,25 @@ reap(int stop)
 			if (k->io.fd != -1)
 				(void)tk_io_close(ml, &k->io);
 		}
-		snap_add(&k->base, &k->cur);
+		snap_add(&base[k->slot], &k->cur, 0, k->ulist);
 		memset(&k->cur, 0, sizeof(k->cur));
-		if (stop) {
-			log_info("worker %d (pid %d) exited", i, (int)pid);
+		status_str(st, how, sizeof(how));
+		if (k->state == K_OLD) {
+			log_info("worker %d of generation %d (pid %d) %s",
+			    k->slot, k->gen, (int)pid, how);
+			k->state = K_FREE;
+			continue;
+		}
+		if (k->state == K_NEW) {
+			k->state = K_FREE;
+			snprintf(why, sizeof(why), "worker %d (pid %d) %s "
+			    "before it was ready", k->slot, (int)pid, how);
+			reload_abort(why);
+			continue;
+		}
+		if (stopping) {
+			log_info("worker %d (pid %d) %s", k->slot, (int)pid,
+			    how);
 			continue;
 		}
 		if (now - k->started > YOUNG || k->backoff == 0)
@@ -323,59 +573,445 @@ reap(int stop)
 		else if ((k->backoff *= 2) > BACKOFF_MAX)
 			k->backoff = BACKOFF_MAX;
 		k->restart_at = now + k->backoff;
-		if (WIFSIGNALED(st))
-			log_warnx("worker %d (pid %d) killed by signal %d; "
-			    "restarting in %llu ms", i, (int)pid,
-			    WTERMSIG(st),
-			    (unsigned long long)(k->backoff / TK_MSEC));
-		else
-			log_warnx("worker %d (pid %d) exited with status %d; "
-			    "restarting in %llu ms", i, (int)pid,
-			    WEXITSTATUS(st),
-			    (unsigned long long)(k->backoff / TK_MSEC));
+		log_warnx("worker %d (pid %d) %s; restarting in %llu ms",
+		    k->slot, (int)pid, how,
+		    (unsigned long long)(k->backoff / TK_MSEC));
 	}
 }
 
 /*
- * Start srv.cfg.workers workers and supervise them.  Returns the
- * worker's number (0 to P-1) in a worker process, which then goes on as
- * a plain tenkd, and -1 in the master once every worker is gone after
- * SIGTERM or SIGINT.  Main thread, before any thread or loop exists.
+ * The reload's check: a child reads the options from text as a new
+ * worker would and exits 0, or with its one line on stderr, which comes
+ * back here on a pipe and is logged.  Returns 0 when they are good.
+ */
+static int
+reload_check(const char *text, size_t len)
+{
+	struct pollfd	 pfd;
+	char		 out[2048], *line, *p;
+	size_t		 have = 0;
+	ssize_t		 n;
+	pid_t		 pid;
+	int		 fd[2], st, i, left = CHECK_WAIT, prefix;
+
+	if (pipe2(fd, O_CLOEXEC) == -1) {
+		log_warn("reload: pipe");
+		return -1;
+	}
+	fflush(NULL);
+	if ((pid = fork()) == -1) {
+		log_warn("reload: fork");
+		close(fd[0]);
+		close(fd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		if (dup2(fd[1], STDERR_FILENO) == -1)
+			_exit(1);
+		main_reparse(text, len, 1);
+		for (i = 0; i < upstream_count(); i++)
+			fprintf(stderr, "%s%s\n", UPS_LINE,
+			    upstream_name_at(i));
+		fflush(stderr);
+		_exit(0);
+	}
+	close(fd[1]);
+	pfd.fd = fd[0];
+	pfd.events = POLLIN;
+	while (left > 0 && have < sizeof(out) - 1) {
+		if (poll(&pfd, 1, 100) == -1 && errno != EINTR)
+			break;
+		left -= 100;
+		if (!(pfd.revents & (POLLIN | POLLHUP)))
+			continue;
+		if ((n = read(fd[0], out + have, sizeof(out) - 1 - have)) <= 0)
+			break;
+		have += (size_t)n;
+	}
+	out[have] = '\0';
+	close(fd[0]);
+	if (left <= 0) {
+		(void)kill(pid, SIGKILL);
+		log_warnx("reload: the check took more than %d s",
+		    CHECK_WAIT / 1000);
+	}
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && left > 0) {
+		for (i = 0; i < new_nups; i++)
+			free(new_ups[i]);
+		new_nups = 0;
+		for (p = out; (line = strsep(&p, "\n")) != NULL;)
+			if (strncmp(line, UPS_LINE, strlen(UPS_LINE)) == 0 &&
+			    new_nups < MAXUPSTREAMS)
+				new_ups[new_nups++] = xstrdup(line +
+				    strlen(UPS_LINE));
+		return 0;
+	}
+	/* Its lines, without the "tenkd: " that tk_cli_bad() puts. */
+	prefix = (int)strlen(getprogname());
+	for (p = out; (line = strsep(&p, "\n")) != NULL;) {
+		if (*line == '\0')
+			continue;
+		if (strncmp(line, getprogname(), prefix) == 0 &&
+		    strncmp(line + prefix, ": ", 2) == 0)
+			line += prefix + 2;
+		log_warnx("reload: %s", line);
+	}
+	return -1;
+}
+
+/*
+ * SIGHUP: read the -f file, check it, and start a new generation of
+ * workers with it.  Returns the slot in a new worker (which goes on as
+ * one), -1 in the master.
+ */
+static int
+reload(void)
+{
+	struct child	*k;
+	const char	*path = main_conf_path();
+	char		 err[1024], *text;
+	size_t		 len;
+	int		 i, s, nfree = 0;
+
+	if (path == NULL) {
+		log_reopen();
+		relay_signal(SIGHUP, ALL);
+		log_info("SIGHUP: no -f file to read again: logs reopened");
+		return -1;
+	}
+	if (stopping || reloading || up_pid != -1) {
+		log_warnx("SIGHUP ignored: %s under way", stopping ? "a stop" :
+		    reloading ? "a reload" : "an upgrade");
+		return -1;
+	}
+	systemd_notify("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
+	    (unsigned long long)(tk_clock_mono() / 1000));
+	if (conf_load(path, &text, &len, err, sizeof(err)) == -1) {
+		log_warnx("reload: %s", err);
+		goto refused;
+	}
+	if (reload_check(text, len) == -1) {
+		free(text);
+		goto refused;
+	}
+	for (i = 0; i < MAXKIDS; i++)
+		nfree += kids[i].state == K_FREE;
+	if (nfree < srv.cfg.workers) {
+		log_warnx("reload: %d old workers still draining",
+		    MAXKIDS - nfree);
+		free(text);
+		goto refused;
+	}
+	new_text = text;
+	new_len = len;
+	reloading = 1;
+	reload_by = tk_clock_mono() + READY_WAIT;
+	for (s = 0, i = 0; s < srv.cfg.workers; s++) {
+		while (kids[i].state != K_FREE)
+			i++;
+		k = &kids[i];
+		k->state = K_NEW;
+		k->slot = s;
+		k->gen = gen + 1;
+		k->backoff = 0;
+		if (spawn(k))
+			return s;
+		if (k->pid == -1) {
+			k->state = K_FREE;
+			reload_abort("fork failed");
+			break;
+		}
+	}
+	return -1;
+
+ refused:
+	log_warnx("reload refused: generation %d keeps serving", gen);
+	systemd_notify("READY=1\nSTATUS=reload refused; generation %d "
+	    "serving", gen);
+	return -1;
+}
+
+/* The new generation failed: stop what of it runs, keep the old. */
+static void
+reload_abort(const char *why)
+{
+	int	i;
+
+	if (!reloading)
+		return;
+	for (i = 0; i < MAXKIDS; i++)
+		if (kids[i].state == K_NEW) {
+			kids[i].state = K_OLD;
+			if (kids[i].pid != -1)
+				(void)kill(kids[i].pid, SIGTERM);
+		}
+	free(new_text);
+	new_text = NULL;
+	reloading = 0;
+	log_warnx("reload failed: generation %d: %s; generation %d keeps "
+	    "serving", gen + 1, why, gen);
+	systemd_notify("READY=1\nSTATUS=reload failed; generation %d "
+	    "serving", gen);
+}
+
+/*
+ * The new generation's upstream list (from its check) as the master's:
+ * where a name changed, its series starts again; the rest go on.
+ */
+static void
+new_upstreams(void)
+{
+	const char	*err;
+	int		 i, s, n = upstream_count(), same = n == new_nups;
+
+	for (i = 0; same && i < n; i++)
+		same = strcmp(upstream_name_at(i), new_ups[i]) == 0;
+	ulist++;
+	if (same)
+		return;
+	for (i = 0; i < MAXUPSTREAMS; i++) {
+		if (i < n && i < new_nups &&
+		    strcmp(upstream_name_at(i), new_ups[i]) == 0)
+			continue;
+		same_since[i] = ulist;
+		for (s = 0; s < MAXWORKERS; s++)
+			memset(&base[s].ups[i], 0, sizeof(base[s].ups[i]));
+	}
+	upstream_reset();
+	for (i = 0; i < new_nups; i++)
+		if (upstream_add(new_ups[i], &err) == -1)
+			log_warnx("reload: upstream %s: %s", new_ups[i], err);
+	log_info("reload: %d upstream%s now", new_nups,
+	    new_nups == 1 ? "" : "s");
+}
+
+/* Every worker of the new generation runs: the old one drains. */
+static void
+reload_commit(void)
+{
+	int	i, nold = 0;
+
+	for (i = 0; i < MAXKIDS; i++) {
+		if (kids[i].state == K_CUR) {
+			if (kids[i].pid == -1) {
+				kids[i].state = K_FREE;
+				continue;
+			}
+			kids[i].state = K_OLD;
+			(void)kill(kids[i].pid, SIGTERM);
+			nold++;
+		} else if (kids[i].state == K_NEW)
+			kids[i].state = K_CUR;
+	}
+	free(cur_text);
+	cur_text = new_text;
+	cur_len = new_len;
+	new_text = NULL;
+	reloading = 0;
+	gen++;
+	new_upstreams();
+	log_info("reload: %d worker%s of generation %d started; "
+	    "generation %d draining (%d worker%s)", srv.cfg.workers,
+	    srv.cfg.workers == 1 ? "" : "s", gen, gen - 1, nold,
+	    nold == 1 ? "" : "s");
+	setproctitle("%s: master, %d worker%s, generation %d",
+	    srv.cfg.mode, srv.cfg.workers, srv.cfg.workers == 1 ? "" : "s",
+	    gen);
+	systemd_notify("READY=1\nSTATUS=%s: master, %d worker%s, "
+	    "generation %d", srv.cfg.mode, srv.cfg.workers,
+	    srv.cfg.workers == 1 ? "" : "s", gen);
+}
+
+/* Whether every worker of state st runs its threads. */
+static int
+all_ready(enum kstate st)
+{
+	int	i, n = 0;
+
+	for (i = 0; i < MAXKIDS; i++)
+		if (kids[i].state == st) {
+			if (kids[i].pid == -1 || !kids[i].ready)
+				return 0;
+			n++;
+		}
+	return n > 0;
+}
+
+/*
+ * SIGUSR2: fork and execute the binary with the command line as typed,
+ * the listeners passed as systemd passes them (the new process is
+ * $LISTEN_PID, so it is set after the fork) and a pipe the new master
+ * writes a byte to once its workers run.
+ */
+static void
+upgrade(void)
+{
+	const char	*self = main_self();
+	char		 num[32], *names;
+	size_t		 nl;
+	pid_t		 pid;
+	int		 fd[2], i, lo, *tmp;
+
+	if (stopping || reloading || up_pid != -1) {
+		log_warnx("SIGUSR2 ignored: %s under way", stopping ?
+		    "a stop" : reloading ? "a reload" : "an upgrade");
+		return;
+	}
+	if (*self == '\0') {
+		log_warnx("upgrade: the binary's path is unknown");
+		return;
+	}
+	if (pipe2(fd, O_CLOEXEC) == -1) {
+		log_warn("upgrade: pipe");
+		return;
+	}
+	/*
+	 * The metrics listener is bound without SO_REUSEPORT: let it go
+	 * for the new master to bind, and take it back if that fails.
+	 */
+	metrics_stop();
+	fflush(NULL);
+	if ((pid = fork()) == -1) {
+		log_warn("upgrade: fork");
+		close(fd[0]);
+		close(fd[1]);
+		metrics_again();
+		return;
+	}
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		/* Out of the way first, then from 3 on, inherited. */
+		lo = 3 + nlfds + 1;
+		if ((tmp = calloc(nlfds + 1, sizeof(*tmp))) == NULL)
+			_exit(127);
+		for (i = 0; i < nlfds; i++)
+			if ((tmp[i] = fcntl(lfds[i], F_DUPFD_CLOEXEC, lo)) ==
+			    -1)
+				_exit(127);
+		if ((tmp[nlfds] = fcntl(fd[1], F_DUPFD_CLOEXEC, lo)) == -1)
+			_exit(127);
+		for (i = 0; i <= nlfds; i++)
+			if (dup2(tmp[i], 3 + i) == -1)
+				_exit(127);
+		nl = sizeof(UPGRADE_FDNAME) * (size_t)nlfds + 1;
+		if ((names = malloc(nl)) == NULL)
+			_exit(127);
+		names[0] = '\0';
+		for (i = 0; i < nlfds; i++) {
+			if (i > 0)
+				strlcat(names, ":", nl);
+			strlcat(names, UPGRADE_FDNAME, nl);
+		}
+		snprintf(num, sizeof(num), "%d", nlfds);
+		setenv("LISTEN_FDS", num, 1);
+		setenv("LISTEN_FDNAMES", names, 1);
+		snprintf(num, sizeof(num), "%d", (int)getpid());
+		setenv("LISTEN_PID", num, 1);
+		snprintf(num, sizeof(num), "%d", 3 + nlfds);
+		setenv(UPGRADE_ENV, num, 1);
+		execv(self, main_argv());
+		fprintf(stderr, "%s: upgrade: %s: %s\n", getprogname(), self,
+		    strerror(errno));
+		_exit(127);
+	}
+	close(fd[1]);
+	up_pid = pid;
+	up_gaveup = 0;
+	up_by = tk_clock_mono() + READY_WAIT;
+	tk_io_init(&up_io, fd[0], up_read, NULL);
+	if (tk_io_start(ml, &up_io, TK_EV_READ) == -1)
+		log_warn("upgrade: watching its pipe");
+	log_info("upgrade: %s started as pid %d with %d socket%s", self,
+	    (int)pid, nlfds, nlfds == 1 ? "" : "s");
+	systemd_notify("STATUS=upgrading: new master pid %d", (int)pid);
+}
+
+/*
+ * The new master's pipe: its byte says its workers run, and this
+ * master hands over: the pidfile, systemd's main pid, and its workers
+ * drain.  End of file without it: the new master failed (reap() says
+ * how once it is gone).
+ */
+static void
+up_read(struct tk_loop *l, struct tk_io *io)
+{
+	char	c;
+	ssize_t	n;
+
+	n = read(io->fd, &c, 1);
+	if (n == -1 && (errno == EINTR || errno == EAGAIN)) {
+		tk_io_block(io, TK_EV_READ);
+		return;
+	}
+	(void)tk_io_close(l, io);
+	if (n != 1 || up_pid == -1)
+		return;
+	log_info("upgrade: the new master (pid %d) is ready: this one "
+	    "drains generation %d and exits", (int)up_pid, gen);
+	main_pidfile_handover(up_pid);
+	systemd_notify("MAINPID=%d\nSTATUS=handed over to pid %d",
+	    (int)up_pid, (int)up_pid);
+	stopping = 1;
+	up_pid = -1;	/* no longer ours to watch */
+	relay_signal(SIGTERM, NOT_OLD);	/* a second one would force */
+}
+
+/*
+ * Start srv.cfg.workers workers and supervise them; lfd[0..nlfd-1] are
+ * every listener, for an upgrade, and upfd (-1: none) the pipe of the
+ * old master that started us for one.  Returns the worker's number (0
+ * to P-1) in a worker process, which then goes on as a plain tenkd, and
+ * -1 in the master once every worker is gone after SIGTERM or SIGINT.
+ * Main thread, before any thread or loop exists.
  */
 int
-master_run(void)
+master_run(const int *lfd, int nlfd, int upfd)
 {
 	struct signalfd_siginfo	 si;
 	sigset_t		 set;
 	uint64_t		 now, next;
 	ssize_t			 n;
-	int			 i, signo, alive;
+	int			 i, signo, alive, wk;
 
 	if (srv.cfg.workers > MAXWORKERS)
 		fatalx("--workers %d: at most %d", srv.cfg.workers,
 		    MAXWORKERS);
+	if (srv.cfg.workers < 1)
+		srv.cfg.workers = 1;
 	master_pid = getpid();
+	role = 1;
+	lfds = lfd;
+	nlfds = nlfd;
+	up_fd = upfd;
+	pidfile_wait = !main_pidfile_take();
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	if (sigprocmask(SIG_BLOCK, &set, &oldmask) == -1)
 		fatal("sigprocmask");
-	for (i = 0; i < srv.cfg.workers; i++) {
+	for (i = 0; i < MAXKIDS; i++) {
+		kids[i].state = K_FREE;
 		kids[i].pid = -1;
 		tk_io_init(&kids[i].io, -1, kid_read, &kids[i]);
 	}
-	for (i = 0; i < srv.cfg.workers; i++)
-		if (spawn(i))
+	tk_io_init(&up_io, -1, up_read, NULL);
+	for (i = 0; i < srv.cfg.workers; i++) {
+		kids[i].state = K_CUR;
+		kids[i].slot = i;
+		kids[i].gen = 1;
+		if (spawn(&kids[i]))
 			return i;
+	}
 	setproctitle("%s: master, %d worker%s", srv.cfg.mode,
 	    srv.cfg.workers, srv.cfg.workers == 1 ? "" : "s");
 	log_info("master: %d worker%s", srv.cfg.workers,
 	    srv.cfg.workers == 1 ? "" : "s");
-	systemd_notify("READY=1\nSTATUS=%s: master, %d worker%s",
-	    srv.cfg.mode, srv.cfg.workers, srv.cfg.workers == 1 ? "" : "s");
 
 	if ((ml = tk_loop_new(srv.cfg.backend, 0)) == NULL)
 		fatal("master: loop");
@@ -384,7 +1020,7 @@ master_run(void)
 	tk_io_init(&sio, sfd, sig_ready, NULL);
 	if (tk_io_start(ml, &sio, TK_EV_READ) == -1)
 		fatal("master: watching the signalfd");
-	for (i = 0; i < srv.cfg.workers; i++)
+	for (i = 0; i < MAXKIDS; i++)
 		if (kids[i].io.fd != -1 &&
 		    tk_io_start(ml, &kids[i].io, TK_EV_READ) == -1)
 			fatal("master: watching worker %d", i);
@@ -396,13 +1032,16 @@ master_run(void)
 		now = tk_clock_mono();
 		next = now + TK_SEC;
 		alive = 0;
-		for (i = 0; i < srv.cfg.workers; i++) {
+		for (i = 0; i < MAXKIDS; i++) {
+			if (kids[i].state == K_FREE)
+				continue;
 			if (kids[i].pid != -1)
 				alive++;
-			else if (!stopping && kids[i].restart_at != 0) {
+			else if (!stopping && kids[i].state == K_CUR &&
+			    kids[i].restart_at != 0) {
 				if (kids[i].restart_at <= now) {
-					if (spawn(i))
-						return i;
+					if (spawn(&kids[i]))
+						return kids[i].slot;
 					if (kids[i].pid != -1)
 						alive++;
 				}
@@ -413,6 +1052,40 @@ master_run(void)
 		}
 		if (stopping && alive == 0)
 			break;
+		if (!first_ready && all_ready(K_CUR)) {
+			first_ready = 1;
+			log_info("master: %d worker%s ready", srv.cfg.workers,
+			    srv.cfg.workers == 1 ? "" : "s");
+			systemd_notify("READY=1\nSTATUS=%s: master, %d "
+			    "worker%s", srv.cfg.mode, srv.cfg.workers,
+			    srv.cfg.workers == 1 ? "" : "s");
+			if (up_fd != -1) {
+				if (write(up_fd, "R", 1) != 1)
+					log_warn("upgrade: telling the old "
+					    "master");
+				close(up_fd);
+				up_fd = -1;
+			}
+		}
+		if (reloading && all_ready(K_NEW))
+			reload_commit();
+		else if (reloading && now >= reload_by)
+			reload_abort("not ready in time");
+		if (up_pid != -1 && !up_gaveup && now >= up_by) {
+			log_warnx("upgrade: the new master (pid %d) not ready "
+			    "in %d s: stopping it; this one keeps serving",
+			    (int)up_pid, (int)(READY_WAIT / TK_SEC));
+			up_gaveup = 1;
+			(void)kill(up_pid, SIGTERM);
+		}
+		if (pidfile_wait) {
+			pidfile_wait = !main_pidfile_take();
+			if (pidfile_wait && now + PIDFILE_RETRY < next)
+				next = now + PIDFILE_RETRY;
+		}
+		if ((reloading || up_pid != -1 || !first_ready) &&
+		    now + PIDFILE_RETRY < next)
+			next = now + PIDFILE_RETRY;
 		(void)tk_timer_arm(ml, &tick, next > now ? next - now : 0);
 		tk_loop_run(ml, TK_RUN_ONCE);
 		/* Signals: read here, between iterations, not in a handler. */
@@ -420,23 +1093,34 @@ master_run(void)
 			signo = (int)si.ssi_signo;
 			switch (signo) {
 			case SIGCHLD:
-				reap(stopping);
+				reap();
 				break;
 			case SIGTERM:
 			case SIGINT:
+				/*
+				 * The first drains, except the old workers
+				 * that drain already; a second forces all.
+				 */
 				if (!stopping) {
 					log_info("master: SIG%s: stopping the "
 					    "workers", sigabbrev_np(signo));
 					systemd_notify("STOPPING=1\nSTATUS="
 					    "stopping the workers");
 				}
+				relay_signal(signo, stopping ? ALL : NOT_OLD);
 				stopping = 1;
-				relay_signal(signo);
+				reloading = 0;
 				break;
 			case SIGHUP:
+				if ((wk = reload()) != -1)
+					return wk;
+				break;
 			case SIGUSR1:
 				log_reopen();
-				relay_signal(signo);
+				relay_signal(signo, ALL);
+				break;
+			case SIGUSR2:
+				upgrade();
 				break;
 			}
 		}

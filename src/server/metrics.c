@@ -327,7 +327,7 @@ on_request(struct http_srv *h, struct http_client *c, const char *path)
 	}
 	if (ans == NULL) {
 		/* Ask for fresh figures; we are called again with them. */
-		if (srv.cfg.workers > 1)
+		if (master_role() == 1)
 			master_collect();
 		else
 			stats_request();

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Reopening the log files on SIGUSR1 (logrotate's postrotate) and, until
- * it means reload, SIGHUP: syslog gets a fresh connection and the access
+ * Reopening the log files on SIGUSR1 (logrotate's postrotate), and on
+ * SIGHUP where there is nothing to reload (no master, or a master
+ * without -f: master.c): syslog gets a fresh connection and the access
  * log is opened again by name, so that a renamed file is left alone and
- * a new one starts.
+ * a new one starts.  A reload's new worker reopens its access log too,
+ * as a rotation may have come since the master opened it.
  *
  * After --user/--group the process may no longer create a file in the
  * log's directory (root's /var/log/tenkd, a test's mkdtemp).  Three ways

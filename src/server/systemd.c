@@ -10,7 +10,12 @@
  *
  * Only the process systemd started speaks: a worker forked by the
  * master is told to keep quiet (systemd_quiet()), since with the
- * default NotifyAccess=main its datagrams would be dropped anyway.
+ * default NotifyAccess=main its datagrams would be dropped anyway.  A
+ * master speaks around a reload too (RELOADING=1 with MONOTONIC_USEC=,
+ * then READY=1, as Type=notify-reload wants), and an old master hands
+ * over to the new one of an upgrade with MAINPID=, which also started
+ * through the second protocol: the old master passes its listening
+ * sockets as systemd would.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -26,9 +31,12 @@
 
 #include "tenk/log.h"
 #include "tenk/sock.h"
+#include "tenk/xmalloc.h"
 #include "tenkd.h"
 
 #define SD_LISTEN_FDS_START	3
+/* Every socket of an upgrade: addresses x threads x workers. */
+#define SD_LISTEN_MAX		(MAXLISTEN * MAXTHREADS * MAXWORKERS)
 
 static int	quiet;
 
@@ -77,18 +85,21 @@ systemd_quiet(void)
 }
 
 /*
- * The listening sockets systemd passed us: fds[] gets up to max of
- * them, names[] their names from $LISTEN_FDNAMES (or "" when unnamed;
- * each string is the caller's to free).  Returns how many, 0 when none
- * are for us.  Each must be a listening TCP socket: anything else dies
- * with one line (start-up).  The variables are removed from the
- * environment, so nothing we start sees them as its own.
+ * The listening sockets systemd (or an old master handing over, in an
+ * upgrade: master.c) passed us: *fdsp gets them, *namesp their names
+ * from $LISTEN_FDNAMES (or "" when unnamed); the arrays and each string
+ * are the caller's to free.  Returns how many, 0 when none are for us
+ * (and then nothing to free).  Each must be a listening TCP socket:
+ * anything else dies with one line (start-up).  The variables are
+ * removed from the environment, so nothing we start sees them as its
+ * own.
  */
 int
-systemd_listen_fds(int *fds, char **names, int max)
+systemd_listen_fds(int **fdsp, char ***namesp)
 {
 	const char	*s, *errstr;
-	char		*fdnames, *p, *name;
+	char		*fdnames, *p, *name, **names;
+	int		*fds;
 	long long	 n, pid;
 	int		 i, acc, type;
 	socklen_t	 len;
@@ -100,15 +111,20 @@ systemd_listen_fds(int *fds, char **names, int max)
 		return 0;
 	if ((s = getenv("LISTEN_FDS")) == NULL)
 		return 0;
-	n = strtonum(s, 0, max, &errstr);
+	n = strtonum(s, 0, SD_LISTEN_MAX, &errstr);
 	if (errstr != NULL)
-		fatalx("LISTEN_FDS %s: %s (at most %d)", s, errstr, max);
+		fatalx("LISTEN_FDS %s: %s (at most %d)", s, errstr,
+		    SD_LISTEN_MAX);
+	if (n == 0)
+		return 0;
+	fds = xcalloc(n, sizeof(*fds));
+	names = xcalloc(n, sizeof(*names));
 	fdnames = (s = getenv("LISTEN_FDNAMES")) != NULL ? strdup(s) : NULL;
 	p = fdnames;
 	for (i = 0; i < n; i++) {
 		fds[i] = SD_LISTEN_FDS_START + i;
 		name = p != NULL ? strsep(&p, ":") : NULL;
-		names[i] = strdup(name != NULL ? name : "");
+		names[i] = xstrdup(name != NULL ? name : "");
 		len = sizeof(acc);
 		if (getsockopt(fds[i], SOL_SOCKET, SO_ACCEPTCONN, &acc,
 		    &len) == -1 || !acc)
@@ -129,5 +145,7 @@ systemd_listen_fds(int *fds, char **names, int max)
 	unsetenv("LISTEN_PID");
 	unsetenv("LISTEN_FDS");
 	unsetenv("LISTEN_FDNAMES");
+	*fdsp = fds;
+	*namesp = names;
 	return (int)n;
 }

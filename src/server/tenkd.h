@@ -629,11 +629,17 @@ void		 upstream_stats(void);
 void		 upstream_check_start(struct tk_loop *);
 void		 upstream_check_stop(void);
 
+/* upstream.c: a reload reads the upstreams again (issue 15) */
+void		 upstream_reset(void);
+
 /* conffile.c */
 typedef void conf_fn(void *, const char *, const char *, const char *);
 int		 conf_parse(const char *, size_t, const char *, conf_fn *,
 		    void *, char *, size_t);
 int		 conf_read(const char *, conf_fn *, void *, char *, size_t);
+
+/* conffile.c: a reload's text, kept by the master (issue 15) */
+int		 conf_load(const char *, char **, size_t *, char *, size_t);
 
 /*
  * metrics.c, promtext.c and http.c (issue 14): the metrics listener.
@@ -703,7 +709,7 @@ void		 promtext_write(FILE *, const struct msnap *, int, int);
 void		 systemd_notify(const char *, ...)
 		    __attribute__((format(printf, 1, 2)));
 void		 systemd_quiet(void);
-int		 systemd_listen_fds(int *, char **, int);
+int		 systemd_listen_fds(int **, char ***);
 
 /* reopen.c (issue 14) */
 void		 reopen_init(void);
@@ -717,7 +723,25 @@ const char	*upstream_name_at(int);
 /* master.c */
 #define LISTEN_FDS(cfg)	((cfg)->threads * ((cfg)->workers > 1 ? \
 			    (cfg)->workers : 1))	/* per address */
-int		 master_run(void);
 void		 master_collect(void);
+
+/*
+ * master.c and main.c: reload (SIGHUP) and binary upgrade (SIGUSR2),
+ * issue 15.  An upgrade passes the listeners as systemd would, named
+ * UPGRADE_FDNAME, and the descriptor the new master says it is ready
+ * on in $UPGRADE_ENV.
+ */
+#define UPGRADE_FDNAME	"tenkd-upgrade"
+#define UPGRADE_ENV	"TENKD_UPGRADE_FD"
+int		 master_run(const int *, int, int);
+int		 master_role(void);
+void		 master_worker_ready(void);
+void		 master_worker_final(void);
+void		 main_reparse(const char *, size_t, int);
+const char	*main_conf_path(void);
+char *const	*main_argv(void);
+const char	*main_self(void);
+void		 main_pidfile_handover(pid_t);
+int		 main_pidfile_take(void);
 
 #endif /* TENK_SERVER_TENKD_H */

@@ -165,6 +165,32 @@ upstream_add(const char *arg, const char **err)
 	return 0;
 }
 
+/*
+ * Forget every upstream and --source address, as before the first
+ * upstream_add(): a worker of a reload's new generation (master.c)
+ * reads its options again from scratch.  Before any thread.
+ */
+void
+upstream_reset(void)
+{
+	int	i;
+
+	free(sched);
+	sched = NULL;
+	nsched = 0;
+	free(srcs);
+	srcs = NULL;
+	nsrcs = 0;
+	for (i = 0; i < 2; i++) {
+		free(srcset[i].a);
+		srcset[i].a = NULL;
+		srcset[i].n = 0;
+	}
+	memset(ups, 0, sizeof(ups));
+	nups = 0;
+	nprimary = 0;
+}
+
 int
 upstream_count(void)
 {

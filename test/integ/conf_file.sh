@@ -80,7 +80,8 @@ printf 'upstream %s weight=2\nthreads 1\nbuffer-limit 4k\n' "$UPADDR" >"$f"
 printf 'idle-timeout 7s\n' >>"$f"
 check 'proxy file' 'proxy, 1 thread' proxy -f "$f"
 tenkd_start proxy -f "$f"
-grep -q 'idle timeout 7s, buffer limit 4096' "$TENKD_LOG" ||
+# With -f a master runs a worker, which logs its settings once it runs.
+wait_line 10 "$TENKD_LOG" 'idle timeout 7s, buffer limit 4096' ||
     fail "file's values not applied: $(cat "$TENKD_LOG")"
 "$TKCLI" echo -c 4 -b 1-4k "$ADDR" || fail "echo through the proxy"
 pass

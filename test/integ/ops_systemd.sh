@@ -52,20 +52,7 @@ else
 fi
 
 # sd_notify: a datagram socket standing in for systemd's.
-"$PY" - "$T/notify" "$T/notified" <<'PYEOF' &
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], "a") as out:
-    while True:
-        msg = s.recv(4096).decode()
-        for line in msg.split("\n"):
-            out.write(line + "\n")
-            out.flush()
-PYEOF
-np=$!
-track "$np"
-wait_for 10 test -S "$T/notify" || fail "no notify socket"
+notify_start "$T/notify" "$T/notified"
 for w in 1 2; do
 	: >"$T/notified"
 	NOTIFY_SOCKET=$T/notify tenkd_start echo --threads 1 --workers "$w"
