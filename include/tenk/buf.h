@@ -19,7 +19,8 @@ struct tk_buf {
 	SLIST_ENTRY(tk_buf)	 link;
 	uint32_t		 off;	/* first unread byte */
 	uint32_t		 len;	/* end of written bytes */
-	char			 data[]; /* pool->bufsize bytes */
+	uint32_t		 cap;	/* bufsize, or the small size */
+	char			 data[]; /* cap bytes */
 };
 
 SLIST_HEAD(tk_buflist, tk_buf);
@@ -30,6 +31,12 @@ struct tk_bufpool {
 	size_t			 nfree;	/* buffers on the free list */
 	size_t			 maxfree; /* beyond this, put() frees */
 	size_t			 inuse;	/* buffers handed out */
+	/* Optional small buffers: see tk_bufpool_small. */
+	struct tk_buflist	 sfree;
+	size_t			 small;	/* bytes of data, 0: none */
+	size_t			 nsfree;
+	size_t			 maxsfree;
+	size_t			 sinuse; /* small ones of inuse */
 	/* Optional accounting shared by pools: see tk_bufpool_account. */
 	atomic_size_t		*held;	/* bytes of buffers handed out */
 	size_t			 unit;	/* bytes a buffer costs */
@@ -51,6 +58,19 @@ struct tk_bufq {
 
 /* Set up an empty pool; never fails. bufsize must be > 0. */
 void	tk_bufpool_init(struct tk_bufpool *p, size_t bufsize, size_t maxfree);
+
+/*
+ * Give p a second, small size class: a queue that is empty when bytes
+ * arrive and gets no more than size of them takes a buffer of size
+ * bytes instead of bufsize, of which up to maxfree are kept as spares.
+ * A queue of small messages waiting to be sent (each of io_uring's
+ * sends, every message) then holds a few hundred bytes, not bufsize.
+ * Only on a pool with no buffer handed out; size below bufsize.
+ */
+void	tk_bufpool_small(struct tk_bufpool *p, size_t size, size_t maxfree);
+
+/* Bytes of the buffers p has handed out, headers included. */
+size_t	tk_bufpool_held(const struct tk_bufpool *p);
 
 /*
  * Count the memory of the buffers p hands out (header included) in

@@ -3,7 +3,9 @@
  * The per-thread buffer pool and the byte queues built from its buffers.
  * A queue only ever holds bytes that could not be sent at once, so it is
  * usually empty; the pool keeps a few spare buffers so that a burst of
- * partial writes does not turn into a burst of malloc calls.  Not
+ * partial writes does not turn into a burst of malloc calls.  A pool may
+ * also hand out small buffers (tk_bufpool_small), each with its size in
+ * cap: a queue that starts with a few bytes takes one of those.  Not
  * thread-safe: one pool per thread, and a queue uses its thread's pool.
  */
 #include <assert.h>
@@ -24,10 +26,27 @@ tk_bufpool_init(struct tk_bufpool *p, size_t bufsize, size_t maxfree)
 	p->nfree = 0;
 	p->maxfree = maxfree;
 	p->inuse = 0;
+	SLIST_INIT(&p->sfree);
+	p->small = p->nsfree = p->maxsfree = p->sinuse = 0;
 	p->held = NULL;
 	p->unit = sizeof(struct tk_buf) + bufsize;
 	p->mark = SIZE_MAX;
 	p->alert = 0;
+}
+
+void
+tk_bufpool_small(struct tk_bufpool *p, size_t size, size_t maxfree)
+{
+	assert(size < p->bufsize && p->inuse == 0);
+	p->small = size;
+	p->maxsfree = maxfree;
+}
+
+size_t
+tk_bufpool_held(const struct tk_bufpool *p)
+{
+	return (p->inuse - p->sinuse) * p->unit + p->sinuse *
+	    (sizeof(struct tk_buf) + p->small);
 }
 
 void
@@ -46,45 +65,71 @@ tk_bufpool_drain(struct tk_bufpool *p)
 		SLIST_REMOVE_HEAD(&p->free, link);
 		free(b);
 	}
-	p->nfree = 0;
+	while ((b = SLIST_FIRST(&p->sfree)) != NULL) {
+		SLIST_REMOVE_HEAD(&p->sfree, link);
+		free(b);
+	}
+	p->nfree = p->nsfree = 0;
 }
 
 /*
- * The most recently returned spare if there is one (its memory is the
- * likeliest to be in cache), else a new buffer.  errno ENOMEM.
+ * The most recently returned spare of the size asked for (small or
+ * not) if there is one (its memory is the likeliest to be in cache),
+ * else a new buffer.  errno ENOMEM.
  */
-struct tk_buf *
-tk_buf_get(struct tk_bufpool *p)
+static struct tk_buf *
+buf_take(struct tk_bufpool *p, int small)
 {
-	struct tk_buf	*b;
+	struct tk_buflist	*fl = small ? &p->sfree : &p->free;
+	size_t			*nf = small ? &p->nsfree : &p->nfree;
+	size_t			 cap = small ? p->small : p->bufsize;
+	size_t			 unit = sizeof(struct tk_buf) + cap;
+	struct tk_buf		*b;
 
-	if ((b = SLIST_FIRST(&p->free)) != NULL) {
-		SLIST_REMOVE_HEAD(&p->free, link);
-		p->nfree--;
-	} else if ((b = malloc(sizeof(*b) + p->bufsize)) == NULL) {
+	if ((b = SLIST_FIRST(fl)) != NULL) {
+		SLIST_REMOVE_HEAD(fl, link);
+		(*nf)--;
+	} else if ((b = malloc(unit)) == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	SLIST_NEXT(b, link) = NULL;
 	b->off = b->len = 0;
+	b->cap = (uint32_t)cap;
 	p->inuse++;
+	if (small)
+		p->sinuse++;
 	/* Relaxed: a gauge, ordering nothing; read against a watermark. */
-	if (p->held != NULL && atomic_fetch_add_explicit(p->held, p->unit,
-	    memory_order_relaxed) + p->unit >= p->mark)
+	if (p->held != NULL && atomic_fetch_add_explicit(p->held, unit,
+	    memory_order_relaxed) + unit >= p->mark)
 		p->alert = 1;
 	return b;
 }
 
-/* Keep b as a spare up to maxfree, free it beyond. */
+struct tk_buf *
+tk_buf_get(struct tk_bufpool *p)
+{
+	return buf_take(p, 0);
+}
+
+/* Keep b as a spare of its size up to its maxfree, free it beyond. */
 void
 tk_buf_put(struct tk_bufpool *p, struct tk_buf *b)
 {
+	int	small;
+
 	assert(b != NULL && p->inuse > 0);
+	small = b->cap != p->bufsize;
 	p->inuse--;
+	if (small)
+		p->sinuse--;
 	if (p->held != NULL)
-		atomic_fetch_sub_explicit(p->held, p->unit,
+		atomic_fetch_sub_explicit(p->held, sizeof(*b) + b->cap,
 		    memory_order_relaxed);
-	if (p->nfree < p->maxfree) {
+	if (small && p->nsfree < p->maxsfree) {
+		SLIST_INSERT_HEAD(&p->sfree, b, link);
+		p->nsfree++;
+	} else if (!small && p->nfree < p->maxfree) {
 		SLIST_INSERT_HEAD(&p->free, b, link);
 		p->nfree++;
 	} else
@@ -117,15 +162,17 @@ tk_bufq_append(struct tk_bufq *q, struct tk_bufpool *p, const void *data,
 	struct tk_bufq	 fresh = TK_BUFQ_INITIALIZER;
 	struct tk_buf	*b;
 	size_t		 room = 0, need, k;
+	int		 small;
 
 	if (n == 0)
 		return 0;
 	if (q->tail != NULL)
-		room = p->bufsize - q->tail->len;
+		room = q->tail->cap - q->tail->len;
 	if (n > room) {
-		need = (n - room + p->bufsize - 1) / p->bufsize;
+		small = q->tail == NULL && n <= p->small;
+		need = small ? 1 : (n - room + p->bufsize - 1) / p->bufsize;
 		while (need-- > 0) {
-			if ((b = tk_buf_get(p)) == NULL) {
+			if ((b = buf_take(p, small)) == NULL) {
 				tk_bufq_clear(&fresh, p);
 				errno = ENOMEM;
 				return -1;
@@ -144,7 +191,7 @@ tk_bufq_append(struct tk_bufq *q, struct tk_bufpool *p, const void *data,
 	}
 	while ((b = SLIST_FIRST(&fresh.bufs)) != NULL) {
 		SLIST_REMOVE_HEAD(&fresh.bufs, link);
-		k = n < p->bufsize ? n : p->bufsize;
+		k = n < b->cap ? n : b->cap;
 		memcpy(b->data, src, k);
 		b->len = k;
 		src += k;

@@ -264,7 +264,7 @@ shed(struct worker *w)
 		    memory_order_relaxed);
 		if (held < srv.mem_low)
 			break;
-		if ((uint64_t)w->pool.inuse * w->pool.unit *
+		if ((uint64_t)tk_bufpool_held(&w->pool) *
 		    (uint64_t)srv.nworkers < held)
 			break;
 		if ((c = worst(w)) == NULL)

@@ -89,6 +89,7 @@ worker_init(struct worker *w, int id, const int *lfds)
 		fatal("thread %d: io_uring buffer ring", id);
 	w->scratch = xmalloc(SCRATCH_SIZE);
 	tk_bufpool_init(&w->pool, POOL_BUFSIZE, POOL_MAXFREE);
+	tk_bufpool_small(&w->pool, POOL_SMALL, POOL_MAXSFREE);
 	conn_wheel_init(w);
 	tk_timer_init(&w->pause_timer, pause_end, w);
 	conn_access_init(w);

@@ -72,7 +72,7 @@ check_queue(const struct tk_bufq *q, const struct tk_bufpool *p,
 }
 
 static void
-queue_random(size_t bufsize, size_t maxfree, int rounds)
+queue_random(size_t bufsize, size_t maxfree, size_t small, int rounds)
 {
 	struct tk_bufpool	 p;
 	struct tk_bufq		 q = TK_BUFQ_INITIALIZER;
@@ -81,6 +81,8 @@ queue_random(size_t bufsize, size_t maxfree, int rounds)
 	int			 r, iovmax;
 
 	tk_bufpool_init(&p, bufsize, maxfree);
+	if (small > 0)
+		tk_bufpool_small(&p, small, maxfree);
 	T_PTR(ref = malloc(refcap));
 	for (r = 0; r < rounds; r++) {
 		switch (t_rand() % 8) {
@@ -124,6 +126,7 @@ queue_random(size_t bufsize, size_t maxfree, int rounds)
 		/* Queued buffers are the ones handed out; spares capped. */
 		T_UEQ(p.inuse, nbuf);
 		T_LE(p.nfree, maxfree);
+		T_LE(p.nsfree, maxfree);
 	}
 	tk_bufq_clear(&q, &p);
 	T_UEQ(q.len, 0);
@@ -133,16 +136,97 @@ queue_random(size_t bufsize, size_t maxfree, int rounds)
 	tk_bufpool_drain(&p);
 	T_UEQ(p.nfree, 0);
 	T_OK(SLIST_EMPTY(&p.free));
+	T_OK(SLIST_EMPTY(&p.sfree));
 	free(ref);
+}
+
+/* queue_random with small buffers too: their sizes below and above. */
+static void
+queue_random_small(void)
+{
+	queue_random(64, 4, 7, 50000);
+	queue_random(4096, 16, 480, 20000);
 }
 
 TEST(buf_queue_random)
 {
 	/* Tiny buffers make every operation cross boundaries. */
-	queue_random(7, 4, 100000);
-	queue_random(64, 0, 50000);
-	queue_random(4096, 16, 20000);
-	queue_random(1, 2, 20000);
+	queue_random(7, 4, 0, 100000);
+	queue_random(64, 0, 0, 50000);
+	queue_random(4096, 16, 0, 20000);
+	queue_random(1, 2, 0, 20000);
+}
+
+/*
+ * The small class: an empty queue given few bytes takes a small buffer,
+ * whose room is used before full ones follow; each kind goes back to
+ * its own spares, and held counts each at its own size.  Random use
+ * keeps every byte in order.
+ */
+TEST(buf_small)
+{
+	struct tk_bufpool	 p;
+	struct tk_bufq		 q = TK_BUFQ_INITIALIZER;
+	struct iovec		 iov[4];
+	atomic_size_t		 held;
+	char			 data[300];
+	size_t			 i;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (char)i;
+	atomic_init(&held, 0);
+	tk_bufpool_init(&p, 100, 4);
+	tk_bufpool_small(&p, 10, 1);
+	tk_bufpool_account(&p, &held, SIZE_MAX);
+	T_EQ(tk_bufq_append(&q, &p, data, 8), 0);
+	T_UEQ(p.inuse, 1);
+	T_UEQ(p.sinuse, 1);
+	T_UEQ(q.tail->cap, 10);
+	T_UEQ(tk_bufpool_held(&p), sizeof(struct tk_buf) + 10);
+	T_UEQ(atomic_load(&held), sizeof(struct tk_buf) + 10);
+	/* Its room first, then a full buffer. */
+	T_EQ(tk_bufq_append(&q, &p, data + 8, 5), 0);
+	T_UEQ(p.inuse, 2);
+	T_UEQ(p.sinuse, 1);
+	T_EQ(tk_bufq_iov(&q, iov, 4), 2);
+	T_UEQ(iov[0].iov_len, 10);
+	T_UEQ(iov[1].iov_len, 3);
+	T_OK(memcmp(iov[0].iov_base, data, 10) == 0);
+	T_OK(memcmp(iov[1].iov_base, data + 10, 3) == 0);
+	T_UEQ(tk_bufpool_held(&p), 2 * sizeof(struct tk_buf) + 110);
+	tk_bufq_consume(&q, &p, 10);
+	T_UEQ(p.nsfree, 1);
+	T_UEQ(p.nfree, 0);
+	T_UEQ(p.sinuse, 0);
+	T_UEQ(atomic_load(&held), p.unit);
+	/* Not empty: no small buffer, even for one byte. */
+	T_EQ(tk_bufq_append(&q, &p, data, 1), 0);
+	T_UEQ(p.sinuse, 0);
+	tk_bufq_clear(&q, &p);
+	T_UEQ(p.nfree, 1);
+	/* More than the small size: full buffers only. */
+	T_EQ(tk_bufq_append(&q, &p, data, 11), 0);
+	T_UEQ(p.sinuse, 0);
+	T_UEQ(q.tail->cap, 100);
+	tk_bufq_clear(&q, &p);
+	/* Two small spares returned, one kept (maxfree 1), the spare reused. */
+	T_EQ(tk_bufq_append(&q, &p, data, 3), 0);
+	{
+		struct tk_bufq	q2 = TK_BUFQ_INITIALIZER;
+
+		T_EQ(tk_bufq_append(&q2, &p, data, 3), 0);
+		T_UEQ(p.sinuse, 2);
+		T_UEQ(p.nsfree, 0);
+		tk_bufq_clear(&q2, &p);
+	}
+	tk_bufq_clear(&q, &p);
+	T_UEQ(p.nsfree, 1);
+	T_UEQ(p.inuse, 0);
+	T_UEQ(atomic_load(&held), 0);
+	tk_bufpool_drain(&p);
+	T_UEQ(p.nsfree, 0);
+	T_OK(SLIST_EMPTY(&p.sfree));
+	queue_random_small();
 }
 
 TEST(buf_pool)
