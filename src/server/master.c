@@ -13,8 +13,9 @@
  * blocked and arrive through a signalfd: SIGCHLD (restart the dead
  * worker after a back-off that doubles from 100 ms to 10 s while workers
  * die young), SIGTERM and SIGINT (passed on; no more restarts; exit when
- * all are gone), SIGUSR1 (reopen its log, pass on: each worker reopens
- * its own), SIGHUP (reload) and SIGUSR2 (upgrade).  A worker gets
+ * all are gone), SIGUSR1 (reopen its logs, the access log too, which a
+ * worker it restarts inherits; pass on: each worker reopens its own),
+ * SIGHUP (reload) and SIGUSR2 (upgrade).  A worker gets
  * SIGTERM if the master dies (PR_SET_PDEATHSIG).  Workers are forked
  * between iterations, never from a callback, so a new worker leaves the
  * master's loop cleanly.
@@ -676,7 +677,7 @@ reload(void)
 	int		 i, s, nfree = 0;
 
 	if (path == NULL) {
-		log_reopen();
+		(void)reopen_logs();
 		relay_signal(SIGHUP, ALL);
 		log_info("SIGHUP: no -f file to read again: logs reopened");
 		return -1;
@@ -1116,7 +1117,7 @@ master_run(const int *lfd, int nlfd, int upfd)
 					return wk;
 				break;
 			case SIGUSR1:
-				log_reopen();
+				(void)reopen_logs();
 				relay_signal(signo, ALL);
 				break;
 			case SIGUSR2:
