@@ -77,6 +77,9 @@
 #define PIDFILE_RETRY	(100 * TK_MSEC)
 #define MAXKIDS		(4 * MAXWORKERS)	/* with old generations */
 #define UPS_LINE	"=upstream "	/* the check's list, a line each */
+/* What the check may say: every upstream's line, and an error's. */
+#define CHECK_OUT	(MAXUPSTREAMS * (sizeof(UPS_LINE) + TK_ADDRSTRLEN) + \
+			    2048)
 
 enum kstate {
 	K_FREE,
@@ -589,7 +592,7 @@ static int
 reload_check(const char *text, size_t len)
 {
 	struct pollfd	 pfd;
-	char		 out[2048], *line, *p;
+	char		 out[CHECK_OUT], *line, *p;
 	size_t		 have = 0;
 	ssize_t		 n;
 	pid_t		 pid;
