@@ -35,7 +35,10 @@
  * sysctl.  Upgrade: the master forks and executes its binary with its
  * command line and every listener, as systemd passes sockets, and a
  * pipe; the new master writes a byte on it once its workers run, and
- * this one drains its workers, hands the pidfile over and exits.
+ * this one drains its workers, hands the pidfile over and exits.  A
+ * SIGHUP or SIGUSR2 while a reload is under way, or a SIGHUP while an
+ * upgrade is, waits for its end (deferred()), as the file may have
+ * changed since it was read.
  *
  * The loop also serves --metrics (metrics.c): each worker has a socket
  * pair with the master, over which a byte asks for its figures and one
@@ -128,6 +131,8 @@ static size_t		 new_len;
 static int		 reloading;	/* a K_NEW generation starts */
 static uint64_t		 reload_by;
 static int		 first_ready;	/* generation 1 said so */
+static int		 again_reload;	/* SIGHUP during a reload, an upgrade */
+static int		 again_upgrade;	/* SIGUSR2 during a reload */
 
 /*
  * The metrics of upstream i are those of workers whose upstream list
@@ -685,9 +690,19 @@ reload(void)
 		log_info("SIGHUP: no -f file to read again: logs reopened");
 		return -1;
 	}
-	if (stopping || reloading || up_pid != -1) {
-		log_warnx("SIGHUP ignored: %s under way", stopping ? "a stop" :
-		    reloading ? "a reload" : "an upgrade");
+	if (stopping) {
+		log_warnx("SIGHUP ignored: a stop under way");
+		return -1;
+	}
+	if (reloading || up_pid != -1) {
+		/*
+		 * Not dropped: the file may have changed since the one
+		 * under way read it.  The new master of an upgrade that
+		 * succeeds gets it instead (up_read).
+		 */
+		again_reload = 1;
+		log_info("SIGHUP: will reload after the %s under way",
+		    reloading ? "reload" : "upgrade");
 		return -1;
 	}
 	systemd_notify("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
@@ -858,9 +873,14 @@ upgrade(void)
 	pid_t		 pid;
 	int		 fd[2], i, lo, *tmp;
 
-	if (stopping || reloading || up_pid != -1) {
+	if (stopping || up_pid != -1) {
 		log_warnx("SIGUSR2 ignored: %s under way", stopping ?
-		    "a stop" : reloading ? "a reload" : "an upgrade");
+		    "a stop" : "an upgrade");
+		return;
+	}
+	if (reloading) {
+		again_upgrade = 1;
+		log_info("SIGUSR2: will upgrade after the reload under way");
 		return;
 	}
 	if (*self == '\0') {
@@ -957,9 +977,34 @@ up_read(struct tk_loop *l, struct tk_io *io)
 	main_pidfile_handover(up_pid);
 	systemd_notify("MAINPID=%d\nSTATUS=handed over to pid %d",
 	    (int)up_pid, (int)up_pid);
+	if (again_reload) {
+		again_reload = 0;
+		log_info("upgrade: the SIGHUP that came meanwhile passed on");
+		(void)kill(up_pid, SIGHUP);
+	}
 	stopping = 1;
 	up_pid = -1;	/* no longer ours to watch */
 	relay_signal(SIGTERM, NOT_OLD);	/* a second one would force */
+}
+
+/*
+ * A SIGHUP or SIGUSR2 that came while a reload or an upgrade was under
+ * way, once none is: the reload first.  Returns as reload() does.
+ */
+static int
+deferred(void)
+{
+	if (stopping || reloading || up_pid != -1)
+		return -1;
+	if (again_reload) {
+		again_reload = 0;
+		return reload();
+	}
+	if (again_upgrade) {
+		again_upgrade = 0;
+		upgrade();
+	}
+	return -1;
 }
 
 /*
@@ -1082,6 +1127,8 @@ master_run(const int *lfd, int nlfd, int upfd)
 			up_gaveup = 1;
 			(void)kill(up_pid, SIGTERM);
 		}
+		if ((wk = deferred()) != -1)
+			return wk;
 		if (pidfile_wait) {
 			pidfile_wait = !main_pidfile_take();
 			if (pidfile_wait && now + PIDFILE_RETRY < next)
