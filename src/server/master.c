@@ -38,7 +38,8 @@
  * this one drains its workers, hands the pidfile over and exits.  A
  * SIGHUP or SIGUSR2 while a reload is under way, or a SIGHUP while an
  * upgrade is, waits for its end (deferred()), as the file may have
- * changed since it was read.
+ * changed since it was read.  A SIGTERM before the new master is ready
+ * stops it too, and this one exits once it is gone.
  *
  * The loop also serves --metrics (metrics.c): each worker has a socket
  * pair with the master, over which a byte asks for its figures and one
@@ -534,6 +535,12 @@ reap(void)
 			up_pid = -1;
 			if (up_io.fd != -1)
 				(void)tk_io_close(ml, &up_io);
+			if (stopping) {
+				log_info("upgrade: the new master (pid %d) "
+				    "stopped: %s", (int)pid,
+				    status_str(st, how, sizeof(how)));
+				continue;
+			}
 			if (!up_gaveup)
 				log_warnx("upgrade: the new master (pid %d) "
 				    "%s before it was ready; this one keeps "
@@ -970,7 +977,8 @@ up_read(struct tk_loop *l, struct tk_io *io)
 		return;
 	}
 	(void)tk_io_close(l, io);
-	if (n != 1 || up_pid == -1)
+	/* Stopping: the new master was told to stop as well. */
+	if (n != 1 || up_pid == -1 || stopping)
 		return;
 	log_info("upgrade: the new master (pid %d) is ready: this one "
 	    "drains generation %d and exits", (int)up_pid, gen);
@@ -1012,7 +1020,8 @@ deferred(void)
  * every listener, for an upgrade, and upfd (-1: none) the pipe of the
  * old master that started us for one.  Returns the worker's number (0
  * to P-1) in a worker process, which then goes on as a plain tenkd, and
- * -1 in the master once every worker is gone after SIGTERM or SIGINT.
+ * -1 in the master once every worker is gone after SIGTERM or SIGINT,
+ * and the new master of an upgrade under way too.
  * Main thread, before any thread or loop exists.
  */
 int
@@ -1099,7 +1108,7 @@ master_run(const int *lfd, int nlfd, int upfd)
 					next = kids[i].restart_at;
 			}
 		}
-		if (stopping && alive == 0)
+		if (stopping && alive == 0 && up_pid == -1)
 			break;
 		if (!first_ready && all_ready(K_CUR)) {
 			first_ready = 1;
@@ -1159,6 +1168,12 @@ master_run(const int *lfd, int nlfd, int upfd)
 					    "stopping the workers");
 				}
 				relay_signal(signo, stopping ? ALL : NOT_OLD);
+				/*
+				 * A new master not ready yet is ours still:
+				 * it stops too, and we wait for it.
+				 */
+				if (up_pid != -1)
+					(void)kill(up_pid, signo);
 				stopping = 1;
 				reloading = 0;
 				break;

@@ -4,9 +4,11 @@
 # (issue 15).  A SIGHUP during a reload is not lost: another reload
 # follows, with the file as it is then.  A SIGUSR2 during a reload: the
 # upgrade follows it.  A SIGHUP during an upgrade goes to the new master
-# once it took over.  To hold a reload or an upgrade under way, the
-# access log is a FIFO whose reader is stopped: a new worker or master
-# opens the log again and waits in open(2) until a reader comes back.
+# once it took over.  A SIGTERM during an upgrade stops the new master
+# too, and the old one leaves once it is gone, removing the pidfile.
+# To hold a reload or an upgrade under way, the access log is a FIFO
+# whose reader is stopped: a new worker or master opens the log again
+# and waits in open(2) until a reader comes back.
 # backends: none
 # timeout: 90
 . "$(dirname "$0")/lib.sh"
@@ -112,6 +114,15 @@ wait_line 20 "$TENKD_LOG" \
 wait_line 10 "$TENKD_LOG" 'idle timeout 240s' ||
     fail "the newer master did not read the file again"
 wait_for 30 _gone "$new" || fail "the second old master stayed"
+
+# SIGTERM while an upgrade waits: the new master stops too, and the old
+# one, once it is gone, leaves no pidfile.
+noreader
+kill -USR2 "$newer"
+upgrading "$newer"
+last=$UP
 kill -TERM "$newer"
 wait_for 30 _gone "$newer" || fail "the master did not stop"
+_gone "$last" || fail "the new master outlived the stop"
+[ ! -e "$T/pid" ] || fail "pidfile left behind: $(cat "$T/pid")"
 pass
