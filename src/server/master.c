@@ -885,9 +885,15 @@ upgrade(void)
 		    "a stop" : "an upgrade");
 		return;
 	}
-	if (reloading) {
+	/*
+	 * Nor before this master, new after an upgrade, took the pidfile
+	 * over: the old one let it go unlocked, and the next new master
+	 * would take it before it is ready.
+	 */
+	if (reloading || pidfile_wait) {
 		again_upgrade = 1;
-		log_info("SIGUSR2: will upgrade after the reload under way");
+		log_info("SIGUSR2: will upgrade after %s", reloading ?
+		    "the reload under way" : "taking the pidfile over");
 		return;
 	}
 	if (*self == '\0') {
@@ -997,7 +1003,8 @@ up_read(struct tk_loop *l, struct tk_io *io)
 
 /*
  * A SIGHUP or SIGUSR2 that came while a reload or an upgrade was under
- * way, once none is: the reload first.  Returns as reload() does.
+ * way, once none is (and an upgrade once the pidfile is ours): the
+ * reload first.  Returns as reload() does.
  */
 static int
 deferred(void)
@@ -1008,7 +1015,7 @@ deferred(void)
 		again_reload = 0;
 		return reload();
 	}
-	if (again_upgrade) {
+	if (again_upgrade && !pidfile_wait) {
 		again_upgrade = 0;
 		upgrade();
 	}
@@ -1136,13 +1143,13 @@ master_run(const int *lfd, int nlfd, int upfd)
 			up_gaveup = 1;
 			(void)kill(up_pid, SIGTERM);
 		}
-		if ((wk = deferred()) != -1)
-			return wk;
 		if (pidfile_wait) {
 			pidfile_wait = !main_pidfile_take();
 			if (pidfile_wait && now + PIDFILE_RETRY < next)
 				next = now + PIDFILE_RETRY;
 		}
+		if ((wk = deferred()) != -1)
+			return wk;
 		if ((reloading || up_pid != -1 || !first_ready) &&
 		    now + PIDFILE_RETRY < next)
 			next = now + PIDFILE_RETRY;

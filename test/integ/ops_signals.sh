@@ -4,8 +4,10 @@
 # (issue 15).  A SIGHUP during a reload is not lost: another reload
 # follows, with the file as it is then.  A SIGUSR2 during a reload: the
 # upgrade follows it.  A SIGHUP during an upgrade goes to the new master
-# once it took over.  A SIGTERM during an upgrade stops the new master
-# too, and the old one leaves once it is gone, removing the pidfile.
+# once it took over.  A SIGUSR2 to a new master that has not taken the
+# pidfile over yet waits for that.  A SIGTERM during an upgrade stops
+# the new master too, and the old one leaves once it is gone, removing
+# the pidfile.
 # To hold a reload or an upgrade under way, the access log is a FIFO
 # whose reader is stopped: a new worker or master opens the log again
 # and waits in open(2) until a reader comes back.
@@ -82,6 +84,11 @@ wait_line 10 "$TENKD_LOG" 'worker 1 of generation 4: pid' ||
 kill -USR2 "$old"
 wait_line 10 "$TENKD_LOG" 'SIGUSR2.*reload under way' ||
     fail "no word on SIGUSR2"
+# A shared lock on the pidfile, taken as soon as the old master lets it
+# go, keeps the new one from taking it over until it is killed.
+( exec 9<"$T/pid" && flock -s 9 && exec sleep 60 ) &
+lk=$!
+track "$lk"
 reader
 wait_line 20 "$TENKD_LOG" 'reload: 2 workers of generation 4 started' ||
     fail "the third reload not done"
@@ -94,13 +101,24 @@ wait_exit 30 "$old"
 [ "$STATUS" -eq 0 ] || fail "old master exit status $STATUS"
 "$TKCLI" echo -c 10 -b 1-4k "$ADDR" || fail "echo after the upgrade"
 
+# SIGUSR2 before the new master took the pidfile over (it tries every
+# 100 ms once the old one let it go; the lock holds it off here): the
+# upgrade waits for that, or the next new master would take the
+# pidfile, unlocked meanwhile, before it is ready.
+noreader
+kill -USR2 "$new"
+wait_line 10 "$TENKD_LOG" 'SIGUSR2: will upgrade .*pidfile' ||
+    fail "upgraded before the pidfile was taken over"
+kill "$lk"
+wait "$lk" 2>/dev/null
+upgrading "$new"
+newer=$UP
+grep -q "tenkd\\[$new\\] info: pidfile .*: taken over" "$TENKD_LOG" ||
+    fail "the pidfile not taken over before the upgrade"
+
 # SIGHUP while an upgrade waits: the new master reloads once it took
 # over.  It read the file before it waits for the FIFO (the pidfile's
 # line comes after the parse), so 4m can only come from the reload.
-noreader
-kill -USR2 "$new"
-upgrading "$new"
-newer=$UP
 conf 4m
 kill -HUP "$new"
 wait_line 10 "$TENKD_LOG" 'SIGHUP.*upgrade under way' ||
