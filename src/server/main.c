@@ -1515,6 +1515,7 @@ main(int argc, char *argv[], char *envp[])
 	    tk_signal_watch(srv.l, SIGUSR1, on_signal, NULL) == -1 ||
 	    tk_signal_watch(srv.l, SIGUSR2, on_signal, NULL) == -1)
 		fatal("signals");
+	master_worker_signals();
 	upstream_check_start(srv.l);
 
 	srv.nworkers = cfg->threads;

@@ -205,6 +205,19 @@ child_setup(int i, int fd)
 }
 
 /*
+ * A worker's handlers are in place (main.c): take the signals the
+ * master blocked, which wait pending since the fork.  Unblocked there,
+ * the SIGUSR1 or SIGHUP the master passes on, or a SIGTERM, would have
+ * killed a worker in the middle of its start (default actions).
+ */
+void
+master_worker_signals(void)
+{
+	if (role == 2)
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+}
+
+/*
  * A worker's threads run: tell the master (one byte on the socket pair;
  * its figures are whole struct msnap datagrams).  Nothing without one.
  */
@@ -271,7 +284,7 @@ spawn(struct child *k)
 		return 0;
 	}
 	if (pid == 0) {
-		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		/* The signals stay blocked: master_worker_signals(). */
 		(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() != master_pid)
 			_exit(0);

@@ -735,6 +735,7 @@ void		 master_collect(void);
 #define UPGRADE_ENV	"TENKD_UPGRADE_FD"
 int		 master_run(const int *, int, int);
 int		 master_role(void);
+void		 master_worker_signals(void);
 void		 master_worker_ready(void);
 void		 master_worker_final(void);
 void		 main_reparse(const char *, size_t, int);

@@ -1,16 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # Signals to the master while a reload or an upgrade is under way
-# (issue 15).  A SIGHUP during a reload is not lost: another reload
-# follows, with the file as it is then.  A SIGUSR2 during a reload: the
-# upgrade follows it.  A SIGHUP during an upgrade goes to the new master
-# once it took over.  A SIGUSR2 to a new master that has not taken the
-# pidfile over yet waits for that.  A SIGTERM during an upgrade stops
-# the new master too, and the old one leaves once it is gone, removing
-# the pidfile.
-# To hold a reload or an upgrade under way, the access log is a FIFO
-# whose reader is stopped: a new worker or master opens the log again
-# and waits in open(2) until a reader comes back.
+# (issue 15).  A SIGUSR1 does not kill a worker as it starts.  A SIGHUP
+# during a reload is not lost: another reload follows, with the file as
+# it is then.  A SIGUSR2 during a reload: the upgrade follows it.  A
+# SIGHUP during an upgrade goes to the new master once it took over.  A
+# SIGUSR2 to a new master that has not taken the pidfile over yet waits
+# for that.  A SIGTERM during an upgrade stops the new master too, and
+# the old one leaves once it is gone, removing the pidfile.  To hold a
+# reload or an upgrade under way, the access log is a FIFO whose reader
+# is stopped: a new worker or master opens the log again and waits in
+# open(2) until a reader comes back.
 # backends: none
 # timeout: 90
 . "$(dirname "$0")/lib.sh"
@@ -34,6 +34,12 @@ noreader() {
 	kill "$RD"
 	wait "$RD" 2>/dev/null
 }
+# _usr1_met PID: PID is gone, or holds a SIGUSR1 it does not take yet.
+_usr1_met() {
+	alive "$1" || return 0
+	_pnd=$(awk '/^ShdPnd:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+	[ -n "$_pnd" ] && [ $((0x$_pnd & 0x200)) -ne 0 ]
+}
 # conf IDLE: the file, with --idle-timeout IDLE.
 f=$T/tenkd.conf
 conf() {
@@ -56,21 +62,45 @@ tenkd_start echo -f "$f" --pidfile "$T/pid" --access-log "$fifo"
 old=$TENKD_PID
 wait_for 10 _nkids "$old" 2 || fail "workers: $(kids_of "$old")"
 
+# SIGUSR1 (logrotate's) during a reload: the master passes it on to the
+# new workers as they start, which reopen their logs once they can
+# rather than die of it, and the reload goes through.  They are stopped
+# (SIGSTOP) while they wait for the FIFO, before their handlers are in
+# place, so that the master can reopen its own log meanwhile.
+noreader
+kill -HUP "$old"
+wait_line 10 "$TENKD_LOG" 'worker 1 of generation 2: pid' ||
+    fail "no reload started"
+nw=$(sed -n 's/.*worker . of generation 2: pid \([0-9]*\).*/\1/p' \
+    "$TENKD_LOG")
+# shellcheck disable=SC2086
+kill -STOP $nw
+reader
+kill -USR1 "$old"
+for p in $nw; do
+	wait_for 10 _usr1_met "$p" || fail "SIGUSR1 not passed on to $p"
+done
+# shellcheck disable=SC2086
+kill -CONT $nw
+wait_line 10 "$TENKD_LOG" 'reload: 2 workers of generation 2 started' ||
+    fail "SIGUSR1 during a reload: $(grep -e reload -e signal "$TENKD_LOG")"
+grep 'killed by signal' "$TENKD_LOG" && fail "a worker killed by a signal"
+
 # SIGHUP, and another while the new workers wait: a second reload
 # follows the first, with the file as it was at the second signal.
 noreader
 conf 2m
 kill -HUP "$old"
-wait_line 10 "$TENKD_LOG" 'worker 1 of generation 2: pid' ||
+wait_line 10 "$TENKD_LOG" 'worker 1 of generation 3: pid' ||
     fail "no reload started"
 conf 3m
 kill -HUP "$old"
 wait_line 10 "$TENKD_LOG" 'SIGHUP.*reload under way' ||
     fail "no word on the second SIGHUP"
 reader
-wait_line 20 "$TENKD_LOG" 'reload: 2 workers of generation 2 started' ||
-    fail "the first reload not done"
 wait_line 20 "$TENKD_LOG" 'reload: 2 workers of generation 3 started' ||
+    fail "the first reload not done"
+wait_line 20 "$TENKD_LOG" 'reload: 2 workers of generation 4 started' ||
     fail "the second SIGHUP lost: $(grep SIGHUP "$TENKD_LOG")"
 wait_line 10 "$TENKD_LOG" 'idle timeout 180s' ||
     fail "the file of the second SIGHUP not read"
@@ -79,7 +109,7 @@ wait_line 10 "$TENKD_LOG" 'idle timeout 180s' ||
 # SIGUSR2 while a reload waits: the upgrade follows it.
 noreader
 kill -HUP "$old"
-wait_line 10 "$TENKD_LOG" 'worker 1 of generation 4: pid' ||
+wait_line 10 "$TENKD_LOG" 'worker 1 of generation 5: pid' ||
     fail "no third reload started"
 kill -USR2 "$old"
 wait_line 10 "$TENKD_LOG" 'SIGUSR2.*reload under way' ||
@@ -90,7 +120,7 @@ wait_line 10 "$TENKD_LOG" 'SIGUSR2.*reload under way' ||
 lk=$!
 track "$lk"
 reader
-wait_line 20 "$TENKD_LOG" 'reload: 2 workers of generation 4 started' ||
+wait_line 20 "$TENKD_LOG" 'reload: 2 workers of generation 5 started' ||
     fail "the third reload not done"
 wait_line 20 "$TENKD_LOG" 'upgrade: the new master (pid [0-9]*) is ready' ||
     fail "SIGUSR2 lost: $(grep SIGUSR2 "$TENKD_LOG")"
