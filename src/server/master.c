@@ -899,9 +899,9 @@ upgrade(void)
 		return;
 	}
 	/*
-	 * Nor before this master, new after an upgrade, took the pidfile
-	 * over: the old one let it go unlocked, and the next new master
-	 * would take it before it is ready.
+	 * After a reload under way; and in a new master, after it took
+	 * the pidfile over: the old one let it go unlocked, and the next
+	 * new master would take it before it is ready.
 	 */
 	if (reloading || pidfile_wait) {
 		again_upgrade = 1;
