@@ -159,7 +159,7 @@ struct confopt {
 	char		*opt;		/* "FILE:LINE: NAME", for messages */
 	char		*arg;
 };
-static const char	*conf_path;
+static char		*conf_path;
 static struct confopt	*confopts;
 static size_t		 nconfopts, confnext;
 static unsigned char	 cmdline_gave[512];	/* by option value */
@@ -202,6 +202,7 @@ static void	drain_deadline(struct tk_loop *, struct tk_timer *);
 static void	force_all(void);
 static void	worker_done(struct tk_loop *, struct tk_msg *);
 static void	save_args(int, char *[]);
+static void	confopts_free(void);
 static const char *changed(const struct config *, const struct config *);
 static int	upgrade_fd(void);
 
@@ -398,6 +399,7 @@ parse_args(int argc, char *argv[])
 		case OPT_ACCESS_LOG:
 			if (*optarg == '\0')
 				tk_cli_bad(opt, NULL, "empty path");
+			free(cfg->access_log);
 			cfg->access_log = xstrdup(optarg);
 			break;
 		case OPT_ACCESS_FORMAT:
@@ -444,6 +446,7 @@ parse_args(int argc, char *argv[])
 		case OPT_GROUP:
 			if ((gr = getgrnam(optarg)) == NULL)
 				tk_cli_bad(opt, optarg, "no such group");
+			free(cfg->group);
 			cfg->group = xstrdup(optarg);
 			cfg->gid = gr->gr_gid;
 			break;
@@ -468,6 +471,7 @@ parse_args(int argc, char *argv[])
 		case OPT_PIDFILE:
 			if (*optarg == '\0')
 				tk_cli_bad(opt, NULL, "empty path");
+			free(cfg->pidfile);
 			cfg->pidfile = xstrdup(optarg);
 			break;
 		case OPT_SYSLOG:
@@ -486,6 +490,7 @@ parse_args(int argc, char *argv[])
 		case OPT_USER:
 			if ((pw = getpwnam(optarg)) == NULL)
 				tk_cli_bad(opt, optarg, "no such user");
+			free(cfg->user);
 			cfg->user = xstrdup(optarg);
 			cfg->uid = pw->pw_uid;
 			if (cfg->group == NULL)
@@ -524,6 +529,10 @@ parse_args(int argc, char *argv[])
 	} else
 		tk_cli_bad(argv[0], NULL, "unknown mode (echo, proxy)");
 	mode_config();
+	/* Applied: what named and held the options is no longer needed. */
+	confopts_free();
+	free(proxy_opt);
+	proxy_opt = NULL;
 	if (cfg->user != NULL && cfg->group != NULL) {
 		/* --group given before --user: keep the group. */
 		if ((gr = getgrnam(cfg->group)) != NULL)
@@ -621,6 +630,21 @@ conf_option(void *arg, const char *where, const char *name,
 	co->arg = value != NULL ? xstrdup(value) : NULL;
 }
 
+/* The -f file's options, once parse_args() applied them. */
+static void
+confopts_free(void)
+{
+	size_t	i;
+
+	for (i = 0; i < nconfopts; i++) {
+		free(confopts[i].opt);
+		free(confopts[i].arg);
+	}
+	free(confopts);
+	confopts = NULL;
+	nconfopts = confnext = 0;
+}
+
 /*
  * A proxy option (-u, or a value from OPT_PROXY up); opt is its name as
  * typed, kept for mode_config() to refuse in echo mode.  Start-up; a bad
@@ -653,6 +677,7 @@ proxy_option(int ch, const char *opt, const char *arg)
 	case OPT_CHECK_EXPECT:
 		if (*arg == '\0')
 			tk_cli_bad(opt, NULL, "empty text");
+		free(hccf.expect);
 		hccf.expect = xstrdup(arg);
 		break;
 	case OPT_CHECK_FALL:
@@ -672,6 +697,7 @@ proxy_option(int ch, const char *opt, const char *arg)
 			tk_cli_bad(opt, NULL, "empty text");
 		if (asprintf(&line, "%s\r\n", arg) == -1)
 			fatal("asprintf");
+		free(hccf.send);
 		hccf.send = line;
 		break;
 	case OPT_CONNECT_TIMEOUT:
@@ -1265,30 +1291,46 @@ main_reparse(const char *text, size_t len, int check)
 	char		**argv;
 	int		 i;
 
+	/*
+	 * Start afresh, freeing what the previous parse allocated and the
+	 * new one makes again; srv.cfg's strings are the first parse's,
+	 * which parsed_cfg keeps.
+	 */
 	memset(&srv.cfg, 0, sizeof(srv.cfg));
 	pxcf = pxcf0;
+	free(hccf.send);
+	free(hccf.expect);
 	hccf = hccf0;
 	pincf = pincf0;
 	upstream_reset();
-	proxy_opt = NULL;
 	listen_given = 0;
-	confopts = NULL;
-	nconfopts = confnext = 0;
 	memset(cmdline_gave, 0, sizeof(cmdline_gave));
 	cmdline_done = 0;
+	free(conf_path);
 	conf_path = NULL;
 	conf_text = text;
 	conf_len = len;
+	/* A copy: getopt permutes it, and saved_argv stays as typed. */
 	argv = xcalloc((size_t)saved_argc + 1, sizeof(*argv));
 	for (i = 0; i < saved_argc; i++)
 		argv[i] = saved_argv[i];
 	optind = 0;		/* glibc: start getopt afresh */
 	parse_args(saved_argc, argv);
+	free(argv);
 	if ((what = changed(&parsed_cfg, &srv.cfg)) != NULL) {
 		fprintf(stderr, "%s: '%s' changed: needs a restart or an "
 		    "upgrade (SIGUSR2)\n", getprogname(), what);
 		exit(3);
 	}
+	/* changed() found them equal: the first parse's, not a copy. */
+	free(srv.cfg.access_log);
+	free(srv.cfg.pidfile);
+	free(srv.cfg.user);
+	free(srv.cfg.group);
+	srv.cfg.access_log = parsed_cfg.access_log;
+	srv.cfg.pidfile = parsed_cfg.pidfile;
+	srv.cfg.user = parsed_cfg.user;
+	srv.cfg.group = parsed_cfg.group;
 	if (check)
 		return;
 	/* Where we listen, as bound (port 0 made a port, or systemd's). */
@@ -1473,6 +1515,7 @@ main(int argc, char *argv[], char *envp[])
 	    tk_signal_watch(srv.l, SIGUSR1, on_signal, NULL) == -1 ||
 	    tk_signal_watch(srv.l, SIGUSR2, on_signal, NULL) == -1)
 		fatal("signals");
+	master_worker_signals();
 	upstream_check_start(srv.l);
 
 	srv.nworkers = cfg->threads;

@@ -13,8 +13,9 @@
  * blocked and arrive through a signalfd: SIGCHLD (restart the dead
  * worker after a back-off that doubles from 100 ms to 10 s while workers
  * die young), SIGTERM and SIGINT (passed on; no more restarts; exit when
- * all are gone), SIGUSR1 (reopen its log, pass on: each worker reopens
- * its own), SIGHUP (reload) and SIGUSR2 (upgrade).  A worker gets
+ * all are gone), SIGUSR1 (reopen its logs, the access log too, which a
+ * worker it restarts inherits; pass on: each worker reopens its own),
+ * SIGHUP (reload) and SIGUSR2 (upgrade).  A worker gets
  * SIGTERM if the master dies (PR_SET_PDEATHSIG).  Workers are forked
  * between iterations, never from a callback, so a new worker leaves the
  * master's loop cleanly.
@@ -34,7 +35,11 @@
  * sysctl.  Upgrade: the master forks and executes its binary with its
  * command line and every listener, as systemd passes sockets, and a
  * pipe; the new master writes a byte on it once its workers run, and
- * this one drains its workers, hands the pidfile over and exits.
+ * this one drains its workers, hands the pidfile over and exits.  A
+ * SIGHUP or SIGUSR2 while a reload is under way, or a SIGHUP while an
+ * upgrade is, waits for its end (deferred()), as the file may have
+ * changed since it was read.  A SIGTERM before the new master is ready
+ * stops it too, and this one exits once it is gone.
  *
  * The loop also serves --metrics (metrics.c): each worker has a socket
  * pair with the master, over which a byte asks for its figures and one
@@ -76,6 +81,9 @@
 #define PIDFILE_RETRY	(100 * TK_MSEC)
 #define MAXKIDS		(4 * MAXWORKERS)	/* with old generations */
 #define UPS_LINE	"=upstream "	/* the check's list, a line each */
+/* What the check may say: every upstream's line, and an error's. */
+#define CHECK_OUT	(MAXUPSTREAMS * (sizeof(UPS_LINE) + TK_ADDRSTRLEN) + \
+			    2048)
 
 enum kstate {
 	K_FREE,
@@ -124,6 +132,8 @@ static size_t		 new_len;
 static int		 reloading;	/* a K_NEW generation starts */
 static uint64_t		 reload_by;
 static int		 first_ready;	/* generation 1 said so */
+static int		 again_reload;	/* SIGHUP during a reload, an upgrade */
+static int		 again_upgrade;	/* SIGUSR2 during a reload */
 
 /*
  * The metrics of upstream i are those of workers whose upstream list
@@ -195,6 +205,19 @@ child_setup(int i, int fd)
 }
 
 /*
+ * A worker's handlers are in place (main.c): take the signals the
+ * master blocked, which wait pending since the fork.  Unblocked there,
+ * the SIGUSR1 or SIGHUP the master passes on, or a SIGTERM, would have
+ * killed a worker in the middle of its start (default actions).
+ */
+void
+master_worker_signals(void)
+{
+	if (role == 2)
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+}
+
+/*
  * A worker's threads run: tell the master (one byte on the socket pair;
  * its figures are whole struct msnap datagrams).  Nothing without one.
  */
@@ -261,7 +284,7 @@ spawn(struct child *k)
 		return 0;
 	}
 	if (pid == 0) {
-		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		/* The signals stay blocked: master_worker_signals(). */
 		(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() != master_pid)
 			_exit(0);
@@ -525,6 +548,12 @@ reap(void)
 			up_pid = -1;
 			if (up_io.fd != -1)
 				(void)tk_io_close(ml, &up_io);
+			if (stopping) {
+				log_info("upgrade: the new master (pid %d) "
+				    "stopped: %s", (int)pid,
+				    status_str(st, how, sizeof(how)));
+				continue;
+			}
 			if (!up_gaveup)
 				log_warnx("upgrade: the new master (pid %d) "
 				    "%s before it was ready; this one keeps "
@@ -588,7 +617,7 @@ static int
 reload_check(const char *text, size_t len)
 {
 	struct pollfd	 pfd;
-	char		 out[2048], *line, *p;
+	char		 out[CHECK_OUT], *line, *p;
 	size_t		 have = 0;
 	ssize_t		 n;
 	pid_t		 pid;
@@ -676,14 +705,24 @@ reload(void)
 	int		 i, s, nfree = 0;
 
 	if (path == NULL) {
-		log_reopen();
+		(void)reopen_logs();
 		relay_signal(SIGHUP, ALL);
 		log_info("SIGHUP: no -f file to read again: logs reopened");
 		return -1;
 	}
-	if (stopping || reloading || up_pid != -1) {
-		log_warnx("SIGHUP ignored: %s under way", stopping ? "a stop" :
-		    reloading ? "a reload" : "an upgrade");
+	if (stopping) {
+		log_warnx("SIGHUP ignored: a stop under way");
+		return -1;
+	}
+	if (reloading || up_pid != -1) {
+		/*
+		 * Not dropped: the file may have changed since the one
+		 * under way read it.  The new master of an upgrade that
+		 * succeeds gets it instead (up_read).
+		 */
+		again_reload = 1;
+		log_info("SIGHUP: will reload after the %s under way",
+		    reloading ? "reload" : "upgrade");
 		return -1;
 	}
 	systemd_notify("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
@@ -854,9 +893,20 @@ upgrade(void)
 	pid_t		 pid;
 	int		 fd[2], i, lo, *tmp;
 
-	if (stopping || reloading || up_pid != -1) {
+	if (stopping || up_pid != -1) {
 		log_warnx("SIGUSR2 ignored: %s under way", stopping ?
-		    "a stop" : reloading ? "a reload" : "an upgrade");
+		    "a stop" : "an upgrade");
+		return;
+	}
+	/*
+	 * After a reload under way; and in a new master, after it took
+	 * the pidfile over: the old one let it go unlocked, and the next
+	 * new master would take it before it is ready.
+	 */
+	if (reloading || pidfile_wait) {
+		again_upgrade = 1;
+		log_info("SIGUSR2: will upgrade after %s", reloading ?
+		    "the reload under way" : "taking the pidfile over");
 		return;
 	}
 	if (*self == '\0') {
@@ -946,16 +996,43 @@ up_read(struct tk_loop *l, struct tk_io *io)
 		return;
 	}
 	(void)tk_io_close(l, io);
-	if (n != 1 || up_pid == -1)
+	/* Stopping: the new master was told to stop as well. */
+	if (n != 1 || up_pid == -1 || stopping)
 		return;
 	log_info("upgrade: the new master (pid %d) is ready: this one "
 	    "drains generation %d and exits", (int)up_pid, gen);
 	main_pidfile_handover(up_pid);
 	systemd_notify("MAINPID=%d\nSTATUS=handed over to pid %d",
 	    (int)up_pid, (int)up_pid);
+	if (again_reload) {
+		again_reload = 0;
+		log_info("upgrade: the SIGHUP that came meanwhile passed on");
+		(void)kill(up_pid, SIGHUP);
+	}
 	stopping = 1;
 	up_pid = -1;	/* no longer ours to watch */
 	relay_signal(SIGTERM, NOT_OLD);	/* a second one would force */
+}
+
+/*
+ * A SIGHUP or SIGUSR2 that came while a reload or an upgrade was under
+ * way, once none is (and an upgrade once the pidfile is ours): the
+ * reload first.  Returns as reload() does.
+ */
+static int
+deferred(void)
+{
+	if (stopping || reloading || up_pid != -1)
+		return -1;
+	if (again_reload) {
+		again_reload = 0;
+		return reload();
+	}
+	if (again_upgrade && !pidfile_wait) {
+		again_upgrade = 0;
+		upgrade();
+	}
+	return -1;
 }
 
 /*
@@ -963,7 +1040,8 @@ up_read(struct tk_loop *l, struct tk_io *io)
  * every listener, for an upgrade, and upfd (-1: none) the pipe of the
  * old master that started us for one.  Returns the worker's number (0
  * to P-1) in a worker process, which then goes on as a plain tenkd, and
- * -1 in the master once every worker is gone after SIGTERM or SIGINT.
+ * -1 in the master once every worker is gone after SIGTERM or SIGINT,
+ * and the new master of an upgrade under way too.
  * Main thread, before any thread or loop exists.
  */
 int
@@ -1050,7 +1128,7 @@ master_run(const int *lfd, int nlfd, int upfd)
 					next = kids[i].restart_at;
 			}
 		}
-		if (stopping && alive == 0)
+		if (stopping && alive == 0 && up_pid == -1)
 			break;
 		if (!first_ready && all_ready(K_CUR)) {
 			first_ready = 1;
@@ -1083,6 +1161,8 @@ master_run(const int *lfd, int nlfd, int upfd)
 			if (pidfile_wait && now + PIDFILE_RETRY < next)
 				next = now + PIDFILE_RETRY;
 		}
+		if ((wk = deferred()) != -1)
+			return wk;
 		if ((reloading || up_pid != -1 || !first_ready) &&
 		    now + PIDFILE_RETRY < next)
 			next = now + PIDFILE_RETRY;
@@ -1108,6 +1188,12 @@ master_run(const int *lfd, int nlfd, int upfd)
 					    "stopping the workers");
 				}
 				relay_signal(signo, stopping ? ALL : NOT_OLD);
+				/*
+				 * A new master not ready yet is ours still:
+				 * it stops too, and we wait for it.
+				 */
+				if (up_pid != -1)
+					(void)kill(up_pid, signo);
 				stopping = 1;
 				reloading = 0;
 				break;
@@ -1116,7 +1202,7 @@ master_run(const int *lfd, int nlfd, int upfd)
 					return wk;
 				break;
 			case SIGUSR1:
-				log_reopen();
+				(void)reopen_logs();
 				relay_signal(signo, ALL);
 				break;
 			case SIGUSR2:

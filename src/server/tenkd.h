@@ -77,10 +77,10 @@ struct config {
 	long long	 max_memory;		/* bytes, -1 = by default */
 	int		 log_level;
 	int		 syslog;
-	const char	*access_log;
-	const char	*pidfile;
-	const char	*user;
-	const char	*group;
+	char		*access_log;
+	char		*pidfile;
+	char		*user;
+	char		*group;
 	uid_t		 uid;
 	gid_t		 gid;
 	int		 check;
@@ -615,8 +615,8 @@ struct hcconf {
 	uint64_t	 interval;		/* ns, 0 = no checks */
 	int		 rise;			/* successes to come back */
 	int		 fall;			/* failures to go */
-	const char	*send;			/* a line, CRLF included */
-	const char	*expect;		/* the reply's first bytes */
+	char		*send;			/* a line, CRLF included */
+	char		*expect;		/* the reply's first bytes */
 };
 extern struct hcconf	 hccf;
 
@@ -743,6 +743,7 @@ void		 master_collect(void);
 #define UPGRADE_ENV	"TENKD_UPGRADE_FD"
 int		 master_run(const int *, int, int);
 int		 master_role(void);
+void		 master_worker_signals(void);
 void		 master_worker_ready(void);
 void		 master_worker_final(void);
 void		 main_reparse(const char *, size_t, int);

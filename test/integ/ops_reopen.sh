@@ -3,7 +3,8 @@
 # SIGUSR1 reopens the access log (logrotate's postrotate): after a
 # rename, new lines go to a new file; also after --user nobody, in a
 # directory only root may write.  A reopen that fails warns, keeps the
-# old file and does not say "logs reopened".
+# old file and does not say "logs reopened".  Under a master, a worker
+# it restarts after a rotation writes to the new file.
 # backends: none
 # timeout: 90
 . "$(dirname "$0")/lib.sh"
@@ -67,6 +68,48 @@ wait_for 10 _lines "$d/acc" 1 || fail "hup: no line"
 mv "$d/acc" "$d/acc.1"
 kill -HUP "$TENKD_PID"
 wait_line 10 "$TENKD_LOG" 'SIGHUP: logs reopened' || fail "no reopen on SIGHUP"
+kill -TERM "$TENKD_PID"
+wait_exit 10 "$TENKD_PID"
+
+# Under a master (--workers): it reopens as well, so that a worker it
+# restarts after the rotation inherits the new file, and no process of
+# tenkd keeps the renamed one open.
+kids() {
+	cat "/proc/$TENKD_PID/task/$TENKD_PID/children" 2>/dev/null
+}
+_nkids() {
+	[ "$(kids | wc -w)" -eq "$1" ]
+}
+# holds PID FILE: PID has FILE open.
+holds() {
+	for _fd in /proc/"$1"/fd/*; do
+		[ "$(readlink "$_fd" 2>/dev/null)" = "$2" ] && return 0
+	done
+	return 1
+}
+d=$T/master
+mkdir "$d"
+tenkd_start echo --threads 1 --workers 2 --access-log "$d/acc"
+wait_for 10 _nkids 2 || fail "master: workers: $(kids)"
+mv "$d/acc" "$d/acc.1"
+n=$(grep -c 'SIGUSR1: logs reopened' "$TENKD_LOG")
+kill -USR1 "$TENKD_PID"
+_both() {
+	[ "$(grep -c 'SIGUSR1: logs reopened' "$TENKD_LOG")" -ge $((n + 2)) ]
+}
+wait_for 10 _both || fail "master: not reopened by both workers"
+k=$(kids | awk '{ print $1 }')
+kill -KILL "$k"
+_restarted() {
+	_nkids 2 && ! kids | grep -qw "$k"
+}
+wait_for 10 _restarted || fail "master: worker $k not restarted: $(kids)"
+for p in "$TENKD_PID" $(kids); do
+	! holds "$p" "$d/acc.1" || fail "master: pid $p holds the renamed log"
+done
+"$TKCLI" echo -c 20 -b 10 "$ADDR" || fail "master: echo after"
+wait_for 10 _lines "$d/acc" 20 || fail "master: new log: $(cat "$d/acc")"
+[ ! -s "$d/acc.1" ] || fail "master: old log written: $(cat "$d/acc.1")"
 kill -TERM "$TENKD_PID"
 wait_exit 10 "$TENKD_PID"
 
