@@ -14,11 +14,7 @@
 # timeout: 180
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-"$PY" -c '' 2>/dev/null || skip "no python3"
-PPSEND=$TK_SRC/test/integ/ppsend.py
-SIG='\r\n\r\n\x00\r\nQUIT\n'
+need_ppsend
 V1='PROXY TCP4 10.1.2.3 10.0.0.1 5555 80\r\n'
 # v2, TCP4 10.9.9.9:4660 to 10.0.0.2:80
 V2=$SIG'\x21\x11\x00\x0c\x0a\x09\x09\x09\x0a\x00\x00\x02\x12\x34\x00\x50'

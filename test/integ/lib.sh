@@ -178,6 +178,44 @@ loads_clean() {
 	    fail "long sessions not all open at the end: $(cat "$T/long.out")"
 }
 
+# loads_start LONG CHURN: the load of a reload or upgrade test, which
+# loads_clean checks: 1,000 long sessions (1,000 messages a second in
+# all) for LONG, and 1.5 s later a churn of a connection a message, 2,000
+# a second, for CHURN; both verified, into $T/long.* and $T/churn.*,
+# their pids in LOAD_LONG and LOAD_CHURN.  Returns a second after the
+# churn started.
+loads_start() {
+	"$TENKLOAD" -q -t 1 -c 1000 -R 1000 -d "$1" --connect-rate 2000 \
+	    --max-errors 0 --json "$T/long.json" "$ADDR" >"$T/long.out" 2>&1 &
+	LOAD_LONG=$!
+	track "$LOAD_LONG"
+	sleep 1.5
+	"$TENKLOAD" -q -t 1 -c 50 -R 2000 -d "$2" --conn-lifetime 1 \
+	    --max-errors 0 --json "$T/churn.json" "$ADDR" >"$T/churn.out" 2>&1 &
+	LOAD_CHURN=$!
+	track "$LOAD_CHURN"
+	sleep 1
+}
+
+# kids_of PID: the children of PID (a master's workers); kids: those of
+# the tenkd last started.
+kids_of() {
+	cat "/proc/$1/task/$1/children" 2>/dev/null
+}
+kids() {
+	kids_of "$TENKD_PID"
+}
+
+# need_ppsend: the PROXY-protocol client ppsend.py ($PPSEND) and the
+# python3 that runs it ($PY), or skip the test; SIG is the v2 signature.
+need_ppsend() {
+	PY=/usr/bin/python3
+	[ -x "$PY" ] || PY=python3
+	"$PY" -c '' 2>/dev/null || skip "no python3"
+	PPSEND=$TK_SRC/test/integ/ppsend.py
+	SIG='\r\n\r\n\x00\r\nQUIT\n'
+}
+
 # tenkd_completions: true when the tenkd last started runs io_uring's
 # completion data path (its start-up line says "(completions)").
 tenkd_completions() {

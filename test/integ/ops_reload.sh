@@ -13,9 +13,6 @@
 # timeout: 180
 . "$(dirname "$0")/lib.sh"
 
-kids() {
-	cat "/proc/$TENKD_PID/task/$TENKD_PID/children" 2>/dev/null
-}
 _nkids() {
 	[ "$(kids | wc -w)" -eq "$1" ]
 }
@@ -45,16 +42,7 @@ wait_line 10 "$T/notified" '^READY=1$' || fail "no READY=1"
 
 # The long sessions (1,000 in all at 1,000 messages a second) and the
 # churn (a connection a message, 2,000 a second), both verified.
-"$TENKLOAD" -q -t 1 -c 1000 -R 1000 -d 14s --connect-rate 2000 \
-    --max-errors 0 --json "$T/long.json" "$ADDR" >"$T/long.out" 2>&1 &
-lp=$!
-track "$lp"
-sleep 1.5
-"$TENKLOAD" -q -t 1 -c 50 -R 2000 -d 10s --conn-lifetime 1 \
-    --max-errors 0 --json "$T/churn.json" "$ADDR" >"$T/churn.out" 2>&1 &
-cp=$!
-track "$cp"
-sleep 1
+loads_start 14s 10s
 olds=""
 last=0
 i=1
@@ -72,7 +60,7 @@ while [ "$i" -le 20 ]; do
 done
 grep -q 'reload: 2 workers of generation 21 started; generation 20 draining' \
     "$TENKD_LOG" || fail "no reload log line"
-loads_clean "$cp" "$lp"
+loads_clean "$LOAD_CHURN" "$LOAD_LONG"
 [ "$(json_get "$T/churn.json" connections.reconnects)" -gt 10000 ] ||
     fail "churn: too few connections: $(cat "$T/churn.out")"
 # Their sessions ended: every old worker drained and exited.

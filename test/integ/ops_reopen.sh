@@ -74,9 +74,6 @@ wait_exit 10 "$TENKD_PID"
 # Under a master (--workers): it reopens as well, so that a worker it
 # restarts after the rotation inherits the new file, and no process of
 # tenkd keeps the renamed one open.
-kids() {
-	cat "/proc/$TENKD_PID/task/$TENKD_PID/children" 2>/dev/null
-}
 _nkids() {
 	[ "$(kids | wc -w)" -eq "$1" ]
 }

@@ -15,9 +15,6 @@
 # timeout: 90
 . "$(dirname "$0")/lib.sh"
 
-kids_of() {
-	cat "/proc/$1/task/$1/children" 2>/dev/null
-}
 _nkids() {
 	[ "$(kids_of "$1" | wc -w)" -eq "$2" ]
 }

@@ -13,9 +13,6 @@
 # timeout: 180
 . "$(dirname "$0")/lib.sh"
 
-kids_of() {
-	cat "/proc/$1/task/$1/children" 2>/dev/null
-}
 _nkids() {
 	[ "$(kids_of "$1" | wc -w)" -eq "$2" ]
 }
@@ -46,16 +43,7 @@ http_get "http://$METRICS/metrics" >/dev/null ||
 printf 'threads 1\nworkers 2\ndrain-timeout 2m\n' >"$f"
 
 # Under load.
-"$TENKLOAD" -q -t 1 -c 1000 -R 1000 -d 8s --connect-rate 2000 \
-    --max-errors 0 --json "$T/long.json" "$ADDR" >"$T/long.out" 2>&1 &
-lp=$!
-track "$lp"
-sleep 1.5
-"$TENKLOAD" -q -t 1 -c 50 -R 2000 -d 5s --conn-lifetime 1 \
-    --max-errors 0 --json "$T/churn.json" "$ADDR" >"$T/churn.out" 2>&1 &
-cp=$!
-track "$cp"
-sleep 1
+loads_start 8s 5s
 kill -USR2 "$old"
 wait_line 20 "$TENKD_LOG" 'upgrade: the new master (pid [0-9]*) is ready' ||
     fail "upgrade not done"
@@ -65,7 +53,7 @@ track "$new"
 wait_for 10 _pidfile_is "$new" || fail "pidfile: $(cat "$T/pid"), not $new"
 wait_for 10 _nkids "$new" 2 || fail "new workers: $(kids_of "$new")"
 newkids=$(kids_of "$new")
-loads_clean "$cp" "$lp"
+loads_clean "$LOAD_CHURN" "$LOAD_LONG"
 # The old master leaves once its workers drained.
 wait_exit 30 "$old"
 [ "$STATUS" -eq 0 ] || fail "old master exit status $STATUS"

@@ -10,11 +10,7 @@
 # timeout: 120
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-"$PY" -c '' 2>/dev/null || skip "no python3"
-PPSEND=$TK_SRC/test/integ/ppsend.py
-SIG='\r\n\r\n\x00\r\nQUIT\n'
+need_ppsend
 
 
 # v1 SRC SPORT: a v1 header from SRC:SPORT (IPv4) to 10.0.0.1:80.
