@@ -38,6 +38,7 @@
 #define MEM_MIN_BUDGET	(64 * 1024)	/* --max-memory, unless 0 */
 #define POOL_MAXFREE	64		/* spare buffers kept per thread */
 #define ACCEPT_BATCH	64		/* accepts per listener turn */
+#define PARK_MAX	1024		/* accepted, waiting to be served */
 #define ACCESS_BUFSIZE	(32 * 1024)	/* access-log records per thread */
 
 /* Why a connection closed: counted per thread, named in the access log. */
@@ -99,6 +100,8 @@ struct stats {
 	uint64_t	 iterations;		/* of the worker's loop */
 	uint64_t	 ring_dry;		/* io_uring: recvs re-armed */
 	uint64_t	 cq_overflow;		/* io_uring: CQ was full */
+	uint64_t	 ms_accepted;		/* io_uring: by ms accept */
+	uint64_t	 accept_dropped;	/* io_uring: closed unserved */
 };
 
 struct worker;
@@ -188,6 +191,12 @@ struct proto {
 	 * io is, as the step describes it.
 	 */
 	struct conn	*(*flow)(struct tk_io *io, int role, struct dp_flow *f);
+	/*
+	 * Optional: whether start uses the peer's address for more than
+	 * the access log; on completions, where accepting gives none,
+	 * the worker reads it (getpeername) only then.
+	 */
+	int		(*peer)(void);
 	int		 own_log;	/* writes its own access-log line */
 };
 
@@ -196,6 +205,7 @@ struct listener {
 	struct tk_io		 io;		/* arg: this listener */
 	struct worker		*w;
 	int			 idx;		/* into cfg.listen */
+	unsigned int		 ms:1;		/* by multishot accept */
 };
 
 /* The idle wheel: see conn.c. */
@@ -261,6 +271,14 @@ struct worker {
 	uint64_t		 backoff;	/* EMFILE pause, ns */
 	struct tk_timer		 pause_timer;
 	atomic_int		 resume_posted;
+	uint64_t		 turn_iter;	/* the loop iteration of turn */
+	unsigned int		 turn;		/* connections set up in it */
+
+	/* Multishot accept: connections waiting to be served (worker.c). */
+	int			*park;		/* PARK_MAX fds, a ring */
+	unsigned int		 park_head;
+	unsigned int		 npark;
+	struct tk_timer		 park_timer;	/* the next turn serves */
 
 	/* The memory budget (mem.c). */
 	unsigned int		 mempaused:1;	/* not accepting meanwhile */
