@@ -38,7 +38,7 @@
 #define MEM_MIN_BUDGET	(64 * 1024)	/* --max-memory, unless 0 */
 #define POOL_MAXFREE	64		/* spare buffers kept per thread */
 #define ACCEPT_BATCH	64		/* accepts per listener turn */
-#define PARK_MAX	1024		/* accepted, waiting to be served */
+#define PARK_MIN	256		/* accepted, waiting: first room */
 #define ACCESS_BUFSIZE	(32 * 1024)	/* access-log records per thread */
 
 /* Why a connection closed: counted per thread, named in the access log. */
@@ -275,7 +275,8 @@ struct worker {
 	unsigned int		 turn;		/* connections set up in it */
 
 	/* Multishot accept: connections waiting to be served (worker.c). */
-	int			*park;		/* PARK_MAX fds, a ring */
+	int			*park;		/* a ring of park_cap fds */
+	unsigned int		 park_cap;
 	unsigned int		 park_head;
 	unsigned int		 npark;
 	struct tk_timer		 park_timer;	/* the next turn serves */

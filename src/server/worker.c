@@ -40,17 +40,23 @@
  * and unserved, oldest first, until a unit frees up, just as it would
  * have waited in the backlog.  Closing those instead (the simpler way)
  * would drop clients that the kernel handed over and that readiness
- * makes wait; parking costs a descriptor each, and the kernel takes at
- * most a backlog's worth at once.  Beyond PARK_MAX waiting a worker,
- * they are closed and counted (accept-dropped).  The accept batch holds
+ * makes wait; parking costs a descriptor each.  The accept batch holds
  * too: at most ACCEPT_BATCH connections a listener (counted for the
  * worker's listeners together) are set up in one loop iteration and the
- * rest are parked for the next (park_timer), so a burst of connections
- * does not hold up the completions of those already served.  Errors end a multishot accept: EMFILE and the rest
- * pause as above; EINVAL, a kernel that refuses multishot accept
- * (before Linux 5.19), puts that listener back on readiness and accept4.
- * A drain cancels the accepts, serves what they still bring and closes
- * each listener when its accept has ended.
+ * rest are parked for the next ones (park_timer), so that a burst of
+ * connections does not hold up the completions of those already served.
+ * While any connection is parked the accepts stay cancelled, so that
+ * the backlog holds the rest, as with readiness, and clients that come
+ * faster than the turns serve them wait there instead of piling up
+ * here: what waits parked is at most what the kernel took in one go,
+ * a backlog's worth a listener.  The ring grows for it; a connection
+ * that finds no memory is closed and counted (accept-dropped).
+ *
+ * Errors end a multishot accept: EMFILE and the rest pause as above;
+ * EINVAL, a kernel that refuses multishot accept (before Linux 5.19),
+ * puts that listener back on readiness and accept4.  A drain cancels
+ * the accepts, serves what they still bring and closes each listener
+ * when its accept has ended.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -81,6 +87,7 @@ static void	 listeners_want(struct worker *, unsigned int);
 static int	 admit(struct worker *);
 static void	 serve(struct worker *, int);
 static void	 park(struct worker *, int);
+static int	 park_grow(struct worker *);
 static void	 park_soon(struct worker *);
 static void	 park_end(struct tk_loop *, struct tk_timer *);
 static void	 park_close_all(struct worker *);
@@ -124,8 +131,10 @@ worker_init(struct worker *w, int id, const int *lfds)
 	conn_wheel_init(w);
 	tk_timer_init(&w->pause_timer, pause_end, w);
 	tk_timer_init(&w->park_timer, park_end, w);
-	if (w->cq)
-		w->park = xcalloc(PARK_MAX, sizeof(*w->park));
+	if (w->cq) {
+		w->park_cap = PARK_MIN;
+		w->park = xcalloc(w->park_cap, sizeof(*w->park));
+	}
 	conn_access_init(w);
 	atomic_init(&w->resume_posted, 0);
 	mem_worker_init(w);
@@ -449,29 +458,47 @@ serve(struct worker *w, int fd)
 	(void)conn_new(w, fd, sa, salen);
 }
 
-/* Keep fd, accepted, until it may be served; see the top comment. */
+/*
+ * Keep fd, accepted, until it may be served, and stop accepting until
+ * then; see the top comment.
+ */
 static void
 park(struct worker *w, int fd)
 {
-	uint64_t	skipped;
-
-	if (w->npark == PARK_MAX) {
+	if (w->npark == w->park_cap && park_grow(w) == -1) {
 		close(fd);
 		w->st.accept_dropped++;
-		if (worker_warn_ok(w, WARN_ACCEPT, &skipped))
-			log_warnx("thread %d: %d accepted connections wait "
-			    "already: one more closed (%llu similar "
-			    "suppressed)", w->id, PARK_MAX,
-			    (unsigned long long)skipped);
+		conn_warn_nomem(w);
 		return;
 	}
-	w->park[(w->park_head + w->npark++) % PARK_MAX] = fd;
+	w->park[(w->park_head + w->npark++) % w->park_cap] = fd;
+	if (w->npark == 1)
+		listeners_want(w, 0);
 	park_soon(w);
+}
+
+/* Double the ring of parked connections, its oldest first.  -1: ENOMEM. */
+static int
+park_grow(struct worker *w)
+{
+	unsigned int	 n = w->park_cap * 2, i;
+	int		*p;
+
+	if ((p = reallocarray(NULL, n, sizeof(*p))) == NULL)
+		return -1;
+	for (i = 0; i < w->npark; i++)
+		p[i] = w->park[(w->park_head + i) % w->park_cap];
+	free(w->park);
+	w->park = p;
+	w->park_cap = n;
+	w->park_head = 0;
+	return 0;
 }
 
 /*
  * Serve the parked connections at the next turn, unless a pause holds
- * them: uncap() and worker_mem_resume() call here when it ends.  XXX
+ * them (EMFILE does not: they hold their descriptors already); uncap()
+ * and worker_mem_resume() call here when it ends.  XXX
  * Should the timer not arm (no memory for the heap), they wait for the
  * next connection or pause to call here.
  */
@@ -483,7 +510,10 @@ park_soon(struct worker *w)
 		(void)tk_timer_arm(w->l, &w->park_timer, 0);
 }
 
-/* The next turn: serve parked connections, oldest first. */
+/*
+ * The next turn: serve parked connections, oldest first; all served,
+ * accept again unless a pause holds.
+ */
 static void
 park_end(struct tk_loop *l, struct tk_timer *t)
 {
@@ -493,11 +523,14 @@ park_end(struct tk_loop *l, struct tk_timer *t)
 	(void)l;
 	while (w->npark > 0 && admit(w)) {
 		fd = w->park[w->park_head];
-		w->park_head = (w->park_head + 1) % PARK_MAX;
+		w->park_head = (w->park_head + 1) % w->park_cap;
 		w->npark--;
 		serve(w, fd);
 	}
-	park_soon(w);
+	if (w->npark > 0)
+		park_soon(w);
+	else if (!w->draining && !w->capped && !w->emfile && !w->mempaused)
+		listeners_want(w, TK_EV_READ);
 	check_done(w);
 }
 
@@ -507,7 +540,7 @@ park_close_all(struct worker *w)
 {
 	for (; w->npark > 0; w->npark--) {
 		close(w->park[w->park_head]);
-		w->park_head = (w->park_head + 1) % PARK_MAX;
+		w->park_head = (w->park_head + 1) % w->park_cap;
 		w->st.accept_dropped++;
 	}
 }
@@ -547,7 +580,8 @@ listener_close(struct worker *w, struct listener *ls)
 
 /*
  * Start (want TK_EV_READ) or pause (0) accepting on every listener
- * still open: readiness interest, or the multishot accept.
+ * still open: readiness interest, or the multishot accept, which
+ * starts only once no connection is parked (park_end starts it then).
  */
 static void
 listeners_want(struct worker *w, unsigned int want)
@@ -562,10 +596,10 @@ listeners_want(struct worker *w, unsigned int want)
 		rv = 0;
 		if (!ls->ms)
 			rv = tk_io_want(w->l, &ls->io, want);
-		else if (want != 0)
+		else if (want != 0 && w->npark == 0)
 			rv = tk_io_accept_start(w->l, &ls->io,
 			    worker_accepted);
-		else
+		else if (want == 0)
 			(void)tk_io_accept_stop(w->l, &ls->io);
 		if (rv == -1)
 			log_warn("thread %d: listener fd %d", w->id,
