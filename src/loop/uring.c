@@ -314,7 +314,13 @@ ur_free(struct tk_loop *l)
 {
 	struct ur_state	*ur = l->be;
 
-	/* Closing the ring ends every request still in flight. */
+	/*
+	 * Closing the ring ends every request still in flight.  XXX A
+	 * multishot accept's connections whose completions were never
+	 * reaped stay open, unknown to anyone, until the process exits: a
+	 * caller stops accepting and runs the loop to the accept's end
+	 * before freeing it (tenkd's drain does), or exits soon after.
+	 */
 	io_uring_queue_exit(&ur->ring);
 	free(ur->slot);
 	free(ur->pend);
