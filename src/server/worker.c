@@ -498,9 +498,8 @@ park_grow(struct worker *w)
 /*
  * Serve the parked connections at the next turn, unless a pause holds
  * them (EMFILE does not: they hold their descriptors already); uncap()
- * and worker_mem_resume() call here when it ends.  XXX
- * Should the timer not arm (no memory for the heap), they wait for the
- * next connection or pause to call here.
+ * and worker_mem_resume() call here when it ends.  XXX Should the timer
+ * not arm (no memory for the heap), they wait until a pause ends.
  */
 static void
 park_soon(struct worker *w)
