@@ -310,6 +310,8 @@ worker_conn_gone(struct worker *w)
 	atomic_fetch_sub(&srv.nconns, 1);
 	if (atomic_load(&srv.ncapped) > 0)
 		resume_capped(w);
+	if (w->npark > 0)
+		park_soon(w);
 	if (w->emfile && !w->draining) {
 		/* A descriptor was just freed: try again now. */
 		tk_timer_cancel(w->l, &w->pause_timer);
@@ -498,8 +500,9 @@ park_grow(struct worker *w)
 /*
  * Serve the parked connections at the next turn, unless a pause holds
  * them (EMFILE does not: they hold their descriptors already); uncap()
- * and worker_mem_resume() call here when it ends.  XXX Should the timer
- * not arm (no memory for the heap), they wait until a pause ends.
+ * and worker_mem_resume() call here when it ends.  Should the timer not
+ * arm (no memory to grow the heap, so many timers are armed, so many
+ * connections are open), the next close calls here again.
  */
 static void
 park_soon(struct worker *w)
