@@ -145,6 +145,8 @@ struct tk_loop_stats {
 	uint64_t	 sq_full;	/* submits forced by a full SQ */
 	uint64_t	 nobufs;	/* recvs re-armed: buffer ring dry */
 	uint64_t	 send_again;	/* sends that said EAGAIN (uring.h) */
+	uint64_t	 accepts;	/* fds a multishot accept brought */
+	uint64_t	 accept_closed;	/* ... after tk_io_stop: closed */
 };
 void		 tk_loop_stats(struct tk_loop *l, struct tk_loop_stats *st);
 

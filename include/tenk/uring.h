@@ -5,7 +5,9 @@
  * loop (so the thread) shares among all its sockets, and sends through
  * submissions, instead of readiness plus recv(2) and send(2).  An idle
  * socket holds no buffer: one is taken from the ring only when data
- * arrives, and goes back as soon as the callback returns.
+ * arrives, and goes back as soon as the callback returns.  A listening
+ * socket accepts through one multishot accept instead of readiness plus
+ * accept4(2).
  *
  * A watcher is either a readiness watcher (tk_io_start) or a completion
  * watcher (the calls below), not both at once: tk_io_stop() ends either
@@ -52,6 +54,20 @@ typedef void tk_recv_fn(struct tk_loop *l, struct tk_io *io,
  * be issued from inside the callback.
  */
 typedef void tk_send_fn(struct tk_loop *l, struct tk_io *io, ssize_t n);
+
+/*
+ * A connection accepted on lio (tk_io_accept_start): fd >= 0 is the new
+ * socket, nonblocking and close-on-exec, from now on the callback's to
+ * keep or close.  No peer address comes with it (a multishot accept
+ * cannot return one a connection): getpeername(2) gives it.  fd < 0 is
+ * -errno, and the accept is over: -ECANCELED after tk_io_accept_stop
+ * (no fd follows); -EMFILE, -ENFILE, -ENOBUFS or -ENOMEM (out of
+ * descriptors or memory: start it again after a pause); -EINVAL (the
+ * kernel refuses multishot accept, before Linux 5.19, or lio->fd does
+ * not listen); another error of accept(2).  The callback may call
+ * anything here, including tk_io_close(l, lio).
+ */
+typedef void tk_accept_fn(struct tk_loop *l, struct tk_io *lio, int fd);
 
 /* The most iovecs one tk_io_send takes. */
 #define TK_SEND_IOVMAX	8
@@ -117,5 +133,34 @@ void		 tk_io_recv_stop(struct tk_loop *l, struct tk_io *io);
  */
 int		 tk_io_send(struct tk_loop *l, struct tk_io *io,
 		    const struct iovec *iov, int iovcnt, tk_send_fn *done);
+
+/*
+ * Accept on lio->fd, a listening stream socket, with one multishot
+ * accept (IORING_ACCEPT_MULTISHOT, Linux 5.19): fn gets each connection
+ * as the kernel accepts it, at no system call of ours.  The kernel takes
+ * all the backlog holds whenever it runs the request, so the caller
+ * cannot bound how many arrive at once; it can only stop.  A request the
+ * kernel ends on its own (a full completion queue; a client gone before
+ * it was accepted: ECONNABORTED, EPROTO, EPERM) is armed again, not
+ * reported.  Calling it while on only changes fn; after a stop, even
+ * before its end, it starts again.  A watcher that accepts neither
+ * receives nor sends.  Returns 0, or -1 with errno ENOTSUP (not a
+ * completion loop), EBUSY (lio is a started readiness watcher, or
+ * receives or sends).
+ */
+int		 tk_io_accept_start(struct tk_loop *l, struct tk_io *lio,
+		    tk_accept_fn *fn);
+
+/*
+ * Stop accepting (a pause, or before closing lio).  The request is
+ * cancelled, but the connections the kernel accepted before it saw the
+ * cancel still reach fn, which then gets -ECANCELED once: nothing more
+ * comes.  Returns 1 when that end is still to come, 0 when no request
+ * was in flight and nothing more reaches fn.  tk_io_stop and
+ * tk_io_close end an accept at once instead: no callback afterwards,
+ * and the loop closes any descriptor still on its way (counted,
+ * tk_loop_stats accept_closed).
+ */
+int		 tk_io_accept_stop(struct tk_loop *l, struct tk_io *lio);
 
 #endif /* TENK_URING_H */

@@ -57,6 +57,9 @@ struct tk_backend {
 	int		(*recv_on)(struct tk_loop *, struct tk_io *);
 	int		(*send)(struct tk_loop *, struct tk_io *,
 			    const struct iovec *, int, tk_send_fn *);
+	int		(*accept_start)(struct tk_loop *, struct tk_io *,
+			    tk_accept_fn *);
+	int		(*accept_stop)(struct tk_loop *, struct tk_io *);
 	void		(*cq_stop)(struct tk_loop *, struct tk_io *);
 	void		(*dispatch)(struct tk_loop *);
 };

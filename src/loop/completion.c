@@ -71,6 +71,26 @@ tk_io_recv_on(struct tk_loop *l, struct tk_io *io)
 }
 
 int
+tk_io_accept_start(struct tk_loop *l, struct tk_io *lio, tk_accept_fn *fn)
+{
+	if (cq_take(l, lio) == -1)
+		return -1;
+	if (l->ops->accept_start(l, lio, fn) == -1)
+		return -1;
+	if (!lio->cq) {
+		lio->cq = 1;
+		l->nio++;
+	}
+	return 0;
+}
+
+int
+tk_io_accept_stop(struct tk_loop *l, struct tk_io *lio)
+{
+	return lio->cq ? l->ops->accept_stop(l, lio) : 0;
+}
+
+int
 tk_io_send(struct tk_loop *l, struct tk_io *io, const struct iovec *iov,
     int iovcnt, tk_send_fn *done)
 {

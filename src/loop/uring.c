@@ -34,6 +34,13 @@
  * flushed when we next enter; a multishot poll whose completion could not
  * be posted ends without IORING_CQE_F_MORE, and is armed again here.
  * Both are counted (tk_loop_stats).
+ *
+ * A listening socket accepts through one multishot accept (Linux 5.19)
+ * under the same slot and generation: each connection comes as a
+ * completion carrying the new fd.  Those fds are ours the moment the
+ * kernel posts them, so a completion that finds its watcher stopped
+ * (tk_io_stop, tk_io_close) cannot be dropped like a recv's: its fd is
+ * closed here and counted, never leaked.
  */
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -44,6 +51,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tenk/log.h"
 #include "backend.h"
@@ -53,6 +61,7 @@
 #define UR_OP_POLL	1
 #define UR_OP_RECV	2		/* multishot recv, completion I/O */
 #define UR_OP_SEND	3		/* send or sendmsg, completion I/O */
+#define UR_OP_ACCEPT	4		/* multishot accept, completion I/O */
 #define UR_GENMASK	0xffffffu
 #define UR_UDATA(op, gen, fd) \
 	((uint64_t)(op) << 56 | (uint64_t)((gen) & UR_GENMASK) << 32 | \
@@ -71,6 +80,13 @@
 #define IORING_CQE_F_BUF_MORE	(1U << 4)
 #endif
 
+/*
+ * An accept flag no kernel knows, which it refuses with EINVAL as a
+ * kernel before 5.19 refuses IORING_ACCEPT_MULTISHOT: the tests' way to
+ * that refusal (TK_IO_URING_NOACCEPT).
+ */
+#define UR_ACCEPT_UNKNOWN	(1U << 15)
+
 /* Ring sizes: completions may outnumber fds (two wake-ups before a reap). */
 #define UR_SQ_MAX	256
 #define UR_CQ_MIN	16
@@ -78,7 +94,10 @@
 
 struct ur_slot {
 	void		*udata;		/* the struct tk_io */
-	tk_recv_fn	*recv_fn;
+	union {
+		tk_recv_fn	*recv_fn;
+		tk_accept_fn	*accept_fn;	/* a listener's (UR_ACC_*) */
+	};
 	tk_send_fn	*send_fn;
 	uint32_t	 gen;
 	uint32_t	 recv_left;	/* bytes the recv may take (MAX) */
@@ -95,6 +114,10 @@ struct ur_slot {
 #define UR_SEND		0x80		/* a send is in flight */
 #define UR_RECV_MAX	0x100		/* the recv takes recv_left at most */
 #define UR_SEND_POLL	0x200		/* the last send said EAGAIN */
+#define UR_ACC_ON	0x400		/* the caller wants to accept */
+#define UR_ACC_ARMED	0x800		/* a multishot accept is in flight */
+#define UR_ACC_CANCEL	0x1000		/* ... and its cancel too */
+#define UR_ACC_END	0x2000		/* its end is owed to a stop */
 };
 
 /* A completion taken by wait() for dispatch(). */
@@ -140,6 +163,7 @@ struct ur_state {
 	int		 brmade;
 	int		 brwant;	/* tk_loop_bufring: make it at start */
 	int		 no_cap;	/* multishot recv takes no byte cap */
+	int		 no_accept;	/* TK_IO_URING_NOACCEPT: refused */
 	uint32_t	*boff;	/* incremental ring: bytes used, a buffer */
 };
 
@@ -270,6 +294,8 @@ ur_init(struct tk_loop *l, int maxfds)
 	/* The tests' way to the path of kernels before 6.17. */
 	e = getenv("TK_IO_URING_NOCAP");
 	ur->no_cap = e != NULL && *e != '\0';
+	e = getenv("TK_IO_URING_NOACCEPT");
+	ur->no_accept = e != NULL && *e != '\0';
 	if (ur_setup(ur, ur_pow2(2 * (unsigned int)maxfds < UR_CQ_MIN ?
 	    UR_CQ_MIN : 2 * (unsigned int)maxfds)) == -1)
 		goto fail;
@@ -288,7 +314,13 @@ ur_free(struct tk_loop *l)
 {
 	struct ur_state	*ur = l->be;
 
-	/* Closing the ring ends every request still in flight. */
+	/*
+	 * Closing the ring ends every request still in flight.  XXX A
+	 * multishot accept's connections whose completions were never
+	 * reaped stay open, unknown to anyone, until the process exits: a
+	 * caller stops accepting and runs the loop to the accept's end
+	 * before freeing it (tenkd's drain does), or exits soon after.
+	 */
 	io_uring_queue_exit(&ur->ring);
 	free(ur->slot);
 	free(ur->pend);
@@ -473,7 +505,24 @@ ur_prep_recv(struct ur_state *ur, struct io_uring_sqe *sqe,
 	sqe->flags |= IOSQE_BUFFER_SELECT;
 }
 
-/* Turn the pending list into poll SQEs. */
+/*
+ * A multishot accept on listener fd.  Its connections come nonblocking
+ * and close-on-exec, as accept4 gave them; no address (NULL): a
+ * multishot request has one place for it, which each accept overwrites.
+ */
+static void
+ur_prep_accept(struct ur_state *ur, struct io_uring_sqe *sqe,
+    struct ur_slot *s, int fd)
+{
+	io_uring_prep_multishot_accept(sqe, fd, NULL, NULL,
+	    SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (ur->no_accept)
+		sqe->ioprio |= UR_ACCEPT_UNKNOWN;
+	io_uring_sqe_set_data64(sqe, UR_UDATA(UR_OP_ACCEPT, s->gen, fd));
+	s->flags |= UR_ACC_ARMED;
+}
+
+/* Turn the pending list into poll, recv and accept SQEs. */
 static void
 ur_flush(struct ur_state *ur)
 {
@@ -485,6 +534,13 @@ ur_flush(struct ur_state *ur)
 		fd = ur->pend[i];
 		s = &ur->slot[fd];
 		s->flags &= ~UR_PENDING;
+		if ((s->flags & (UR_CQ | UR_ACC_ON | UR_ACC_ARMED)) ==
+		    (UR_CQ | UR_ACC_ON)) {
+			if ((sqe = ur_sqe(ur)) == NULL)
+				goto full;
+			ur_prep_accept(ur, sqe, s, fd);
+			continue;
+		}
 		if ((s->flags & (UR_CQ | UR_RECV_ON | UR_RECV_ARMED)) ==
 		    (UR_CQ | UR_RECV_ON)) {
 			if ((sqe = ur_sqe(ur)) == NULL)
@@ -668,7 +724,8 @@ ur_reap(struct ur_state *ur, struct tk_event *out, int nout, int *np)
 			break;
 		seen++;
 		op = UR_UD_OP(cqe->user_data);
-		if (op == UR_OP_RECV || op == UR_OP_SEND) {
+		if (op == UR_OP_RECV || op == UR_OP_SEND ||
+		    op == UR_OP_ACCEPT) {
 			ur->cqes[ur->ncqe].udata = cqe->user_data;
 			ur->cqes[ur->ncqe].res = cqe->res;
 			ur->cqes[ur->ncqe].flags = cqe->flags;
@@ -890,6 +947,10 @@ ur_recv_start(struct tk_loop *l, struct tk_io *io, tk_recv_fn *fn,
 
 	if (ur_ring_make(ur) == -1 || (s = ur_cq_slot(ur, io)) == NULL)
 		return -1;
+	if (s->flags & (UR_ACC_ON | UR_ACC_ARMED)) {
+		errno = EBUSY;
+		return -1;
+	}
 	s->recv_fn = fn;
 	if (s->flags & UR_RECV_ON)
 		return 0;
@@ -911,20 +972,32 @@ ur_recv_on(struct tk_loop *l, struct tk_io *io)
 	return (ur->slot[io->fd].flags & UR_RECV_ON) != 0;
 }
 
-/* Cancel the recv of s in flight, once. */
+/*
+ * Cancel the request op of s in flight (flag armed), once (flag cancel).
+ * The cancel is submitted at the next wait, before the kernel runs any
+ * completion work (DEFER_TASKRUN), so a multishot request brings
+ * nothing it had not brought when that wait began.
+ */
 static void
-ur_recv_cancel(struct ur_state *ur, struct ur_slot *s, int fd)
+ur_cancel(struct ur_state *ur, struct ur_slot *s, int fd, unsigned int op,
+    unsigned int armed, unsigned int cancel)
 {
 	struct io_uring_sqe	*sqe;
 
-	if ((s->flags & (UR_RECV_ARMED | UR_RECV_CANCEL)) != UR_RECV_ARMED)
+	if ((s->flags & (armed | cancel)) != armed)
 		return;
-	/* XXX With the SQ full before the loop ever ran, the recv runs on. */
+	/* XXX With the SQ full before the loop ever ran, it runs on. */
 	if ((sqe = ur_sqe(ur)) == NULL)
 		return;
-	io_uring_prep_cancel64(sqe, UR_UDATA(UR_OP_RECV, s->gen, fd), 0);
+	io_uring_prep_cancel64(sqe, UR_UDATA(op, s->gen, fd), 0);
 	io_uring_sqe_set_data64(sqe, UR_UDATA(UR_OP_NONE, 0, 0));
-	s->flags |= UR_RECV_CANCEL;
+	s->flags |= cancel;
+}
+
+static void
+ur_recv_cancel(struct ur_state *ur, struct ur_slot *s, int fd)
+{
+	ur_cancel(ur, s, fd, UR_OP_RECV, UR_RECV_ARMED, UR_RECV_CANCEL);
 }
 
 static void
@@ -953,7 +1026,7 @@ ur_send(struct tk_loop *l, struct tk_io *io, const struct iovec *iov,
 		return -1;
 	if ((s = ur_cq_slot(ur, io)) == NULL)
 		return -1;
-	if (s->flags & UR_SEND) {
+	if (s->flags & (UR_SEND | UR_ACC_ON | UR_ACC_ARMED)) {
 		errno = EBUSY;
 		return -1;
 	}
@@ -1035,6 +1108,8 @@ ur_cq_stop(struct tk_loop *l, struct tk_io *io)
 	ur_recv_cancel(ur, s, io->fd);
 	if (s->flags & UR_SEND)
 		ur_send_cancel(ur, s, io->fd);
+	/* What it accepted meanwhile is closed by ur_accept_done. */
+	ur_cancel(ur, s, io->fd, UR_OP_ACCEPT, UR_ACC_ARMED, UR_ACC_CANCEL);
 	s->flags &= UR_PENDING;
 	s->gen++;
 	s->udata = NULL;
@@ -1132,6 +1207,116 @@ ur_send_done(struct tk_loop *l, struct ur_state *ur, const struct ur_cqe *c)
 	s->send_fn(l, s->udata, c->res);
 }
 
+static int
+ur_accept_start(struct tk_loop *l, struct tk_io *lio, tk_accept_fn *fn)
+{
+	struct ur_state	*ur = l->be;
+	struct ur_slot	*s;
+
+	if ((s = ur_cq_slot(ur, lio)) == NULL)
+		return -1;
+	if (s->flags & (UR_RECV_ON | UR_RECV_ARMED | UR_SEND)) {
+		errno = EBUSY;
+		return -1;
+	}
+	if ((s->flags & (UR_ACC_ON | UR_ACC_ARMED)) == 0 &&
+	    ur_pend(ur, lio->fd) == -1) {
+		ur_cq_undo(s, lio);
+		return -1;
+	}
+	/* Armed still (stopped, its end not in yet): armed again then. */
+	s->accept_fn = fn;
+	s->flags |= UR_ACC_ON;
+	s->flags &= ~UR_ACC_END;
+	return 0;
+}
+
+static int
+ur_accept_stop(struct tk_loop *l, struct tk_io *lio)
+{
+	struct ur_state	*ur = l->be;
+	struct ur_slot	*s = &ur->slot[lio->fd];
+
+	s->flags &= ~UR_ACC_ON;
+	if ((s->flags & UR_ACC_ARMED) == 0)
+		return 0;
+	ur_cancel(ur, s, lio->fd, UR_OP_ACCEPT, UR_ACC_ARMED, UR_ACC_CANCEL);
+	s->flags |= UR_ACC_END;
+	return 1;
+}
+
+/*
+ * Errors of accept(2) about one client only (gone before it was
+ * accepted, refused by a firewall rule), after which accept(2) says to
+ * try again: they end a multishot accept, which is armed again.
+ */
+static int
+ur_accept_retry(int err)
+{
+	switch (err) {
+	case ECONNABORTED:
+	case EPROTO:
+	case EPERM:
+	case EINTR:
+	case EAGAIN:
+		return 1;
+	}
+	return 0;
+}
+
+static int
+ur_live(const struct ur_slot *s, uint64_t udata)
+{
+	return (s->flags & UR_CQ) && (s->gen & UR_GENMASK) == UR_UD_GEN(udata);
+}
+
+/*
+ * One accept completion.  A connection goes to fn.  A request that
+ * ended is armed again while the caller accepts and the end was not an
+ * error for it to hear; after a stop, fn hears the end (-ECANCELED).
+ */
+static void
+ur_accept_done(struct tk_loop *l, struct ur_state *ur, const struct ur_cqe *c)
+{
+	struct ur_slot	*s;
+	int		 fd = UR_UD_FD(c->udata), res = c->res, more;
+
+	more = (c->flags & IORING_CQE_F_MORE) != 0;
+	s = &ur->slot[fd];
+	if (!ur_live(s, c->udata)) {
+		/* Its watcher is stopped, maybe freed: nobody takes res. */
+		if (res >= 0) {
+			(void)close(res);
+			ur->st.accept_closed++;
+		}
+		return;
+	}
+	if (!more)
+		s->flags &= ~(UR_ACC_ARMED | UR_ACC_CANCEL);
+	if (res >= 0) {
+		ur->st.accepts++;
+		s->accept_fn(l, s->udata, res);
+		/* fn may have closed lio, or grown the slot table. */
+		s = &ur->slot[fd];
+		if (more || !ur_live(s, c->udata))
+			return;
+	} else if (more)
+		return;
+	else if (res != -ECANCELED && !ur_accept_retry(-res) &&
+	    (s->flags & UR_ACC_ON)) {
+		s->flags &= ~UR_ACC_ON;
+		s->accept_fn(l, s->udata, res);
+		return;
+	}
+	if (s->flags & UR_ACC_ON) {
+		ur->st.rearms++;
+		(void)ur_pend(ur, fd);
+	} else if (s->flags & UR_ACC_END) {
+		s->flags &= ~UR_ACC_END;
+		s->accept_fn(l, s->udata, -ECANCELED);
+	}
+}
+
 static void
 ur_dispatch(struct tk_loop *l)
 {
@@ -1142,10 +1327,17 @@ ur_dispatch(struct tk_loop *l)
 	for (i = 0; i < n; i++) {
 		if (UR_UD_FD(ur->cqes[i].udata) >= ur->nslot)
 			continue;
-		if (UR_UD_OP(ur->cqes[i].udata) == UR_OP_RECV)
+		switch (UR_UD_OP(ur->cqes[i].udata)) {
+		case UR_OP_RECV:
 			ur_recv_done(l, ur, &ur->cqes[i]);
-		else
+			break;
+		case UR_OP_ACCEPT:
+			ur_accept_done(l, ur, &ur->cqes[i]);
+			break;
+		default:
 			ur_send_done(l, ur, &ur->cqes[i]);
+			break;
+		}
 	}
 	ur->ncqe = 0;
 }
@@ -1175,6 +1367,8 @@ const struct tk_backend tk_backend_io_uring = {
 	.recv_stop = ur_recv_stop,
 	.recv_on = ur_recv_on,
 	.send = ur_send,
+	.accept_start = ur_accept_start,
+	.accept_stop = ur_accept_stop,
 	.cq_stop = ur_cq_stop,
 	.dispatch = ur_dispatch,
 };

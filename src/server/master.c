@@ -333,6 +333,8 @@ snap_add(struct msnap *a, const struct msnap *b, int gauges, int ul)
 	a->st.iterations += b->st.iterations;
 	a->st.ring_dry += b->st.ring_dry;
 	a->st.cq_overflow += b->st.cq_overflow;
+	a->st.ms_accepted += b->st.ms_accepted;
+	a->st.accept_dropped += b->st.accept_dropped;
 	for (i = 0; i < CAP_NKINDS; i++)
 		a->caps[i] += b->caps[i];
 	for (i = 0; i < MAXUPSTREAMS; i++) {

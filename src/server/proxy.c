@@ -142,6 +142,7 @@ static void	fail(struct worker *, struct psess *, int);
 static void	access_line(struct worker *, struct psess *, const char *);
 static size_t	queued(const struct conn *);
 static struct conn *proxy_flow(struct tk_io *, int, struct dp_flow *);
+static int	proxy_peer(void);
 
 const struct proto proto_proxy = {
 	.name = "proxy",
@@ -152,6 +153,7 @@ const struct proto proto_proxy = {
 	.stats = proxy_stats,
 	.queued = queued,
 	.flow = proxy_flow,
+	.peer = proxy_peer,
 	.own_log = 1,
 };
 
@@ -191,6 +193,17 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 	if (connect_next(w, s, 0) == -1)
 		return;
 	set_wants(w, s, NULL);
+}
+
+/*
+ * Whether a session needs its client's address beyond the access log:
+ * for --max-conns-per-ip, --balance source and --send-proxy.
+ */
+static int
+proxy_peer(void)
+{
+	return pxcf.max_per_ip > 0 || pxcf.balance == BALANCE_SOURCE ||
+	    pxcf.send_proxy != 0;
 }
 
 /* The run-queue handler of the upstream watcher. */

@@ -78,6 +78,8 @@ stats_snapshot(struct worker *w, struct stats *s)
 		tk_loop_stats(w->l, &ls);
 		s->ring_dry = ls.nobufs;
 		s->cq_overflow = ls.cq_overflow;
+		s->ms_accepted = ls.accepts;
+		s->accept_dropped += ls.accept_closed;
 	}
 }
 
@@ -102,6 +104,8 @@ stats_add(struct stats *dst, const struct stats *src)
 	dst->iterations += src->iterations;
 	dst->ring_dry += src->ring_dry;
 	dst->cq_overflow += src->cq_overflow;
+	dst->ms_accepted += src->ms_accepted;
+	dst->accept_dropped += src->accept_dropped;
 }
 
 /*
@@ -112,7 +116,7 @@ stats_add(struct stats *dst, const struct stats *src)
 static void
 stats_log(const char *who, const struct stats *s)
 {
-	char	closed[320], noport[160], ring[80];
+	char	closed[320], noport[160], ring[128];
 	size_t	len = 0;
 	int	i, n;
 
@@ -138,13 +142,20 @@ stats_log(const char *who, const struct stats *s)
 		    (unsigned long long)s->nopipe,
 		    (unsigned long long)s->pipes,
 		    (unsigned long long)s->piped);
-	/* io_uring's completion data path: the ring ran dry, the CQ full. */
+	/*
+	 * io_uring's completion data path: the ring ran dry, the CQ full,
+	 * connections by multishot accept and those it brought that were
+	 * closed unserved.
+	 */
 	ring[0] = '\0';
 	if (srv.cfg.backend != NULL &&
 	    strcmp(srv.cfg.backend, "io_uring") == 0)
-		snprintf(ring, sizeof(ring), " ring-dry %llu cq-overflow %llu",
+		snprintf(ring, sizeof(ring), " ring-dry %llu cq-overflow %llu "
+		    "ms-accepted %llu accept-dropped %llu",
 		    (unsigned long long)s->ring_dry,
-		    (unsigned long long)s->cq_overflow);
+		    (unsigned long long)s->cq_overflow,
+		    (unsigned long long)s->ms_accepted,
+		    (unsigned long long)s->accept_dropped);
 	log_info("stats %s: accepted %llu active %llu closed%s in %llu "
 	    "out %llu bufs %llu spare %llu%s%s", who,
 	    (unsigned long long)s->accepted, (unsigned long long)s->active,

@@ -46,6 +46,7 @@
 #define POOL_SMALL	(512 - 32)
 #define POOL_MAXSFREE	256		/* spare small ones kept */
 #define ACCEPT_BATCH	64		/* accepts per listener turn */
+#define PARK_MIN	256		/* accepted, waiting: first room */
 #define ACCESS_BUFSIZE	(32 * 1024)	/* access-log records per thread */
 
 /* Why a connection closed: counted per thread, named in the access log. */
@@ -107,6 +108,8 @@ struct stats {
 	uint64_t	 iterations;		/* of the worker's loop */
 	uint64_t	 ring_dry;		/* io_uring: recvs re-armed */
 	uint64_t	 cq_overflow;		/* io_uring: CQ was full */
+	uint64_t	 ms_accepted;		/* io_uring: by ms accept */
+	uint64_t	 accept_dropped;	/* io_uring: closed unserved */
 };
 
 struct worker;
@@ -196,6 +199,12 @@ struct proto {
 	 * io is, as the step describes it.
 	 */
 	struct conn	*(*flow)(struct tk_io *io, int role, struct dp_flow *f);
+	/*
+	 * Optional: whether start uses the peer's address for more than
+	 * the access log; on completions, where accepting gives none,
+	 * the worker reads it (getpeername) only then.
+	 */
+	int		(*peer)(void);
 	int		 own_log;	/* writes its own access-log line */
 };
 
@@ -204,6 +213,7 @@ struct listener {
 	struct tk_io		 io;		/* arg: this listener */
 	struct worker		*w;
 	int			 idx;		/* into cfg.listen */
+	unsigned int		 ms:1;		/* by multishot accept */
 };
 
 /* The idle wheel: see conn.c. */
@@ -269,6 +279,15 @@ struct worker {
 	uint64_t		 backoff;	/* EMFILE pause, ns */
 	struct tk_timer		 pause_timer;
 	atomic_int		 resume_posted;
+	uint64_t		 turn_iter;	/* the loop iteration of turn */
+	unsigned int		 turn;		/* connections set up in it */
+
+	/* Multishot accept: connections waiting to be served (worker.c). */
+	int			*park;		/* a ring of park_cap fds */
+	unsigned int		 park_cap;
+	unsigned int		 park_head;
+	unsigned int		 npark;
+	struct tk_timer		 park_timer;	/* the next turn serves */
 
 	/* The memory budget (mem.c). */
 	unsigned int		 mempaused:1;	/* not accepting meanwhile */

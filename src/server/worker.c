@@ -29,6 +29,34 @@
  * woken meanwhile by another resume just pauses again.
  * XXX A reserved spare descriptor (accept-and-close) would tell those
  * clients no at once; we prefer that they wait and then get served.
+ *
+ * On io_uring's completion data path (w->cq) each listener accepts
+ * through one multishot accept (tenk/uring.h) instead of readiness and
+ * accept4.  The kernel then hands over all the backlog holds whenever
+ * it runs the request, so no unit can be taken before: each connection
+ * takes its unit as it arrives, and at the cap (or the memory budget,
+ * or EMFILE) the accepts are cancelled, as readiness stops polling.
+ * What the kernel took before it saw the cancel is parked: kept open
+ * and unserved, oldest first, until a unit frees up, just as it would
+ * have waited in the backlog.  Closing those instead (the simpler way)
+ * would drop clients that the kernel handed over and that readiness
+ * makes wait; parking costs a descriptor each.  The accept batch holds
+ * too: at most ACCEPT_BATCH connections a listener (counted for the
+ * worker's listeners together) are set up in one loop iteration and the
+ * rest are parked for the next ones (park_timer), so that a burst of
+ * connections does not hold up the completions of those already served.
+ * While any connection is parked the accepts stay cancelled, so that
+ * the backlog holds the rest, as with readiness, and clients that come
+ * faster than the turns serve them wait there instead of piling up
+ * here: what waits parked is at most what the kernel took in one go,
+ * a backlog's worth a listener.  The ring grows for it; a connection
+ * that finds no memory is closed and counted (accept-dropped).
+ *
+ * Errors end a multishot accept: EMFILE and the rest pause as above;
+ * EINVAL, a kernel that refuses multishot accept (before Linux 5.19),
+ * puts that listener back on readiness and accept4.  A drain cancels
+ * the accepts, serves what they still bring and closes each listener
+ * when its accept has ended.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -52,8 +80,19 @@
 static void	*worker_main(void *);
 static int	 worker_reserve(void);
 static void	 worker_accept(struct tk_loop *, struct tk_io *);
+static void	 worker_accepted(struct tk_loop *, struct tk_io *, int);
+static void	 listener_watch(struct worker *, struct listener *);
+static void	 listener_close(struct worker *, struct listener *);
 static void	 listeners_want(struct worker *, unsigned int);
-static void	 pause_accept(struct worker *);
+static int	 admit(struct worker *);
+static void	 serve(struct worker *, int);
+static void	 park(struct worker *, int);
+static int	 park_grow(struct worker *);
+static void	 park_soon(struct worker *);
+static void	 park_end(struct tk_loop *, struct tk_timer *);
+static void	 park_close_all(struct worker *);
+static void	 accept_failed(struct worker *, struct listener *, int);
+static void	 pause_accept(struct worker *, const char *);
 static void	 pause_end(struct tk_loop *, struct tk_timer *);
 static int	 mem_pause(struct worker *);
 static void	 cap(struct worker *);
@@ -92,6 +131,11 @@ worker_init(struct worker *w, int id, const int *lfds)
 	tk_bufpool_small(&w->pool, POOL_SMALL, POOL_MAXSFREE);
 	conn_wheel_init(w);
 	tk_timer_init(&w->pause_timer, pause_end, w);
+	tk_timer_init(&w->park_timer, park_end, w);
+	if (w->cq) {
+		w->park_cap = PARK_MIN;
+		w->park = xcalloc(w->park_cap, sizeof(*w->park));
+	}
 	conn_access_init(w);
 	atomic_init(&w->resume_posted, 0);
 	mem_worker_init(w);
@@ -110,10 +154,24 @@ worker_init(struct worker *w, int id, const int *lfds)
 		w->ls[i].w = w;
 		w->ls[i].idx = i;
 		tk_io_init(&w->ls[i].io, lfds[i], worker_accept, &w->ls[i]);
-		if (tk_io_start(w->l, &w->ls[i].io, TK_EV_READ) == -1)
-			fatal("thread %d: watching listener fd %d", id,
-			    lfds[i]);
+		listener_watch(w, &w->ls[i]);
 	}
+}
+
+/*
+ * Start ls accepting: by multishot accept on completions, else by
+ * readiness.  Start-up.
+ */
+static void
+listener_watch(struct worker *w, struct listener *ls)
+{
+	if (w->cq) {
+		if (tk_io_accept_start(w->l, &ls->io, worker_accepted) == -1)
+			fatal("thread %d: multishot accept on fd %d", w->id,
+			    ls->io.fd);
+		ls->ms = 1;
+	} else if (tk_io_start(w->l, &ls->io, TK_EV_READ) == -1)
+		fatal("thread %d: watching listener fd %d", w->id, ls->io.fd);
 }
 
 void
@@ -157,7 +215,10 @@ worker_free(struct worker *w)
 		close(w->ls[i].io.fd);
 		w->ls[i].io.fd = -1;
 	}
+	park_close_all(w);
+	free(w->park);
 	tk_timer_cancel(w->l, &w->pause_timer);
+	tk_timer_cancel(w->l, &w->park_timer);
 	tk_timer_cancel(w->l, &w->wheel_timer);
 	tk_timer_cancel(w->l, &w->mem_timer);
 	tk_bufpool_drain(&w->pool);
@@ -250,6 +311,8 @@ worker_conn_gone(struct worker *w)
 	atomic_fetch_sub(&srv.nconns, 1);
 	if (atomic_load(&srv.ncapped) > 0)
 		resume_capped(w);
+	if (w->npark > 0)
+		park_soon(w);
 	if (w->emfile && !w->draining) {
 		/* A descriptor was just freed: try again now. */
 		tk_timer_cancel(w->l, &w->pause_timer);
@@ -305,7 +368,7 @@ worker_accept(struct tk_loop *l, struct tk_io *io)
 			case ENFILE:
 			case ENOBUFS:
 			case ENOMEM:
-				pause_accept(w);
+				pause_accept(w, "accept4");
 				return;
 			default:
 				if (worker_warn_ok(w, WARN_ACCEPT, &skipped))
@@ -322,20 +385,234 @@ worker_accept(struct tk_loop *l, struct tk_io *io)
 	}
 }
 
+/*
+ * The multishot accept's callback (tenk/uring.h): a connection, or the
+ * end of the accept.  See the top comment.
+ */
+static void
+worker_accepted(struct tk_loop *l, struct tk_io *lio, int fd)
+{
+	struct listener	*ls = lio->arg;
+	struct worker	*w = ls->w;
+
+	(void)l;
+	if (fd >= 0) {
+		w->backoff = 0;
+		/* Behind the parked ones, or while accepting pauses. */
+		if (w->npark > 0 || !admit(w))
+			park(w, fd);
+		else
+			serve(w, fd);
+	} else if (fd == -ECANCELED) {
+		/* Stopped, and nothing more comes: a drain closes it now. */
+		if (w->draining)
+			listener_close(w, ls);
+	} else
+		accept_failed(w, ls, -fd);
+}
+
+/*
+ * Whether one more connection may be set up now: accepting is not
+ * paused, this iteration's turn has room, and a --max-conns unit is
+ * taken (else the cap pauses accepting), as worker_accept checks them.
+ */
+static int
+admit(struct worker *w)
+{
+	uint64_t	it = tk_loop_iterations(w->l);
+
+	if (w->capped || w->mempaused)
+		return 0;
+	if (atomic_load_explicit(&srv.mem_tight, memory_order_relaxed) &&
+	    mem_pause(w))
+		return 0;
+	if (w->turn_iter != it) {
+		w->turn_iter = it;
+		w->turn = 0;
+	}
+	if (w->turn >= (unsigned int)(ACCEPT_BATCH * w->nls))
+		return 0;
+	if (!worker_reserve()) {
+		cap(w);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Set up the connection on fd, whose unit admit() took.  A multishot
+ * accept brings no peer address: it is read only for what uses it,
+ * the access log and the protocol (proto->peer).  Failing (the client
+ * already reset), the connection goes on without; its recv will tell.
+ */
+static void
+serve(struct worker *w, int fd)
+{
+	struct sockaddr_storage	 ss;
+	struct sockaddr		*sa = (struct sockaddr *)&ss;
+	socklen_t		 salen = sizeof(ss);
+
+	w->turn++;
+	if ((srv.access_fd == -1 && (w->proto->peer == NULL ||
+	    !w->proto->peer())) || getpeername(fd, sa, &salen) == -1) {
+		sa = NULL;
+		salen = 0;
+	}
+	(void)conn_new(w, fd, sa, salen);
+}
+
+/*
+ * Keep fd, accepted, until it may be served, and stop accepting until
+ * then; see the top comment.
+ */
+static void
+park(struct worker *w, int fd)
+{
+	if (w->npark == w->park_cap && park_grow(w) == -1) {
+		close(fd);
+		w->st.accept_dropped++;
+		conn_warn_nomem(w);
+		return;
+	}
+	w->park[(w->park_head + w->npark++) % w->park_cap] = fd;
+	if (w->npark == 1)
+		listeners_want(w, 0);
+	park_soon(w);
+}
+
+/* Double the ring of parked connections, its oldest first.  -1: ENOMEM. */
+static int
+park_grow(struct worker *w)
+{
+	unsigned int	 n = w->park_cap * 2, i;
+	int		*p;
+
+	if ((p = reallocarray(NULL, n, sizeof(*p))) == NULL)
+		return -1;
+	for (i = 0; i < w->npark; i++)
+		p[i] = w->park[(w->park_head + i) % w->park_cap];
+	free(w->park);
+	w->park = p;
+	w->park_cap = n;
+	w->park_head = 0;
+	return 0;
+}
+
+/*
+ * Serve the parked connections at the next turn, unless a pause holds
+ * them (EMFILE does not: they hold their descriptors already); uncap()
+ * and worker_mem_resume() call here when it ends.  Should the timer not
+ * arm (no memory to grow the heap, so many timers are armed, so many
+ * connections are open), the next close calls here again.
+ */
+static void
+park_soon(struct worker *w)
+{
+	if (w->npark > 0 && !w->capped && !w->mempaused &&
+	    !tk_timer_pending(&w->park_timer))
+		(void)tk_timer_arm(w->l, &w->park_timer, 0);
+}
+
+/*
+ * The next turn: serve parked connections, oldest first; all served,
+ * accept again unless a pause holds.
+ */
+static void
+park_end(struct tk_loop *l, struct tk_timer *t)
+{
+	struct worker	*w = t->arg;
+	int		 fd;
+
+	(void)l;
+	while (w->npark > 0 && admit(w)) {
+		fd = w->park[w->park_head];
+		w->park_head = (w->park_head + 1) % w->park_cap;
+		w->npark--;
+		serve(w, fd);
+	}
+	if (w->npark > 0)
+		park_soon(w);
+	else if (!w->draining && !w->capped && !w->emfile && !w->mempaused)
+		listeners_want(w, TK_EV_READ);
+	check_done(w);
+}
+
+/* Close the parked connections, never served: counted as dropped. */
+static void
+park_close_all(struct worker *w)
+{
+	for (; w->npark > 0; w->npark--) {
+		close(w->park[w->park_head]);
+		w->park_head = (w->park_head + 1) % w->park_cap;
+		w->st.accept_dropped++;
+	}
+}
+
+/*
+ * The multishot accept of ls ended on error err.  A kernel that refuses
+ * it (EINVAL, before Linux 5.19) gets readiness and accept4 for ls from
+ * now on.  Anything else pauses accepting as EMFILE does: the accept is
+ * over, and arming it again at once could be a busy loop.
+ */
+static void
+accept_failed(struct worker *w, struct listener *ls, int err)
+{
+	unsigned int	want;
+
+	if (err != EINVAL) {
+		errno = err;
+		pause_accept(w, "multishot accept");
+		return;
+	}
+	log_debug("%s: thread %d: fd %d: no multishot accept here, accept4 "
+	    "on readiness instead", __func__, w->id, ls->io.fd);
+	tk_io_stop(w->l, &ls->io);
+	ls->ms = 0;
+	want = w->capped || w->emfile || w->mempaused ? 0 : TK_EV_READ;
+	if (tk_io_start(w->l, &ls->io, want) == -1)
+		log_warn("thread %d: listener fd %d", w->id, ls->io.fd);
+}
+
+/* Close ls, no longer accepting; the last one may end a drain. */
+static void
+listener_close(struct worker *w, struct listener *ls)
+{
+	(void)tk_io_close(w->l, &ls->io);
+	check_done(w);
+}
+
+/*
+ * Start (want TK_EV_READ) or pause (0) accepting on every listener
+ * still open: readiness interest, or the multishot accept, which
+ * starts only once no connection is parked (park_end starts it then).
+ */
 static void
 listeners_want(struct worker *w, unsigned int want)
 {
-	int	i;
+	struct listener	*ls;
+	int		 i, rv;
 
-	for (i = 0; i < w->nls; i++)
-		if (w->ls[i].io.fd != -1 &&
-		    tk_io_want(w->l, &w->ls[i].io, want) == -1)
+	for (i = 0; i < w->nls; i++) {
+		ls = &w->ls[i];
+		if (ls->io.fd == -1)
+			continue;
+		rv = 0;
+		if (!ls->ms)
+			rv = tk_io_want(w->l, &ls->io, want);
+		else if (want != 0 && w->npark == 0)
+			rv = tk_io_accept_start(w->l, &ls->io,
+			    worker_accepted);
+		else if (want == 0)
+			(void)tk_io_accept_stop(w->l, &ls->io);
+		if (rv == -1)
 			log_warn("thread %d: listener fd %d", w->id,
-			    w->ls[i].io.fd);
+			    ls->io.fd);
+	}
 }
 
+/* Pause accepting after what (errno) failed; see the top comment. */
 static void
-pause_accept(struct worker *w)
+pause_accept(struct worker *w, const char *what)
 {
 	uint64_t	skipped;
 
@@ -343,9 +620,9 @@ pause_accept(struct worker *w)
 	if (w->backoff > PAUSE_MAX)
 		w->backoff = PAUSE_MAX;
 	if (worker_warn_ok(w, WARN_EMFILE, &skipped))
-		log_warn("thread %d: accept4: pausing accepts for %llu ms "
+		log_warn("thread %d: %s: pausing accepts for %llu ms "
 		    "with %llu connection%s open (%llu similar suppressed)",
-		    w->id, (unsigned long long)(w->backoff / TK_MSEC),
+		    w->id, what, (unsigned long long)(w->backoff / TK_MSEC),
 		    (unsigned long long)w->nconns, w->nconns == 1 ? "" : "s",
 		    (unsigned long long)skipped);
 	w->emfile = 1;
@@ -392,6 +669,7 @@ worker_mem_resume(struct worker *w)
 	if (!w->mempaused)
 		return;
 	w->mempaused = 0;
+	park_soon(w);
 	if (!w->draining && !w->capped && !w->emfile)
 		listeners_want(w, TK_EV_READ);
 }
@@ -429,6 +707,7 @@ uncap(struct worker *w)
 		return;
 	w->capped = 0;
 	atomic_fetch_sub(&srv.ncapped, 1);
+	park_soon(w);
 	/*
 	 * The listener kept its ready bit (we never met EAGAIN), so an
 	 * edge backend queues it at once; a level one polls it again.
@@ -463,12 +742,20 @@ msg_resume(struct tk_loop *l, struct tk_msg *m)
 	uncap(w);
 }
 
-/* Tell main once when a draining worker holds no connection. */
+/*
+ * Tell main once when a draining worker holds no connection, none
+ * parked, and no listener whose multishot accept may still bring one.
+ */
 static void
 check_done(struct worker *w)
 {
-	if (!w->draining || w->nconns > 0 || w->done)
+	int	i;
+
+	if (!w->draining || w->nconns > 0 || w->npark > 0 || w->done)
 		return;
+	for (i = 0; i < w->nls; i++)
+		if (w->ls[i].io.fd != -1)
+			return;
 	w->done = 1;
 	/* Drained: the last records go out now, not a second later. */
 	if (w->alog_len > 0)
@@ -476,20 +763,27 @@ check_done(struct worker *w)
 	tk_loop_post(srv.l, &w->m_done);
 }
 
-/* Stop accepting: close the listeners; connections go on. */
+/*
+ * Stop accepting: close the listeners; connections go on.  A multishot
+ * accept may still bring what the kernel took before it saw the cancel:
+ * its listener is closed at its end (worker_accepted).
+ */
 static void
 msg_drain(struct tk_loop *l, struct tk_msg *m)
 {
 	struct worker	*w = m->arg;
+	struct listener	*ls;
 	int		 i;
 
 	if (w->draining)
 		return;
 	w->draining = 1;
 	for (i = 0; i < w->nls; i++) {
-		tk_io_stop(l, &w->ls[i].io);
-		close(w->ls[i].io.fd);
-		w->ls[i].io.fd = -1;
+		ls = &w->ls[i];
+		if (ls->io.fd == -1)
+			continue;
+		if (!ls->ms || tk_io_accept_stop(l, &ls->io) == 0)
+			(void)tk_io_close(l, &ls->io);
 	}
 	tk_timer_cancel(l, &w->pause_timer);
 	w->emfile = 0;
@@ -507,6 +801,7 @@ static void
 msg_force(struct tk_loop *l, struct tk_msg *m)
 {
 	struct worker	*w = m->arg;
+	int		 i;
 
 	if (!w->draining)
 		msg_drain(l, &w->m_drain);
@@ -514,6 +809,11 @@ msg_force(struct tk_loop *l, struct tk_msg *m)
 		log_info("thread %d: closing %llu %s", w->id,
 		    (unsigned long long)w->nconns, worker_sessions(w->nconns));
 	conn_close_all(w, CONN_SHUTDOWN);
+	/* Accepts not over yet: the loop closes what they still bring. */
+	for (i = 0; i < w->nls; i++)
+		if (w->ls[i].io.fd != -1)
+			(void)tk_io_close(l, &w->ls[i].io);
+	park_close_all(w);
 	check_done(w);
 }
 

@@ -6,17 +6,29 @@
  * order, for one socket and for many at once); a recv capped at a byte
  * count; stopping and resuming a
  * recv; closing with a recv and a send in flight, submitted or not; and
- * ENOTSUP on a readiness backend.  Each test skips where io_uring is not
- * compiled in or the kernel refuses it.
+ * ENOTSUP on a readiness backend.  Multishot accept on a TCP listener:
+ * connections from a full backlog and as they come, a stop from the
+ * callback (what the kernel took before the cancel still arrives, then
+ * the end) and with connects in flight, a close from the callback (the
+ * loop closes the rest), EMFILE and the refusal of old kernels handed
+ * up; no descriptor leaked (/proc/self/fd).  Each test skips where
+ * io_uring is not compiled in or the kernel refuses it.
  */
+#include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tenk/loop.h"
+#include "tenk/sock.h"
 #include "tenk/uring.h"
 #include "../t.h"
 
@@ -443,7 +455,342 @@ TEST(cqio_readiness_backend)
 	T_EQ(errno, ENOTSUP);
 	T_EQ(tk_loop_bufring(l, 2, 64), -1);
 	T_EQ(errno, ENOTSUP);
+	T_EQ(tk_io_accept_start(l, &x.io, NULL), -1);
+	T_EQ(errno, ENOTSUP);
+	T_EQ(tk_io_accept_stop(l, &x.io), 0);
 	close(x.io.fd);
 	close(x.peer);
+	tk_loop_free(l);
+}
+
+/* Multishot accept. */
+#define NACC	20
+#define ACC_MAX	64
+
+struct acc {
+	struct tk_io	 io;		/* the listener */
+	struct tk_addr	 addr;		/* where it listens */
+	int		 fds[ACC_MAX];	/* accepted, in order */
+	int		 nfd;
+	int		 err;		/* the last fd < 0 but -ECANCELED */
+	int		 ends;		/* -ECANCELED */
+	int		 at_first;	/* 1: stop, 2: close at the first fd */
+	int		 stopped;	/* what that stop returned */
+	int		 clients[ACC_MAX];
+	int		 ncl;
+	int		 readable;	/* as a readiness watcher */
+};
+
+static void
+acc_ready(struct tk_loop *l, struct tk_io *lio)
+{
+	struct acc	*a = lio->arg;
+
+	a->readable = 1;
+	T_EQ(tk_io_want(l, lio, 0), 0);
+}
+
+static void
+acc_cb(struct tk_loop *l, struct tk_io *lio, int fd)
+{
+	struct acc	*a = lio->arg;
+
+	if (fd == -ECANCELED) {
+		a->ends++;
+		return;
+	}
+	if (fd < 0) {
+		a->err = fd;
+		return;
+	}
+	T_LT(a->nfd, ACC_MAX);
+	a->fds[a->nfd++] = fd;
+	if (a->nfd == 1 && a->at_first == 1)
+		a->stopped = tk_io_accept_stop(l, lio);
+	else if (a->nfd == 1 && a->at_first == 2)
+		T_EQ(tk_io_close(l, lio), 0);
+}
+
+/* Descriptors open in this process. */
+static int
+nfds(void)
+{
+	DIR		*d;
+	struct dirent	*e;
+	int		 n = 0;
+
+	T_PTR(d = opendir("/proc/self/fd"));
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && atoi(e->d_name) != dirfd(d))
+			n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * The RLIMIT_NOFILE under which exactly room descriptor numbers are
+ * free: the kernel gives the lowest free number, and only below it.
+ */
+static rlim_t
+fd_limit_room(int room)
+{
+	int	fd;
+
+	for (fd = 0;; fd++)
+		if (fcntl(fd, F_GETFD) == -1 && errno == EBADF &&
+		    --room == 0)
+			return (rlim_t)fd + 1;
+}
+
+static void
+acc_open(struct acc *a)
+{
+	struct tk_addr	 any;
+	int		 fd;
+
+	memset(a, 0, sizeof(*a));
+	T_EQ(tk_addr_parse("127.0.0.1:0", -1, &any, NULL), 0);
+	T_SYS(fd = tk_sock_listen(&any, 128, 0));
+	T_SYS(tk_sock_local(fd, &a->addr));
+	tk_io_init(&a->io, fd, acc_ready, a);
+}
+
+/* Connections waiting in lfd's backlog (TCP_INFO of a listener). */
+static int
+backlog_len(int lfd)
+{
+	struct tcp_info	ti;
+	socklen_t	len = sizeof(ti);
+
+	T_SYS(getsockopt(lfd, IPPROTO_TCP, TCP_INFO, &ti, &len));
+	return (int)ti.tcpi_unacked;
+}
+
+/* n more clients; with wait, until all n wait in the backlog. */
+static void
+acc_connect(struct acc *a, int n, int wait)
+{
+	int	i, want = backlog_len(a->io.fd) + n;
+
+	T_LE(a->ncl + n, ACC_MAX);
+	for (i = 0; i < n; i++)
+		T_SYS(a->clients[a->ncl++] = tk_sock_connect(&a->addr, NULL));
+	for (i = 0; wait && i < 2000 && backlog_len(a->io.fd) < want; i++)
+		usleep(1000);
+	if (wait)
+		T_EQ(backlog_len(a->io.fd), want);
+}
+
+static void
+acc_until(struct tk_loop *l, const int *p, int v, const char *what)
+{
+	int	i;
+
+	for (i = 0; i < 2000 && *p < v; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	if (*p < v)
+		T_FAIL("%s: %d of %d after 2000 passes", what, *p, v);
+}
+
+/* Close what a test accepted and its clients; the listener if open. */
+static void
+acc_close(struct tk_loop *l, struct acc *a)
+{
+	int	i;
+
+	for (i = 0; i < a->nfd; i++)
+		T_SYS(close(a->fds[i]));
+	for (i = 0; i < a->ncl; i++)
+		T_SYS(close(a->clients[i]));
+	if (a->io.fd != -1)
+		T_EQ(tk_io_close(l, &a->io), 0);
+}
+
+TEST(cqio_accept)
+{
+	struct tk_loop		*l = cq_loop();
+	struct tk_loop_stats	 st;
+	struct acc		 a;
+	struct cw		 x;
+	int			 fd0 = nfds(), i;
+
+	acc_open(&a);
+	/* A full backlog at the first submission, then one at a time. */
+	acc_connect(&a, NACC, 1);
+	T_EQ(tk_io_accept_start(l, &a.io, acc_cb), 0);
+	acc_until(l, &a.nfd, NACC, "from the backlog");
+	for (i = 0; i < NACC; i++) {
+		acc_connect(&a, 1, 0);
+		acc_until(l, &a.nfd, NACC + i + 1, "one by one");
+	}
+	for (i = 0; i < a.nfd; i++) {
+		T_OK(fcntl(a.fds[i], F_GETFL) & O_NONBLOCK);
+		T_OK(fcntl(a.fds[i], F_GETFD) & FD_CLOEXEC);
+	}
+	T_EQ(a.err, 0);
+	T_EQ(a.ends, 0);
+	tk_loop_stats(l, &st);
+	T_UEQ(st.accepts, (uint64_t)(2 * NACC));
+
+	/* An accepting watcher neither receives nor sends, and back. */
+	T_EQ(tk_io_recv_start(l, &a.io, cw_recv, 0), -1);
+	T_EQ(errno, EBUSY);
+	cw_open(&x);
+	T_EQ(tk_io_recv_start(l, &x.io, cw_recv, 0), 0);
+	T_EQ(tk_io_accept_start(l, &x.io, acc_cb), -1);
+	T_EQ(errno, EBUSY);
+	T_EQ(tk_io_close(l, &x.io), 0);
+	close(x.peer);
+
+	acc_close(l, &a);
+	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
+	T_EQ(nfds(), fd0);
+	tk_loop_free(l);
+}
+
+/*
+ * A stop from the callback at the first of 20 connections the kernel
+ * took at once: the other 19 still arrive, then the end; later clients
+ * wait in the backlog until a start.  A stop with connects in flight:
+ * whatever arrives before the end is the caller's, the rest waits.
+ */
+TEST(cqio_accept_stop)
+{
+	struct tk_loop		*l = cq_loop();
+	struct tk_loop_stats	 st;
+	struct acc		 a;
+	int			 fd0 = nfds(), i, n;
+
+	acc_open(&a);
+	acc_connect(&a, NACC, 1);
+	a.at_first = 1;
+	T_EQ(tk_io_accept_start(l, &a.io, acc_cb), 0);
+	acc_until(l, &a.ends, 1, "the end after a stop");
+	T_EQ(a.stopped, 1);
+	T_EQ(a.nfd, NACC);
+	acc_connect(&a, 5, 1);
+	for (i = 0; i < 20; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(a.nfd, NACC);
+	T_EQ(backlog_len(a.io.fd), 5);
+	T_EQ(tk_io_accept_stop(l, &a.io), 0);
+	T_EQ(tk_io_accept_start(l, &a.io, acc_cb), 0);
+	acc_until(l, &a.nfd, NACC + 5, "after the restart");
+
+	acc_connect(&a, 10, 0);
+	T_EQ(tk_io_accept_stop(l, &a.io), 1);
+	acc_until(l, &a.ends, 2, "the end with connects in flight");
+	n = a.nfd;
+	for (i = 0; i < 20; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(a.nfd, n);
+	T_EQ(a.ends, 2);
+	T_EQ(a.err, 0);
+	tk_loop_stats(l, &st);
+	T_UEQ(st.accept_closed, 0);
+	acc_close(l, &a);
+	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
+	T_EQ(nfds(), fd0);
+	tk_loop_free(l);
+}
+
+/*
+ * A close from the callback at the first of 20: the loop closes the 19
+ * others, which no callback can take; a close before the accept was
+ * ever submitted.
+ */
+TEST(cqio_accept_close)
+{
+	struct tk_loop		*l = cq_loop();
+	struct tk_loop_stats	 st;
+	struct acc		 a;
+	int			 fd0 = nfds(), i;
+
+	acc_open(&a);
+	acc_connect(&a, NACC, 1);
+	a.at_first = 2;
+	T_EQ(tk_io_accept_start(l, &a.io, acc_cb), 0);
+	acc_until(l, &a.nfd, 1, "the first");
+	for (i = 0; i < 20; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(a.nfd, 1);
+	T_EQ(a.ends, 0);
+	tk_loop_stats(l, &st);
+	T_UEQ(st.accept_closed, (uint64_t)(NACC - 1));
+	acc_close(l, &a);
+
+	acc_open(&a);
+	acc_connect(&a, 5, 1);
+	T_EQ(tk_io_accept_start(l, &a.io, acc_cb), 0);
+	acc_close(l, &a);
+	for (i = 0; i < 20; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(a.nfd, 0);
+	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
+	T_EQ(nfds(), fd0);
+	tk_loop_free(l);
+}
+
+/*
+ * Out of descriptors: the connections that fit arrive, then -EMFILE
+ * and the accept is over; started again with room, it takes the rest.
+ */
+TEST(cqio_accept_emfile)
+{
+	struct tk_loop	*l = cq_loop();
+	struct rlimit	 rl, low;
+	struct acc	 a;
+	int		 i;
+
+	acc_open(&a);
+	acc_connect(&a, 5, 1);
+	/* Room for two connections (the loop's first pass opens nothing). */
+	tk_loop_run(l, TK_RUN_NOWAIT);
+	T_SYS(getrlimit(RLIMIT_NOFILE, &rl));
+	low = rl;
+	low.rlim_cur = fd_limit_room(2);
+	T_SYS(setrlimit(RLIMIT_NOFILE, &low));
+	T_EQ(tk_io_accept_start(l, &a.io, acc_cb), 0);
+	for (i = 0; i < 2000 && a.err == 0; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(a.err, -EMFILE);
+	T_EQ(a.nfd, 2);
+	T_EQ(tk_io_accept_stop(l, &a.io), 0);
+	T_SYS(setrlimit(RLIMIT_NOFILE, &rl));
+	a.err = 0;
+	T_EQ(tk_io_accept_start(l, &a.io, acc_cb), 0);
+	acc_until(l, &a.nfd, 5, "the rest with room");
+	T_EQ(a.err, 0);
+	acc_close(l, &a);
+	tk_loop_free(l);
+}
+
+/*
+ * A kernel that refuses multishot accept (as before 5.19): -EINVAL and
+ * the accept is over; the watcher may then watch readiness instead.
+ */
+TEST(cqio_accept_refused)
+{
+	struct tk_loop	*l;
+	struct acc	 a;
+	int		 i;
+
+	T_SYS(setenv("TK_IO_URING_NOACCEPT", "1", 1));
+	l = cq_loop();
+	T_SYS(unsetenv("TK_IO_URING_NOACCEPT"));
+	acc_open(&a);
+	acc_connect(&a, 1, 1);
+	T_EQ(tk_io_accept_start(l, &a.io, acc_cb), 0);
+	for (i = 0; i < 2000 && a.err == 0; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(a.err, -EINVAL);
+	T_EQ(a.nfd, 0);
+	T_EQ(tk_io_accept_stop(l, &a.io), 0);
+	tk_io_stop(l, &a.io);
+	T_EQ(tk_io_start(l, &a.io, TK_EV_READ), 0);
+	for (i = 0; i < 2000 && !a.readable; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(a.readable, 1);
+	acc_close(l, &a);
 	tk_loop_free(l);
 }
