@@ -42,6 +42,16 @@ cq_take(struct tk_loop *l, struct tk_io *io)
 	return 0;
 }
 
+/* io's first request went in: count it as a watcher of the loop. */
+static void
+cq_mark(struct tk_loop *l, struct tk_io *io)
+{
+	if (!io->cq) {
+		io->cq = 1;
+		l->nio++;
+	}
+}
+
 int
 tk_io_recv_start(struct tk_loop *l, struct tk_io *io, tk_recv_fn *fn,
     size_t max)
@@ -50,10 +60,7 @@ tk_io_recv_start(struct tk_loop *l, struct tk_io *io, tk_recv_fn *fn,
 		return -1;
 	if (l->ops->recv_start(l, io, fn, max) == -1)
 		return -1;
-	if (!io->cq) {
-		io->cq = 1;
-		l->nio++;
-	}
+	cq_mark(l, io);
 	return 0;
 }
 
@@ -77,10 +84,7 @@ tk_io_accept_start(struct tk_loop *l, struct tk_io *lio, tk_accept_fn *fn)
 		return -1;
 	if (l->ops->accept_start(l, lio, fn) == -1)
 		return -1;
-	if (!lio->cq) {
-		lio->cq = 1;
-		l->nio++;
-	}
+	cq_mark(l, lio);
 	return 0;
 }
 
@@ -102,9 +106,6 @@ tk_io_send(struct tk_loop *l, struct tk_io *io, const struct iovec *iov,
 	}
 	if (l->ops->send(l, io, iov, iovcnt, done) == -1)
 		return -1;
-	if (!io->cq) {
-		io->cq = 1;
-		l->nio++;
-	}
+	cq_mark(l, io);
 	return 0;
 }

@@ -91,6 +91,7 @@ wait_for 10 _nkids 2 || fail "master: workers: $(kids)"
 mv "$d/acc" "$d/acc.1"
 n=$(grep -c 'SIGUSR1: logs reopened' "$TENKD_LOG")
 kill -USR1 "$TENKD_PID"
+# _both: both workers logged a reopen since the count n was taken.
 _both() {
 	[ "$(grep -c 'SIGUSR1: logs reopened' "$TENKD_LOG")" -ge $((n + 2)) ]
 }
@@ -133,9 +134,6 @@ wait_for 10 _lines "$d/acc" 10 || fail "workers: access log"
 mv "$d/acc" "$d/acc.1"
 n=$(grep -c 'SIGUSR1: logs reopened' "$TENKD_LOG")
 kill -USR1 "$TENKD_PID"
-_both() {
-	[ "$(grep -c 'SIGUSR1: logs reopened' "$TENKD_LOG")" -ge $((n + 2)) ]
-}
 wait_for 10 _both || fail "workers: not reopened by both"
 "$TKCLI" echo -c 10 -b 10 "$ADDR" || fail "workers: echo after"
 wait_for 10 _lines "$d/acc" 10 || fail "workers: new log: $(cat "$d/acc")"
