@@ -38,10 +38,10 @@
 #define MEM_MIN_BUDGET	(64 * 1024)	/* --max-memory, unless 0 */
 #define POOL_MAXFREE	64		/* spare buffers kept per thread */
 /*
- * A queue that starts with at most POOL_SMALL bytes takes a small
- * buffer (512 bytes with its header and malloc's): on io_uring every
- * message is queued until its send completes, and a 64-byte one held
- * 16k of the pool for that time.
+ * On io_uring's completions a queue that starts with at most POOL_SMALL
+ * bytes takes a small buffer (512 bytes with its header and malloc's):
+ * every message is queued there until its send completes, and a
+ * 64-byte one held 16k of the pool for that time.
  */
 #define POOL_SMALL	(512 - 32)
 #define POOL_MAXSFREE	256		/* spare small ones kept */

@@ -128,7 +128,15 @@ worker_init(struct worker *w, int id, const int *lfds)
 		fatal("thread %d: io_uring buffer ring", id);
 	w->scratch = xmalloc(SCRATCH_SIZE);
 	tk_bufpool_init(&w->pool, POOL_BUFSIZE, POOL_MAXFREE);
-	tk_bufpool_small(&w->pool, POOL_SMALL, POOL_MAXSFREE);
+	/*
+	 * Small buffers only on completions, where every message waits in
+	 * a queue for its send.  On readiness a queue holds only what a
+	 * send left, rarely a few bytes: nothing to gain there, and under
+	 * ThreadSanitizer's allocator the memory budget's test went past
+	 * its RSS bound with them.
+	 */
+	if (w->cq)
+		tk_bufpool_small(&w->pool, POOL_SMALL, POOL_MAXSFREE);
 	conn_wheel_init(w);
 	tk_timer_init(&w->pause_timer, pause_end, w);
 	tk_timer_init(&w->park_timer, park_end, w);
