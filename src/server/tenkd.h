@@ -46,6 +46,7 @@
 #define POOL_SMALL	(512 - 32)
 #define POOL_MAXSFREE	256		/* spare small ones kept */
 #define ACCEPT_BATCH	64		/* accepts per listener turn */
+#define ACCEPT_BATCH_MAX 1024		/* ... doubled while it fills */
 #define PARK_MIN	256		/* accepted, waiting: first room */
 #define ACCESS_BUFSIZE	(32 * 1024)	/* access-log records per thread */
 
@@ -213,6 +214,7 @@ struct listener {
 	struct tk_io		 io;		/* arg: this listener */
 	struct worker		*w;
 	int			 idx;		/* into cfg.listen */
+	unsigned int		 batch;		/* accept4s this turn */
 	unsigned int		 ms:1;		/* by multishot accept */
 };
 
