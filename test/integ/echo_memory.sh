@@ -115,9 +115,10 @@ grep -q 'memory: .* queued, 90% of the 4.0 MiB budget' "$TENKD_LOG" ||
 
 rss1=$(rss_kb "$TENKD_PID")
 # The budget, two threads' spare buffers (2 MiB) and 2 MiB of slack;
-# ThreadSanitizer's shadow memory and allocator take about 4 times that.
+# ThreadSanitizer's shadow memory and allocator take 4 to 4.4 times that
+# (growth of 30.3 to 35.3 MiB over 5 runs on 2026-11-26), so 5 there.
 max=$(( rss0 + budget + 4096 ))
-[ "$(sanitizer)" = thread ] && max=$(( rss0 + 4 * (budget + 4096) ))
+[ "$(sanitizer)" = thread ] && max=$(( rss0 + 5 * (budget + 4096) ))
 [ "$rss1" -le "$max" ] ||
     fail "VmRSS $rss0 -> $rss1 KiB, bound $max KiB"
 
