@@ -16,7 +16,14 @@ tenkd_start echo --threads 1 --ring-buffers 4
 tenkd_completions || skip "io_uring here has no completion data path"
 "$TKCLI" echo -c 50 -b 256k -w 64k "$ADDR" || fail "echo through a ring of 4"
 s=$(tenkd_stats) || exit 1
-[ "$(stat_val "$s" ring-dry)" -gt 0 ] || fail "the ring never ran dry: $s"
+# Under ThreadSanitizer at a high load the clients can be too slow to
+# fill 64 KiB between two of tenkd's waits (seen once at load 13): the
+# count is said there, and required in the other builds.
+if [ "$(sanitizer)" = thread ]; then
+	echo "ring-dry $(stat_val "$s" ring-dry)"
+else
+	[ "$(stat_val "$s" ring-dry)" -gt 0 ] || fail "the ring never ran dry: $s"
+fi
 [ "$(stat_val "$s" eof)" -eq 50 ] || fail "closes: $s"
 kill "$TENKD_PID"
 wait_exit 10 "$TENKD_PID"
