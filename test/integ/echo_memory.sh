@@ -9,7 +9,7 @@
 # limit or physical memory; where the machine lets us (root and a memory
 # controller) it is checked in a cgroup of our own, else against the
 # cgroup or memory this script runs in.
-# backends: epoll io_uring
+# backends: epoll
 # timeout: 120
 . "$(dirname "$0")/lib.sh"
 

@@ -4,7 +4,7 @@
 # the queues toward them with what the upstream echoes back.  tenkd
 # stays alive, the bytes queued stay within --max-memory, sessions are
 # closed for "memory", and a normal client is still served byte-exact.
-# backends: epoll io_uring
+# backends: epoll
 # timeout: 120
 . "$(dirname "$0")/lib.sh"
 
