@@ -207,6 +207,10 @@ read_end(struct dp_flow *f, ssize_t n)
 {
 	f->stop = 1;
 	if (n == 0) {
+		if (f->more != NULL && f->more(f)) {
+			tk_io_block(f->src, TK_EV_READ);
+			return 0;
+		}
 		*f->flags |= DP_F_EOF;
 		return 0;
 	}

@@ -63,8 +63,8 @@ struct {
 const volatile __u64 fp_flags = 0;
 
 /*
- * Redirect or pass skb; returns the peer's cookie (or index) in *peer
- * when it is to be redirected, else 0.
+ * Redirect or pass skb: returns 1 with the peer's cookie (or index) in
+ * *peer to redirect it, 0 to pass it, -1 to drop it (a FIN).
  */
 static __always_inline int
 fp_judge(struct __sk_buff *skb, __u64 *peer)
@@ -76,13 +76,16 @@ fp_judge(struct __sk_buff *skb, __u64 *peer)
 
 	/*
 	 * A FIN comes as a segment of no bytes (tcp_read_skb hands it over
-	 * too): passed, it makes recv(2) return 0.  Redirected, the peer's
-	 * send of nothing counts as a failure that breaks the peer's psock:
-	 * on Linux 6.18 its next passed segments are dropped and recv says
-	 * EPIPE (unit/fastpath_halfclose).
+	 * too), after TCP has marked the socket shut for reading, which is
+	 * all recv(2) needs to return 0.  Dropped here, since on Linux 6.18
+	 * either other verdict breaks a psock: redirected, the peer's send
+	 * of nothing; passed behind segments that wait for receive memory,
+	 * the work item's queueing of nothing.  Either counts as a hard
+	 * error: the psock stops, reports EPIPE and drops every segment
+	 * after (unit/fastpath_halfclose, integ/proxy_fastpath).
 	 */
 	if (len == 0)
-		return 0;
+		return -1;
 	if ((ctl = bpf_map_lookup_elem(&fp_ctl, &cookie)) == NULL ||
 	    (out = bpf_map_lookup_elem(&fp_out, &cookie)) == NULL)
 		return 0;
@@ -104,9 +107,10 @@ int
 fp_verdict(struct __sk_buff *skb)
 {
 	__u64	peer;
+	int	r;
 
-	if (!fp_judge(skb, &peer))
-		return SK_PASS;
+	if ((r = fp_judge(skb, &peer)) != 1)
+		return r == 0 ? SK_PASS : SK_DROP;
 	return bpf_sk_redirect_hash(skb, &fp_socks, &peer, fp_flags);
 }
 
@@ -115,9 +119,10 @@ int
 fp_verdict_map(struct __sk_buff *skb)
 {
 	__u64	peer;
+	int	r;
 
-	if (!fp_judge(skb, &peer))
-		return SK_PASS;
+	if ((r = fp_judge(skb, &peer)) != 1)
+		return r == 0 ? SK_PASS : SK_DROP;
 	return bpf_sk_redirect_map(skb, &fp_sockmap, (__u32)peer, fp_flags);
 }
 

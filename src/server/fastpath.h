@@ -28,6 +28,7 @@ struct fp_dir {
 	uint64_t	 counted;	/* fp_out.bytes counted by the caller */
 	uint64_t	 tbase;		/* taken at the first grant */
 	uint64_t	 rbase;		/* bytes tenkd had read from src then */
+	uint64_t	 rpair;		/* ... and when it went into the map */
 	uint8_t		 synced;	/* tbase and rbase are set */
 	uint8_t		 granted;	/* the kernel may redirect */
 };
@@ -43,5 +44,6 @@ int		 fastpath_readable(int);
 int		 fastpath_grant(int, int, struct fp_dir *, uint64_t, uint64_t,
 		    uint64_t);
 int		 fastpath_drained(int, struct fp_dir *);
+int		 fastpath_unread(const struct fp_dir *, uint64_t);
 
 #endif /* TENK_SERVER_FASTPATH_H */

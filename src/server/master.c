@@ -329,6 +329,8 @@ snap_add(struct msnap *a, const struct msnap *b, int gauges, int ul)
 	a->st.bytes_in += b->st.bytes_in;
 	a->st.bytes_out += b->st.bytes_out;
 	a->st.spliced += b->st.spliced;
+	a->st.fpbytes += b->st.fpbytes;
+	a->st.fpsess += b->st.fpsess;
 	a->st.noport += b->st.noport;
 	a->st.iterations += b->st.iterations;
 	a->st.ring_dry += b->st.ring_dry;

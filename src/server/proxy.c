@@ -38,6 +38,11 @@
  * --max-conns counts sockets: the client's unit is taken by worker.c
  * before accept, the upstream's here, and both go back through
  * worker_conn_gone().
+ *
+ * --fastpath sockmap: once connected, a session's sockets go into a BPF
+ * map and a direction whose queue is empty is forwarded by the kernel
+ * until something needs tenkd (a FIN, an RST, a full window); pxfast.c
+ * keeps that state behind s->fp, which only such sessions allocate.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -90,6 +95,7 @@ struct psess {
 	struct tk_bufq		 upq;	/* toward the upstream */
 	struct tk_timer		 timer;	/* connect, fin timeout */
 	struct upstream		*u;	/* picked, or NULL */
+	struct pxfast		*fp;	/* --fastpath, or NULL */
 	const char		*why;	/* termination detail */
 	uint64_t		 tried;	/* bitmask of upstreams */
 	uint64_t		 in;	/* bytes from the client */
@@ -109,6 +115,7 @@ struct psess {
 	unsigned int		 unit:1; /* upstream's --max-conns unit */
 	unsigned int		 perip:1; /* counted per IP */
 	unsigned int		 fin_armed:1;
+	unsigned int		 fp_tried:1; /* the map refused it */
 };
 
 struct pxconf	 pxcf = {
@@ -133,6 +140,8 @@ static void	no_port(struct worker *, struct psess *, struct upstream *,
 static int	connect_next(struct worker *, struct psess *, int);
 static int	connect_done(struct worker *, struct psess *);
 static void	flow(struct psess *, int, struct dp_flow *);
+static int	more_c2u(struct dp_flow *);
+static int	more_u2c(struct dp_flow *);
 static int	pump(struct worker *, struct psess *, struct dp_flow *, int);
 static void	set_wants(struct worker *, struct psess *,
 		    const struct dp_flow *);
@@ -143,6 +152,7 @@ static void	access_line(struct worker *, struct psess *, const char *);
 static size_t	queued(const struct conn *);
 static struct conn *proxy_flow(struct tk_io *, int, struct dp_flow *);
 static int	proxy_peer(void);
+static void	proxy_idle(struct worker *, struct conn *);
 
 const struct proto proto_proxy = {
 	.name = "proxy",
@@ -154,6 +164,7 @@ const struct proto proto_proxy = {
 	.queued = queued,
 	.flow = proxy_flow,
 	.peer = proxy_peer,
+	.idle = proxy_idle,
 	.own_log = 1,
 };
 
@@ -204,6 +215,19 @@ proxy_peer(void)
 {
 	return pxcf.max_per_ip > 0 || pxcf.balance == BALANCE_SOURCE ||
 	    pxcf.send_proxy != 0;
+}
+
+/*
+ * proto->idle: before the idle wheel or the fin timeout judges s, the
+ * kernel's activity on it (--fastpath).
+ */
+static void
+proxy_idle(struct worker *w, struct conn *c)
+{
+	struct psess	*s = (struct psess *)c;
+
+	if (s->fp != NULL)
+		pxfast_touch(w, s->fp, c);
 }
 
 /* The run-queue handler of the upstream watcher. */
@@ -391,6 +415,7 @@ px_timer(struct tk_loop *l, struct tk_timer *t)
 	 * request sent with its FIN, a long reply) is not cut.  Activity
 	 * only moved c->last; here the deadline catches up.
 	 */
+	proxy_idle(w, &s->c);
 	last = conn_last_ns(&s->c, tk_loop_now(l));
 	if (tk_loop_now(l) - last < pxcf.fin_timeout &&
 	    tk_timer_arm_at(l, t, last + pxcf.fin_timeout) == 0)
@@ -442,6 +467,15 @@ proxy_step(struct worker *w, struct conn *c)
 	if (pump(w, s, fl, s->first_dir) == -1 ||
 	    pump(w, s, fl, s->first_dir ^ 1) == -1)
 		return;
+	if (s->fp == NULL && !s->fp_tried && srv.cfg.fastpath && !w->cq &&
+	    s->sp[C2U].pipe == NULL && s->sp[U2C].pipe == NULL) {
+		/* Connected and read: the kernel may take it from here. */
+		s->fp_tried = 1;
+		if ((s->fp = pxfast_new(w, c, fl)) != NULL) {
+			pxfast_grant(w, s->fp, C2U, &fl[C2U]);
+			pxfast_grant(w, s->fp, U2C, &fl[U2C]);
+		}
+	}
 	if ((s->flags[C2U] & s->flags[U2C]) & DP_F_SHUT) {
 		end(w, s, s->first_fin, "eof", CONN_EOF);
 		return;
@@ -470,6 +504,10 @@ set_wants(struct worker *w, struct psess *s, const struct dp_flow *fl)
 	else {
 		cw = dp_want_src(&fl[C2U]) | dp_want_dst(&fl[U2C]);
 		uw = dp_want_src(&fl[U2C]) | dp_want_dst(&fl[C2U]);
+		if (s->fp != NULL) {
+			cw &= pxfast_want(s->fp, C2U);
+			uw &= pxfast_want(s->fp, U2C);
+		}
 	}
 	if ((!w->cq && tk_io_want(w->l, &s->c.io, cw) == -1) ||
 	    (s->up.fd != -1 &&
@@ -488,10 +526,30 @@ flow(struct psess *s, int d, struct dp_flow *f)
 	f->dst = d == C2U ? &s->up : &s->c.io;
 	f->q = d == C2U ? &s->upq : &s->c.outq;
 	f->flags = &s->flags[d];
-	f->sp = srv.cfg.splice ? &s->sp[d] : NULL;
+	/* splice(2) reads past a socket in the map: it sees no passed byte. */
+	f->sp = srv.cfg.splice && s->fp == NULL ? &s->sp[d] : NULL;
 	f->nin = d == C2U ? &s->in : &s->rx;
 	f->nout = d == C2U ? &s->tx : &s->out;
 	f->c = &s->c;
+	if (s->fp != NULL)
+		f->more = d == C2U ? more_c2u : more_u2c;
+}
+
+/* A flow's more (dpath.c): the fast path's bytes behind a FIN. */
+static int
+more_c2u(struct dp_flow *f)
+{
+	struct psess	*s = (struct psess *)f->c;
+
+	return pxfast_more(s->c.io.arg, s->fp, C2U, f);
+}
+
+static int
+more_u2c(struct dp_flow *f)
+{
+	struct psess	*s = (struct psess *)f->c;
+
+	return pxfast_more(s->c.io.arg, s->fp, U2C, f);
 }
 
 /*
@@ -523,6 +581,8 @@ pump(struct worker *w, struct psess *s, struct dp_flow *fl, int d)
 	int		 src = d == C2U ? WHO_CLIENT : WHO_UPSTREAM;
 	int		 dst = d == C2U ? WHO_UPSTREAM : WHO_CLIENT;
 
+	if (s->fp != NULL && pxfast_pump(w, s->fp, d, f))
+		return 0;
 	if (dp_pump(w, f, &budget) == -1) {
 		if (f->err == DP_ERR_NOMEM)
 			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
@@ -533,6 +593,8 @@ pump(struct worker *w, struct psess *s, struct dp_flow *fl, int d)
 	s->budget = (uint32_t)budget;
 	if ((s->flags[d] & DP_F_EOF) && s->first_fin == WHO_NONE)
 		s->first_fin = src;
+	if (s->fp != NULL)
+		pxfast_grant(w, s->fp, d, f);
 	return 0;
 }
 
@@ -572,6 +634,7 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 {
 	struct psess	*s = (struct psess *)c;
 	const char	*phase;
+	uint64_t	 moved[2];
 
 	if (s->who == WHO_NONE) {
 		s->who = reason == CONN_TIMEOUT ? WHO_TIMEOUT : WHO_TENKD;
@@ -589,6 +652,15 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 	tk_timer_cancel(w->l, &s->timer);
 	if (s->up.fd != -1)
 		(void)tk_io_close(w->l, &s->up);
+	if (s->fp != NULL) {
+		/* What the kernel moved counts as tenkd's own did. */
+		pxfast_end(w, s->fp, moved);
+		s->fp = NULL;
+		s->in += moved[C2U];
+		s->tx += moved[C2U];
+		s->rx += moved[U2C];
+		s->out += moved[U2C];
+	}
 	tk_bufq_clear(&s->upq, &w->pool);
 	dp_splice_end(w, &s->sp[C2U]);
 	dp_splice_end(w, &s->sp[U2C]);

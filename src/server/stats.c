@@ -98,6 +98,8 @@ stats_add(struct stats *dst, const struct stats *src)
 	dst->bufs_free += src->bufs_free;
 	dst->noport += src->noport;
 	dst->spliced += src->spliced;
+	dst->fpbytes += src->fpbytes;
+	dst->fpsess += src->fpsess;
 	dst->nopipe += src->nopipe;
 	dst->pipes += src->pipes;
 	dst->piped += src->piped;
@@ -111,7 +113,8 @@ stats_add(struct stats *dst, const struct stats *src)
 /*
  * "stats thread 0: accepted 12 active 2 closed eof 9 reset 1 ... memory 0
  * proxy-header 0 in 123 out 123 bufs 0 spare 4", and in proxy mode
- * " no-port 0 spliced 0 nopipe 0 pipes 0 piped 0", logged at level info.
+ * " no-port 0 spliced 0 nopipe 0 pipes 0 piped 0 fastpath 0
+ * fastpath-bytes 0", logged at level info.
  */
 static void
 stats_log(const char *who, const struct stats *s)
@@ -131,17 +134,21 @@ stats_log(const char *who, const struct stats *s)
 	/*
 	 * The proxy's own: clients closed for want of a local port, bytes
 	 * sent by splice(2), bulk flows that found no pipe, pipes in use
-	 * and the bytes in them.
+	 * and the bytes in them, sessions and bytes the kernel forwarded
+	 * (--fastpath).
 	 */
 	noport[0] = '\0';
 	if (srv.proto == &proto_proxy)
 		snprintf(noport, sizeof(noport), " no-port %llu spliced %llu "
-		    "nopipe %llu pipes %llu piped %llu",
+		    "nopipe %llu pipes %llu piped %llu fastpath %llu "
+		    "fastpath-bytes %llu",
 		    (unsigned long long)s->noport,
 		    (unsigned long long)s->spliced,
 		    (unsigned long long)s->nopipe,
 		    (unsigned long long)s->pipes,
-		    (unsigned long long)s->piped);
+		    (unsigned long long)s->piped,
+		    (unsigned long long)s->fpsess,
+		    (unsigned long long)s->fpbytes);
 	/*
 	 * io_uring's completion data path: the ring ran dry, the CQ full,
 	 * connections by multishot accept and those it brought that were

@@ -9,7 +9,8 @@
  * The relay here does what tenkd's does per direction (pxfast.c): let
  * the kernel forward under a grant; when the source turns readable (a
  * segment passed, a FIN, an RST), wait for the redirect to drain, copy
- * what is passed itself, then grant again.  The tests check the bytes
+ * what is passed itself, then grant again; a recv of 0 is the end only
+ * once every passed byte was read.  The tests check the bytes
  * exactly (small messages, 1 GiB each way), the FIN after the last
  * redirected byte, what an RST with bytes in the redirect does, a slow
  * reader's bound and a direction that falls back mid-stream.  Each
@@ -180,10 +181,13 @@ rdir_step(struct rdir *r)
 			r->copied += n;
 			continue;
 		}
-		if (n == 0) {
+		/* Not the end while passed bytes are on their way. */
+		if (n == 0 && fastpath_unread(r->d, r->copied) != 1) {
 			r->eof = 1;
 			continue;
 		}
+		if (n == 0)
+			return;
 		if (errno != EAGAIN) {
 			r->err = errno;
 			return;
