@@ -66,6 +66,21 @@ wait_line 10 "$T/acc3" 'in=250000 out=300000 tries=1 upstream/eof eof' ||
     fail "access log: $(cat "$T/acc3")"
 [ "$(fp_bytes)" -gt 0 ] || fail "nothing forwarded by the kernel"
 
+# Clients that send and never read: the kernel holds at most a window
+# per direction in the redirect (unit/fastpath_slow_reader measures it),
+# tenkd at most --buffer-limit, and others are served meanwhile.
+n=20
+fp_start --threads 1 -u "$UPADDR" --buffer-limit 16k
+"$TKCLI" noread -c "$n" "$ADDR" >"$T/nr" 2>&1 &
+nr=$!
+track "$nr"
+wait_line 60 "$T/nr" '^stalled' || fail "noread: $(cat "$T/nr")"
+"$TKCLI" echo -c 10 -b 1-256k "$ADDR" || fail "others starved"
+s=$(tenkd_stats) || exit 1
+echo "slow readers: $(cat "$T/nr"); $s"
+[ "$(stat_val "$s" bufs)" -le $((n * 4 + 8)) ] || fail "pool buffers: $s"
+kill -KILL "$nr"
+
 # Idle timeout: silent sessions go; talking ones, whose bytes only the
 # kernel sees, stay.
 fp_start --threads 1 -u "$UPADDR" --idle-timeout 2s --access-log "$T/acc4"

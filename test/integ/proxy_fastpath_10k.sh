@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# --fastpath sockmap at scale: 1 GiB each way through one session,
+# checked byte by byte with exact counts in the access log (a bulk
+# stream: the kernel forwards what it can, tenkd copies the rest); then
+# 10,000 sessions open at once (as proxy_10k.sh: --workers 2, whose
+# processes share the map), ping-ponging verified messages through the
+# kernel, every one served without error.  Sized from RLIMIT_NOFILE;
+# skips where tenkd cannot load the program.
+# backends: epoll
+# timeout: 300
+. "$(dirname "$0")/lib.sh"
+
+upstream_start --threads 2
+tenkd_start proxy --threads 1 -u "$UPADDR" --fastpath sockmap \
+    --access-log "$T/acc"
+grep -q 'sessions forwarded by the kernel' "$TENKD_LOG" ||
+    skip "$(grep -- '--fastpath' "$TENKD_LOG")"
+"$TKCLI" echo -c 1 -b 1g -w 64k "$ADDR" || fail "1 GiB each way"
+wait_line 10 "$T/acc" "in=1073741824 out=1073741824 tries=1 \
+client/eof eof\$" || fail "access log: $(cat "$T/acc")"
+s=$(tenkd_stats) || exit 1
+echo "1 GiB: kernel $(stat_val "$s" fastpath-bytes) bytes"
+kill "$TENKD_PID"
+wait_exit 10 "$TENKD_PID"
+
+n=10000
+lim=$(nofile)
+if [ "$lim" != unlimited ] && [ "$lim" -lt $((n + 200)) ]; then
+	n=$((lim - 200))
+	echo "ulimit -n $lim: $n sessions"
+fi
+mu=0
+[ "$(sanitizer)" = thread ] && mu=$((n / 10))
+tenkd_start proxy --workers 2 --threads 1 -u "$UPADDR" --fastpath sockmap
+timeout 150 "$TENKLOAD" -M pingpong -c "$n" -t 2 --connect-rate 2000 \
+    --warmup 2s --max-unserved "$mu" -d 5s -s 64 --json "$T/r.json" \
+    "$ADDR" >"$T/out" 2>"$T/err" ||
+    fail "tenkload: $(tail -n 5 "$T/out" "$T/err")"
+for k in requested established open_at_end; do
+	v=$(json_get "$T/r.json" connections.$k)
+	[ "$v" -eq "$n" ] || fail "connections.$k is $v, not $n"
+done
+[ "$(json_get "$T/r.json" errors.total)" -eq 0 ] ||
+    fail "errors: $(cat "$T/out")"
+grep -i 'msgs/s' "$T/out" | head -n 2
+# Both workers' figures: /metrics sums them.
+m=$(http_get "http://$METRICS/metrics") || fail "no /metrics"
+fs=$(echo "$m" | sed -n 's/^tenkd_fastpath_sessions_total \([0-9]*\)$/\1/p')
+fb=$(echo "$m" | sed -n 's/^tenkd_fastpath_bytes_total \([0-9]*\)$/\1/p')
+echo "10,000 sessions: $fs in the map, $fb bytes by the kernel"
+[ "$fs" -ge "$n" ] || fail "sessions in the map: $fs of $n"
+[ "$fb" -gt 0 ] || fail "no byte forwarded by the kernel"
+"$TKCLI" echo -c 10 -b 1-64k "$ADDR" || fail "echo after the load"
+pass
