@@ -12,6 +12,9 @@
 #   @LISTEN@    127.0.0.1:PORT the proxy must listen on (a free port)
 #   @UPSTREAM@  127.0.0.1:PORT of the echo upstream
 #   @DIR@       a per-run directory (pid files, error logs, configs)
+#   @THREADS@   tenkd's threads and workers for the run (-t 2, or
+#               --workers 2 -t 1 where one process cannot hold the
+#               sockets), for a tenkd variant run as a peer
 # A template is written to @DIR@/NAME-OF-TEMPLATE without a trailing ".in".
 # For example, with the configs in test/bench/proxy/ (HAProxy and nginx
 # themselves are not part of tenk; Debian: haproxy, nginx,
@@ -185,7 +188,7 @@ start_upstream() {
 
 subst() {
 	sed -e "s|@LISTEN@|$ADDR|g" -e "s|@UPSTREAM@|$UADDR|g" \
-	    -e "s|@DIR@|$RUNDIR|g"
+	    -e "s|@DIR@|$RUNDIR|g" -e "s|@THREADS@|$TARGS|g"
 }
 
 # start_proxy NAME CONNS: PPID_, ADDR, RUNDIR
@@ -196,16 +199,18 @@ start_proxy() {
 	RUNDIR=$OUT/run-$1-$2-$PHASE$r
 	rm -rf "$RUNDIR"
 	mkdir -p "$RUNDIR" || die "mkdir $RUNDIR"
+	if [ $((2 * $2 + 100)) -lt "$NOFILE" ]; then
+		TARGS="-t 2"
+	else
+		TARGS="--workers 2 -t 1"
+	fi
 	for t in $TEMPLATES; do
 		b=$(basename "$t" .in)
 		subst <"$t" >"$RUNDIR/$b"
 	done
 	if [ "$1" = tenkd ]; then
-		if [ $((2 * $2 + 100)) -lt "$NOFILE" ]; then
-			set -- "$1" "$2" -t 2
-		else
-			set -- "$1" "$2" --workers 2 -t 1
-		fi
+		# shellcheck disable=SC2086 # split on purpose
+		set -- "$1" "$2" $TARGS
 		shift 2
 		# shellcheck disable=SC2086 # split on purpose
 		"$TENKD" proxy -u "$UADDR" -l "$ADDR" "$@" $XARGS \
