@@ -75,6 +75,8 @@
 #include "fastpath.skel.h"
 
 static struct fastpath	*skel;
+
+static void	fastpath_unload(void);
 static int		 fd_socks = -1, fd_ctl = -1, fd_out = -1;
 static int		 bymap;		/* FP_O_SOCKMAP */
 
@@ -160,20 +162,14 @@ fastpath_load(int maxsocks, unsigned int opts, char *why, size_t size)
 	return -1;
 }
 
-/* Unload: sockets still in the maps leave them.  For the tests' end. */
-void
+/* Unload after a failed load: what was made of the program goes. */
+static void
 fastpath_unload(void)
 {
 	if (skel != NULL)
 		fastpath__destroy(skel);
 	skel = NULL;
 	fd_socks = fd_ctl = fd_out = -1;
-}
-
-int
-fastpath_loaded(void)
-{
-	return skel != NULL;
 }
 
 /* What the program did with src's bytes; 0, or -1 with errno. */
@@ -266,17 +262,6 @@ fastpath_load(int maxsocks, unsigned int opts, char *why, size_t size)
 	    "bpftool)");
 	errno = ENOSYS;
 	return -1;
-}
-
-void
-fastpath_unload(void)
-{
-}
-
-int
-fastpath_loaded(void)
-{
-	return 0;
 }
 
 int

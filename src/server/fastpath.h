@@ -34,8 +34,6 @@ struct fp_dir {
 };
 
 int		 fastpath_load(int, unsigned int, char *, size_t);
-void		 fastpath_unload(void);
-int		 fastpath_loaded(void);
 int		 fastpath_pair(int, int, uint32_t, uint32_t, struct fp_dir *);
 void		 fastpath_forget(struct fp_dir *);
 int		 fastpath_out(const struct fp_dir *, struct fp_out *);
