@@ -342,6 +342,41 @@ SPAN_AWK='
 			sg = (s1 - s0) / (rate * span)
 			fr = uu > 0 ? pu / (2 * uu) : "nan" }'
 
+COST_HDR=conns,run,server,msgs_s,p50_us,p99_us,proxy_us_msg,up_us_msg,cli_us_msg,proxy_util,established,errors,load1,unserved,segs_msg,p999_us,floor_ratio,machine_us_msg
+
+# sampled SAMPLES: with the client just started in the background
+# ($!), sample the costs into SAMPLES until it ends, then stop the
+# proxy and the upstream.
+sampled() {
+	LPID=$!
+	sampler "$1" "$LPID" &
+	XPID=$!
+	wait "$LPID"
+	LPID=
+	wait "$XPID"
+	XPID=
+	stop_all
+}
+
+# cost_row JSON SAMPLES: one CSV row (columns as in pingpong.csv) of the
+# run $c/$r/$s from tenkload's JSON report and the sampler's lines.
+cost_row() {
+	awk -v a="$(jget "$1" time.measure_start_us)" \
+	    -v b="$(jget "$1" time.measure_end_us)" -v hz="$HZ" \
+	    -v c="$c" -v r="$r" -v s="$s" \
+	    -v rate="$(jget "$1" traffic.msgs_per_s)" \
+	    -v p50="$(jget "$1" latency.p50)" \
+	    -v p99="$(jget "$1" latency.p99)" \
+	    -v p999="$(jget "$1" latency.p99.9)" \
+	    -v uns="$(jget "$1" connections.unserved)" \
+	    -v est="$(jget "$1" connections.established)" \
+	    -v err="$(jget "$1" errors.total)" -v l="$(load1)" '
+	'"$SPAN_AWK"'
+		printf "%s,%s,%s,%.0f,%.1f,%.1f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.1f,%s,%s\n",
+		    c, r, s, rate, p50 / 1e3, p99 / 1e3, pu, uu, cu,
+		    px, est, err, l, uns, sg, p999 / 1e3, fr, mu }' "$2"
+}
+
 # better CSV COL ME: per connection count and run, ME's column COL over
 # that of the peer with the highest msgs/s (column 4) in the same run,
 # "conns ratio"; tenkd and its variants (tenkd*) are no peers.
@@ -361,7 +396,7 @@ better() {
 if [ "$RUNS" -gt 0 ]; then
 PP=$OUT/pingpong.csv
 PHASE=
-echo "conns,run,server,msgs_s,p50_us,p99_us,proxy_us_msg,up_us_msg,cli_us_msg,proxy_util,established,errors,load1,unserved,segs_msg,p999_us,floor_ratio,machine_us_msg" >"$PP"
+echo "$COST_HDR" >"$PP"
 for c in $CONNS; do
 	r=1
 	while [ "$r" -le "$RUNS" ]; do
@@ -373,29 +408,8 @@ for c in $CONNS; do
 			    -d "${DUR}s" --warmup "${WARM}s" --connect-rate "$RATE" \
 			    --source "$SRC" --max-errors 1000000 --json "$j" \
 			    "$ADDR" >"$OUT/pp-$c-$r-$s.out" 2>&1 &
-			LPID=$!
-			sampler "$OUT/samples-$c-$r-$s" "$LPID" &
-			XPID=$!
-			wait "$LPID"
-			LPID=
-			wait "$XPID"
-			XPID=
-			stop_all
-			ms=$(jget "$j" time.measure_start_us)
-			me=$(jget "$j" time.measure_end_us)
-			awk -v a="$ms" -v b="$me" -v hz="$HZ" -v c="$c" -v r="$r" \
-			    -v s="$s" -v rate="$(jget "$j" traffic.msgs_per_s)" \
-			    -v p50="$(jget "$j" latency.p50)" \
-			    -v p99="$(jget "$j" latency.p99)" \
-			    -v p999="$(jget "$j" latency.p99.9)" \
-			    -v uns="$(jget "$j" connections.unserved)" \
-			    -v est="$(jget "$j" connections.established)" \
-			    -v err="$(jget "$j" errors.total)" -v l="$(load1)" '
-			'"$SPAN_AWK"'
-				printf "%s,%s,%s,%.0f,%.1f,%.1f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.1f,%s,%s\n",
-				    c, r, s, rate, p50 / 1e3, p99 / 1e3, pu, uu, cu,
-				    px, est, err, l, uns, sg, p999 / 1e3, fr, mu }' \
-			    "$OUT/samples-$c-$r-$s" >>"$PP"
+			sampled "$OUT/samples-$c-$r-$s"
+			cost_row "$j" "$OUT/samples-$c-$r-$s" >>"$PP"
 			tail -n 1 "$PP" >&2
 		done
 		r=$((r + 1))
@@ -611,7 +625,7 @@ if [ "$ORATE" -gt 0 ] && [ "$RUNS" -gt 0 ]; then
 	OL=$OUT/openloop.csv
 	PHASE=ol
 	c=$OCONNS
-	echo "conns,run,server,msgs_s,p50_us,p99_us,proxy_us_msg,up_us_msg,cli_us_msg,proxy_util,established,errors,load1,unserved,segs_msg,p999_us,floor_ratio,machine_us_msg" >"$OL"
+	echo "$COST_HDR" >"$OL"
 	r=1
 	while [ "$r" -le "$RUNS" ]; do
 		for s in $SERVERS; do
@@ -623,29 +637,8 @@ if [ "$ORATE" -gt 0 ] && [ "$RUNS" -gt 0 ]; then
 			    --connect-rate "$RATE" --source "$SRC" \
 			    --max-errors 1000000 --json "$j" \
 			    "$ADDR" >"$OUT/ol-$c-$r-$s.out" 2>&1 &
-			LPID=$!
-			sampler "$OUT/olsamples-$c-$r-$s" "$LPID" &
-			XPID=$!
-			wait "$LPID"
-			LPID=
-			wait "$XPID"
-			XPID=
-			stop_all
-			awk -v a="$(jget "$j" time.measure_start_us)" \
-			    -v b="$(jget "$j" time.measure_end_us)" -v hz="$HZ" \
-			    -v c="$c" -v r="$r" -v s="$s" \
-			    -v rate="$(jget "$j" traffic.msgs_per_s)" \
-			    -v p50="$(jget "$j" latency.p50)" \
-			    -v p99="$(jget "$j" latency.p99)" \
-			    -v p999="$(jget "$j" latency.p99.9)" \
-			    -v uns="$(jget "$j" connections.unserved)" \
-			    -v est="$(jget "$j" connections.established)" \
-			    -v err="$(jget "$j" errors.total)" -v l="$(load1)" '
-			'"$SPAN_AWK"'
-				printf "%s,%s,%s,%.0f,%.1f,%.1f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.1f,%s,%s\n",
-				    c, r, s, rate, p50 / 1e3, p99 / 1e3, pu, uu, cu,
-				    px, est, err, l, uns, sg, p999 / 1e3, fr, mu }' \
-			    "$OUT/olsamples-$c-$r-$s" >>"$OL"
+			sampled "$OUT/olsamples-$c-$r-$s"
+			cost_row "$j" "$OUT/olsamples-$c-$r-$s" >>"$OL"
 			tail -n 1 "$OL" >&2
 		done
 		r=$((r + 1))
