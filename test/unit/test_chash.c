@@ -6,7 +6,8 @@
  * 1.1 x 1/6 of the keys, all to it; removing one moves only its keys
  * (at most 1.1 x 1/5); passing over a down one by chash_better() gives
  * every slot the owner of a table built without it; equal weights share
- * within +-2% of 1/N, and weights are honoured as well.
+ * within +-2% of 1/N, and weights are honoured as well; a raised weight
+ * moves slots only to its member; the key's hash is fixed.
  */
 #include <sys/socket.h>
 
@@ -260,6 +261,37 @@ TEST(chash_down)
 		}
 		chash_free(&a);
 	}
+}
+
+/*
+ * A weight raised moves slots only to that member, about as many as its
+ * share grew (1/5 to 2/6: 2/15 of them); cutting it back moves the same
+ * slots back, as the tables are a function of the weights.
+ */
+TEST(chash_weight)
+{
+	static const int	 w1[] = { 1, 1, 1, 1, 1 };
+	static const int	 w2[] = { 1, 1, 2, 1, 1 };
+	struct chash_member	 m[5];
+	struct chash		 a, b;
+	uint32_t		 s;
+	int			 moved = 0;
+
+	build(&a, names, w1, 5, m);
+	build(&b, names, w2, 5, m);
+	for (s = 0; s < CHASH_SLOTS; s++) {
+		if (a.slot[s] == b.slot[s])
+			continue;
+		moved++;
+		T_EQ(b.slot[s], 2);
+	}
+	printf("weight 1 to 2 moved %d slots to it (2/15: %u)\n", moved,
+	    CHASH_SLOTS * 2 / 15);
+	T_LE(moved, CHASH_SLOTS * 2 / 15 * 1.05);
+	T_GE(moved, CHASH_SLOTS * 2 / 15 * 0.95);
+	T_EQ(b.owned[2] - a.owned[2], moved);
+	chash_free(&a);
+	chash_free(&b);
 }
 
 TEST(chash_key)
