@@ -135,7 +135,8 @@ maglev_build(struct built *b)
 	for (i = 0; i < s->n; i++) {
 		order[i] = i;
 		off[i] = chash_seed(s->name[i]) % MAGLEV_M;
-		skip[i] = mix64(chash_seed(s->name[i]) ^ 1) % (MAGLEV_M - 1) + 1;
+		skip[i] = mix64(chash_seed(s->name[i]) ^ 1) % (MAGLEV_M - 1) +
+		    1;
 		next[i] = 0;
 		credit[i] = 0;
 		if (s->weight[i] > wmax)
@@ -424,7 +425,8 @@ main(int argc, char *argv[])
 	static struct key	 keys[NKEYS];
 	struct fig		 f, mean[S_N], worst[S_N];
 	uint64_t		 r;
-	int			 seeds = argc > 1 ? atoi(argv[1]) : 10, sd, sc, j;
+	int			 seeds = argc > 1 ? atoi(argv[1]) : 10;
+	int			 sd, sc, j;
 
 	if (seeds < 1 || seeds > 200) {
 		fprintf(stderr, "usage: schemes [seeds: 1 to 200]\n");
