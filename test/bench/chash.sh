@@ -10,7 +10,7 @@
 #
 #  1. The table against the schemes it was chosen over (Maglev,
 #     rendezvous per key, jump hashing, a ring of 160 points a weight):
-#     test/bench/chash/schemes.c, built here with src/server/chash.c,
+#     test/bench/chash/schemes.c (which includes src/server/chash.c),
 #     over 100,000 clients and five upstreams, for each of -s seeds.
 #  2. Three tenkd proxies in network namespaces, the upstreams in a
 #     different order in each: test/integ/proxy_hash_ns.sh with a sample
@@ -92,8 +92,8 @@ if phase 1; then
 	# shellcheck disable=SC2046
 	"${CC:-cc}" -O2 -std=c11 -D_GNU_SOURCE -I"$src/include" \
 	    $(pkg-config --cflags libbsd-overlay 2>/dev/null) \
-	    -o "$OUT/schemes" "$here/chash/schemes.c" \
-	    "$src/src/server/chash.c" -lm || die "cannot build schemes"
+	    -o "$OUT/schemes" "$here/chash/schemes.c" -lm ||
+	    die "cannot build schemes"
 	"$OUT/schemes" "$SEEDS" | tee "$OUT/schemes.md"
 fi
 
