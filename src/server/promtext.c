@@ -42,7 +42,7 @@ static const struct fam {
 	size_t		 off;		/* of the first uint64_t */
 	enum lab	 lab;
 	enum agg	 agg;
-	int		 proxy;		/* proxy mode only; 2: hash */
+	int		 proxy;		/* proxy mode only; 2: hashed */
 } fams[] = {
 	{ "tenkd_connections_accepted_total", "counter",
 	    "Client connections accepted.", U64(st.accepted), LAB_NONE,
@@ -305,6 +305,24 @@ process(FILE *f, const struct msnap *s, int n, int workers)
 }
 
 /*
+ * Whether the snapshots come from --balance hash, by their table's
+ * slots: under --workers the master's own options may be older than
+ * its workers', since a reload parses them in the workers.
+ */
+static int
+hashed(const struct msnap *s, int n)
+{
+	uint32_t	k;
+	int		i;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < s[i].nups && k < MAXUPSTREAMS; k++)
+			if (s[i].ups[k].slots > 0)
+				return 1;
+	return 0;
+}
+
+/*
  * The whole /metrics page into f from n snapshots: one per worker
  * process when workers, else this process's only.  Main thread (or the
  * master).
@@ -317,7 +335,7 @@ promtext_write(FILE *f, const struct msnap *s, int n, int workers)
 
 	for (k = 0; k < sizeof(fams) / sizeof(fams[0]); k++)
 		if (!fams[k].proxy || (proxy && (fams[k].proxy == 1 ||
-		    pxcf.balance == BALANCE_HASH)))
+		    hashed(s, n))))
 			family(f, &fams[k], s, n, workers);
 	if (proxy)
 		histogram(f, s, n, workers);

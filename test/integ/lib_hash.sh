@@ -80,3 +80,14 @@ hash_ups() {
 		_d=${_d#?}
 	done
 }
+
+# hash_slots N: the /metrics of the tenkd last started ($METRICS) give N
+# upstreams their slots of the table, 262,144 in all; fails otherwise.
+hash_slots() {
+	http_get "http://$METRICS/metrics" >"$T/hash_metrics" ||
+	    fail "no /metrics"
+	_hs=$(awk '/^tenkd_upstream_hash_slots\{upstream="[^"]*"\} / {
+	    n++; s += $2 } END { print n + 0, s + 0 }' "$T/hash_metrics")
+	[ "$_hs" = "$1 262144" ] || fail "slots: $_hs: $(grep hash_slots \
+	    "$T/hash_metrics")"
+}

@@ -53,6 +53,11 @@ run() {
 
 run 1
 [ "$(wc -l <"$T/a1")" -eq "$N" ] || fail "$(wc -l <"$T/a1") clients"
+# The table's shares, on /metrics and /stats.
+hash_slots 5
+tenkd_stats >/dev/null
+grep -q "stats upstream $up3: up .* hash $up3 slots [0-9]* share [0-9.]*%$" \
+    "$TENKD_STATS" || fail "/stats: $(grep 'stats upstream' "$TENKD_STATS")"
 for u in $HASH_UPS; do
 	n=$(hash_count "$T/a1" "$u")
 	echo "upstream $u: $n clients"

@@ -69,6 +69,7 @@ reload() {
 
 round 1
 [ "$(wc -l <"$T/p1.1")" -eq "$N" ] || fail "$(wc -l <"$T/p1.1") clients"
+hash_slots 5
 
 # Add the sixth: first in one file, last in another, amid the third.
 conf "$T/p1" 123456
@@ -76,6 +77,8 @@ conf "$T/p2" 653142
 conf "$T/p3" 245613
 reload 1
 round 2
+# The master's /metrics, from the new generation's table.
+hash_slots 6
 hash_moved "$T/p1.1" "$T/p1.2" >"$T/moved"
 n=$(wc -l <"$T/moved")
 awk -v u="$up6" '$3 != u' "$T/moved" | head -n 3 >"$T/bad"
@@ -91,6 +94,7 @@ conf "$T/p2" 65314
 conf "$T/p3" 45613
 reload 2
 round 3
+hash_slots 5
 hash_moved "$T/p1.2" "$T/p1.3" >"$T/moved"
 awk -v u="$up2" '$2 != u' "$T/moved" | head -n 3 >"$T/bad"
 [ ! -s "$T/bad" ] || fail "moved, not from $up2: $(cat "$T/bad")"
