@@ -290,7 +290,7 @@ usage(int full)
 	    "every other one\n"
 	    "                           is down; NAME for --balance hash "
 	    "(default H:P)\n"
-	    "      --balance METHOD     rr (weighted, default), leastconn, "
+	    "      --balance METHOD     rr (weighted, default), leastconn "
 	    "or hash\n"
 	    "                           (consistent; source is the same)\n"
 	    "      --hash-key KEY       hash: source (address, default) or "

@@ -668,8 +668,8 @@ void		 upstream_check_stop(void);
 void		 upstream_reset(void);
 
 /*
- * chash.c: the table of --balance hash (issue 28).  2^18 slots: a
- * member's share is within 0.4% of its due (one sigma) at 256 KiB.
+ * chash.c: the table of --balance hash (issue 28).  2^18 slots, 256
+ * KiB: a fifth's share of them is 20% to within 0.4% of it (one sigma).
  */
 #define CHASH_BITS	18
 #define CHASH_SLOTS	(1U << CHASH_BITS)
