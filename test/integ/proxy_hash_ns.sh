@@ -14,19 +14,11 @@
 # EXIT trap also deletes the links and ends every process.
 # backends: none
 # timeout: 300
-if [ -z "${TK_HASHNS:-}" ]; then
-	if unshare -n true 2>/dev/null; then
-		TK_HASHNS=1 exec unshare -n /bin/sh "$0" "$@"
-	fi
-	if unshare -rn true 2>/dev/null; then
-		TK_HASHNS=1 exec unshare -rn /bin/sh "$0" "$@"
-	fi
-	TK_HASHNS=none
-fi
+. "$(dirname "$0")/lib_netns.sh"
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_hash.sh"
 
-[ "$TK_HASHNS" = 1 ] || skip "no network namespace (unshare -n)"
+[ "$TK_NETNS" = 1 ] || skip "no network namespace (unshare -n)"
 # Only lo here: a namespace of our own, not the machine's.
 [ "$(ip -o link show | wc -l)" -eq 1 ] ||
     skip "not in a fresh network namespace"
