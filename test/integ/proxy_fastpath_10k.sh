@@ -39,17 +39,7 @@ fi
 mu=0
 [ "$(sanitizer)" = thread ] && mu=$((n / 10))
 tenkd_start proxy --workers 2 --threads 1 -u "$UPADDR" --fastpath sockmap
-timeout 150 "$TENKLOAD" -M pingpong -c "$n" -t 2 --connect-rate 2000 \
-    --warmup 2s --max-unserved "$mu" -d 5s -s 64 --json "$T/r.json" \
-    "$ADDR" >"$T/out" 2>"$T/err" ||
-    fail "tenkload: $(tail -n 5 "$T/out" "$T/err")"
-for k in requested established open_at_end; do
-	v=$(json_get "$T/r.json" connections.$k)
-	[ "$v" -eq "$n" ] || fail "connections.$k is $v, not $n"
-done
-[ "$(json_get "$T/r.json" errors.total)" -eq 0 ] ||
-    fail "errors: $(cat "$T/out")"
-grep -i 'msgs/s' "$T/out" | head -n 2
+pingpong_all "$n" "$mu"
 # Both workers' figures: /metrics sums them.
 m=$(http_get "http://$METRICS/metrics") || fail "no /metrics"
 fs=$(echo "$m" | sed -n 's/^tenkd_fastpath_sessions_total \([0-9]*\)$/\1/p')
