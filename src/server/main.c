@@ -12,7 +12,6 @@
  * checks.  A reload or an upgrade reads the command line again, so it
  * is kept here as it was typed, and the path of the binary with it.
  */
-#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -23,7 +22,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
-#include <libutil.h>
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
@@ -146,7 +144,6 @@ static const struct option longopts[] = {
 
 struct server	 srv;
 
-static struct pidfh	*pidfh;
 static char		*proxy_opt;	/* first proxy option seen */
 static int		 listen_given;	/* --listen on the command line */
 
@@ -180,7 +177,6 @@ static struct config	 parsed_cfg;
 static struct pxconf	 pxcf0;
 static struct hcconf	 hccf0;
 static struct pinconf	 pincf0;
-static int		 pidfile_later;	/* an upgrade: the old one holds it */
 static int		 upgraded;	/* started by an old master's SIGUSR2 */
 
 static noreturn void	usage(int);
@@ -993,28 +989,20 @@ open_listeners(void)
 
 /*
  * --check: whether path (NULL: not asked for) can be opened for writing
- * as tenkd will open it, before any privilege is dropped.  An existing
- * file is opened for append and left as it was, so checking beside a
- * running tenkd truncates nothing and ignores its pidfile lock; a
- * missing one is created and removed.  Dies with one line otherwise.
+ * as tenkd will open it (safefile_check), before any privilege is
+ * dropped.  Dies with one line otherwise.
  */
 static void
 check_path(const char *what, const char *path)
 {
-	int	fd, created = 0;
+	struct fowner	o;
+	char		err[256];
 
 	if (path == NULL)
 		return;
-	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd == -1 && errno == ENOENT) {
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		created = fd != -1;
-	}
-	if (fd == -1)
-		fatal("%s %s", what, path);
-	close(fd);
-	if (created && unlink(path) == -1)
-		fatal("%s %s: removing the file made to check it", what, path);
+	safefile_owner(&srv.cfg, &o);
+	if (safefile_check(path, &o, err, sizeof(err)) == -1)
+		fatalx("%s %s: %s", what, path, err);
 }
 
 /*
@@ -1364,64 +1352,13 @@ main_self(void)
 	return self_path;
 }
 
-/*
- * The old master, handing over in an upgrade: the pidfile gets the new
- * master's pid and is closed without being removed, which releases the
- * lock for the new master to take (main_pidfile_take).
- */
-void
-main_pidfile_handover(pid_t pid)
-{
-	char	buf[32];
-	int	fd, n;
-
-	if (pidfh == NULL)
-		return;
-	fd = pidfile_fileno(pidfh);
-	n = snprintf(buf, sizeof(buf), "%d", (int)pid);
-	if (ftruncate(fd, 0) == -1 || pwrite(fd, buf, n, 0) != n)
-		log_warn("pidfile %s", srv.cfg.pidfile);
-	/*
-	 * Unlocked for every holder of this open file (reopen.c's opener,
-	 * forked before, holds it too and outlives us), then closed.
-	 */
-	(void)flock(fd, LOCK_UN);
-	(void)pidfile_close(pidfh);
-	pidfh = NULL;
-}
-
-/*
- * The new master after an upgrade: take the pidfile once the old master
- * let it go.  Returns 1 when done (or nothing to do), 0 to try again.
- */
-int
-main_pidfile_take(void)
-{
-	pid_t	other;
-
-	if (!pidfile_later)
-		return 1;
-	if ((pidfh = pidfile_open(srv.cfg.pidfile, 0644, &other)) == NULL) {
-		if (errno == EEXIST || errno == EAGAIN)
-			return 0;
-		log_warn("pidfile %s", srv.cfg.pidfile);
-		pidfile_later = 0;
-		return 1;
-	}
-	if (pidfile_write(pidfh) == -1)
-		log_warn("pidfile %s", srv.cfg.pidfile);
-	pidfile_later = 0;
-	log_info("pidfile %s: taken over", srv.cfg.pidfile);
-	return 1;
-}
-
 int
 main(int argc, char *argv[], char *envp[])
 {
 	struct config	*cfg = &srv.cfg;
+	struct fowner	 owner;
 	struct tk_loop	*l;
 	sigset_t	 all, old;
-	pid_t		 other;
 	int		*lfds, i, error, upfd, wk = 0;
 	char		 name[TK_ADDRSTRLEN], idle[32], drain[32];
 
@@ -1455,33 +1392,15 @@ main(int argc, char *argv[], char *envp[])
 		return 0;
 	}
 
-	if (cfg->pidfile != NULL) {
-		if ((pidfh = pidfile_open(cfg->pidfile, 0644, &other)) ==
-		    NULL) {
-			if (errno == EEXIST && upfd != -1 &&
-			    other == getppid()) {
-				log_info("pidfile %s: the old master (pid %d) "
-				    "holds it until it hands over",
-				    cfg->pidfile, (int)other);
-				pidfile_later = 1;
-			} else if (upfd != -1)
-				/* As --user, say: the old master writes it. */
-				log_warn("pidfile %s: not taken over",
-				    cfg->pidfile);
-			else if (errno == EEXIST)
-				fatalx("pidfile %s: already running as pid %d",
-				    cfg->pidfile, (int)other);
-			else
-				fatal("pidfile %s", cfg->pidfile);
-		}
-	}
+	safefile_owner(cfg, &owner);
+	pidfile_start(cfg->pidfile, &owner, upfd != -1);
 	conn_access_open();
 	if (metrics_open() == -1)
 		fatal("--metrics");
 	lfds = open_listeners();
 	reopen_init();
 	drop_privileges();
-	if (pidfh != NULL && pidfile_write(pidfh) == -1)
+	if (pidfile_put(getpid()) == -1)
 		fatal("pidfile %s", cfg->pidfile);
 	/* -f: an implicit master, so that SIGHUP can reload. */
 	if (cfg->workers > 1 || conf_path != NULL) {
@@ -1491,14 +1410,10 @@ main(int argc, char *argv[], char *envp[])
 			for (i = 0; i < cfg->nlisten * LISTEN_FDS(cfg); i++)
 				close(lfds[i]);
 			free(lfds);
-			if (pidfh != NULL)
-				(void)pidfile_remove(pidfh);
+			pidfile_end(1);
 			return 0;
 		}
-		if (pidfh != NULL)
-			(void)pidfile_close(pidfh);
-		pidfh = NULL;
-		pidfile_later = 0;
+		pidfile_end(0);
 		/* Keep this worker's slice of the listeners only. */
 		for (i = 0; i < cfg->nlisten * LISTEN_FDS(cfg); i++)
 			if (i % LISTEN_FDS(cfg) / cfg->threads != wk)
@@ -1572,8 +1487,7 @@ main(int argc, char *argv[], char *envp[])
 	tk_loop_free(srv.l);
 	if (srv.access_fd != -1)
 		close(srv.access_fd);
-	if (pidfh != NULL)
-		(void)pidfile_remove(pidfh);
+	pidfile_end(1);
 	log_info("exiting");
 	return 0;
 }

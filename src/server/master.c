@@ -1003,7 +1003,7 @@ up_read(struct tk_loop *l, struct tk_io *io)
 		return;
 	log_info("upgrade: the new master (pid %d) is ready: this one "
 	    "drains generation %d and exits", (int)up_pid, gen);
-	main_pidfile_handover(up_pid);
+	pidfile_handover(up_pid);
 	systemd_notify("MAINPID=%d\nSTATUS=handed over to pid %d",
 	    (int)up_pid, (int)up_pid);
 	if (again_reload) {
@@ -1065,7 +1065,7 @@ master_run(const int *lfd, int nlfd, int upfd)
 	lfds = lfd;
 	nlfds = nlfd;
 	up_fd = upfd;
-	pidfile_wait = !main_pidfile_take();
+	pidfile_wait = !pidfile_take();
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGTERM);
@@ -1159,7 +1159,7 @@ master_run(const int *lfd, int nlfd, int upfd)
 			(void)kill(up_pid, SIGTERM);
 		}
 		if (pidfile_wait) {
-			pidfile_wait = !main_pidfile_take();
+			pidfile_wait = !pidfile_take();
 			if (pidfile_wait && now + PIDFILE_RETRY < next)
 				next = now + PIDFILE_RETRY;
 		}

@@ -405,7 +405,7 @@ void		 conn_warn_nomem(struct worker *);
 void		 conn_wheel_init(struct worker *);
 void		 conn_close_all(struct worker *, enum conn_reason);
 void		 conn_access_open(void);
-void		 conn_access_reopen(void);
+int		 conn_access_path(char *, size_t);
 /* One access-log record: conn_access_record() writes it. */
 struct acct_rec {
 	const struct sockaddr_in6 *peer;	/* the client */
@@ -742,7 +742,31 @@ int		 systemd_listen_fds(int **, char ***);
 
 /* reopen.c (issue 14) */
 void		 reopen_init(void);
+int		 reopen_access(char *, size_t);
 int		 reopen_logs(void);
+
+/*
+ * safefile.c (issue 22): opening the files the operator names, for
+ * ourselves or, as root, for the user the descriptor goes to (name
+ * NULL: ourselves).
+ */
+struct fowner {
+	const char	*name;
+	uid_t		 uid;
+	gid_t		 gid;
+};
+void		 safefile_owner(const struct config *, struct fowner *);
+int		 safefile_open(const char *, int, mode_t, const struct fowner *,
+		    char *, size_t);
+int		 safefile_check(const char *, const struct fowner *, char *,
+		    size_t);
+
+/* pidfile.c (issue 22) */
+void		 pidfile_start(const char *, const struct fowner *, int);
+int		 pidfile_put(pid_t);
+void		 pidfile_handover(pid_t);
+int		 pidfile_take(void);
+void		 pidfile_end(int);
 
 /* upstream.c, for the metrics listener (issue 14) */
 void		 upstream_connect_time(uint64_t);
@@ -771,7 +795,5 @@ void		 main_reparse(const char *, size_t, int);
 const char	*main_conf_path(void);
 char *const	*main_argv(void);
 const char	*main_self(void);
-void		 main_pidfile_handover(pid_t);
-int		 main_pidfile_take(void);
 
 #endif /* TENK_SERVER_TENKD_H */
