@@ -883,8 +883,10 @@ all_ready(enum kstate st)
 /*
  * SIGUSR2: fork and execute the binary with the command line as typed,
  * the listeners passed as systemd passes them (the new process is
- * $LISTEN_PID, so it is set after the fork) and a pipe the new master
- * writes a byte to once its workers run.
+ * $LISTEN_PID, so it is set after the fork), a pipe the new master
+ * writes a byte to once its workers run, and the log opener if there
+ * is one (reopen.c: after --user, the new master could not open a log
+ * in root's directory itself).
  */
 static void
 upgrade(void)
@@ -893,7 +895,7 @@ upgrade(void)
 	char		 num[32], *names;
 	size_t		 nl;
 	pid_t		 pid;
-	int		 fd[2], i, lo, *tmp;
+	int		 fd[2], i, lo, op, n, *tmp;
 
 	if (stopping || up_pid != -1) {
 		log_warnx("SIGUSR2 ignored: %s under way", stopping ?
@@ -935,8 +937,10 @@ upgrade(void)
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		/* Out of the way first, then from 3 on, inherited. */
-		lo = 3 + nlfds + 1;
-		if ((tmp = calloc(nlfds + 1, sizeof(*tmp))) == NULL)
+		op = reopen_opener();
+		n = nlfds + 1 + (op != -1);
+		lo = 3 + n;
+		if ((tmp = calloc(n, sizeof(*tmp))) == NULL)
 			_exit(127);
 		for (i = 0; i < nlfds; i++)
 			if ((tmp[i] = fcntl(lfds[i], F_DUPFD_CLOEXEC, lo)) ==
@@ -944,9 +948,14 @@ upgrade(void)
 				_exit(127);
 		if ((tmp[nlfds] = fcntl(fd[1], F_DUPFD_CLOEXEC, lo)) == -1)
 			_exit(127);
-		for (i = 0; i <= nlfds; i++)
+		if (op != -1 && (tmp[nlfds + 1] = fcntl(op, F_DUPFD_CLOEXEC,
+		    lo)) == -1)
+			_exit(127);
+		for (i = 0; i < n; i++)
 			if (dup2(tmp[i], 3 + i) == -1)
 				_exit(127);
+		if (op != -1)
+			reopen_pass(3 + nlfds + 1);
 		nl = sizeof(UPGRADE_FDNAME) * (size_t)nlfds + 1;
 		if ((names = malloc(nl)) == NULL)
 			_exit(127);

@@ -31,15 +31,15 @@
  * new master (master.c), which, unprivileged, could not open a log in
  * root's directory otherwise, nor reopen it at the next rotation.
  */
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -158,8 +158,9 @@ opener_main(int sock)
 
 /*
  * Start the opener if privileges are to be dropped and there is a file
- * to reopen.  Start-up, as root, before drop_privileges() and before
- * the workers are forked (they inherit its socket).
+ * to reopen, unless an upgrade passed us one (reopen_adopt).  Start-up,
+ * as root, before drop_privileges() and before the workers are forked
+ * (they inherit its socket).
  */
 void
 reopen_init(void)
@@ -168,7 +169,7 @@ reopen_init(void)
 	pid_t	pid;
 
 	if ((srv.cfg.user == NULL && srv.cfg.group == NULL) ||
-	    srv.cfg.access_log == NULL || geteuid() != 0)
+	    srv.cfg.access_log == NULL || geteuid() != 0 || opener != -1)
 		return;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
 		fatal("log opener: socketpair");
@@ -181,6 +182,68 @@ reopen_init(void)
 	close(sv[1]);
 	opener = sv[0];
 	log_debug("%s: log opener pid %d", __func__, (int)pid);
+}
+
+/* Our end of the opener's socket, for an upgrade to pass on; or -1. */
+int
+reopen_opener(void)
+{
+	return opener;
+}
+
+/*
+ * In the child of an upgrade, before execv(2), once the opener's socket
+ * is descriptor fd: name it, and the path it opens, in the environment
+ * ("FD:PATH" in $UPGRADE_OPENER_ENV) for reopen_adopt().
+ */
+void
+reopen_pass(int fd)
+{
+	char	*s;
+
+	if (asprintf(&s, "%d:%s", fd, srv.cfg.access_log) != -1)
+		setenv(UPGRADE_OPENER_ENV, s, 1);
+}
+
+/*
+ * In the new master of an upgrade, before the access log is opened:
+ * the old master's opener, if it passed one, becomes ours when it opens
+ * the access log we are told to write; after --user we could not open
+ * that one ourselves, nor reopen it at a rotation.  A log of another
+ * path (the -f file changed) is opened here as any other.  The variable
+ * is removed, so that nothing we start takes it for its own.  Start-up.
+ */
+void
+reopen_adopt(void)
+{
+	const char	*s, *errstr;
+	char		 num[16];
+	socklen_t	 len = sizeof(int);
+	size_t		 n;
+	int		 fd, type;
+
+	if ((s = getenv(UPGRADE_OPENER_ENV)) == NULL)
+		return;
+	n = strcspn(s, ":");
+	snprintf(num, sizeof(num), "%.*s", (int)n, s);
+	fd = (int)strtonum(num, 3, INT_MAX, &errstr);
+	if (errstr != NULL || s[n] != ':' || getsockopt(fd, SOL_SOCKET,
+	    SO_TYPE, &type, &len) == -1 || type != SOCK_SEQPACKET)
+		log_warnx("$%s %s: not a log opener's socket",
+		    UPGRADE_OPENER_ENV, s);
+	else if (srv.cfg.access_log == NULL ||
+	    strcmp(s + n + 1, srv.cfg.access_log) != 0) {
+		log_info("the old master's log opener opens %s: not used",
+		    s + n + 1);
+		close(fd);
+	} else if (fcntl(fd, F_SETFD, FD_CLOEXEC) == -1)
+		log_warn("log opener");
+	else {
+		opener = fd;
+		log_info("access log %s: through the old master's log opener",
+		    srv.cfg.access_log);
+	}
+	unsetenv(UPGRADE_OPENER_ENV);
 }
 
 /*

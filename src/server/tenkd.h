@@ -744,6 +744,9 @@ int		 systemd_listen_fds(int **, char ***);
 void		 reopen_init(void);
 int		 reopen_access(char *, size_t);
 int		 reopen_logs(void);
+int		 reopen_opener(void);
+void		 reopen_pass(int);
+void		 reopen_adopt(void);
 
 /*
  * safefile.c (issue 22): opening the files the operator names, for
@@ -786,6 +789,7 @@ void		 master_collect(void);
  */
 #define UPGRADE_FDNAME	"tenkd-upgrade"
 #define UPGRADE_ENV	"TENKD_UPGRADE_FD"
+#define UPGRADE_OPENER_ENV "TENKD_UPGRADE_OPENER"	/* reopen.c */
 int		 master_run(const int *, int, int);
 int		 master_role(void);
 void		 master_worker_signals(void);
