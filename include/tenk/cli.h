@@ -43,6 +43,10 @@ const char	*tk_cli_opt(void);
 noreturn void	 tk_cli_bad(const char *opt, const char *arg,
 		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The same line, for what is allowed but likely a mistake; no exit. */
+void		 tk_cli_warn(const char *opt, const char *arg,
+		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* arg as a number in [min, max] (strtonum(3)), or tk_cli_bad(). */
 long long	 tk_cli_num(const char *opt, const char *arg, long long min,
 		    long long max);

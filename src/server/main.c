@@ -149,17 +149,28 @@ static int		 listen_given;	/* --listen on the command line */
 
 /*
  * -f/--config: the file's options, applied after the command line's
- * except those the command line gives (next_option).
+ * except those the command line gives (next_option).  The list grows by
+ * doubling: a file may hold 100,000 lines and more.  An option that is
+ * not repeatable given twice is said (conf_option), with both lines;
+ * the last one is used, as on the command line, where getopt(3) gives
+ * each in turn, and as HAProxy does with most of its keywords.
  */
+#define OPTVAL_MAX	512		/* option values: 'a' to OPT_* */
+#define CONF_REPEATS	10		/* repeated options said */
 struct confopt {
 	int		 ch;
 	char		*opt;		/* "FILE:LINE: NAME", for messages */
 	char		*arg;
 };
 static char		*conf_path;
-static struct confopt	*confopts;
-static size_t		 nconfopts, confnext;
-static unsigned char	 cmdline_gave[512];	/* by option value */
+static struct {
+	struct confopt	*v;
+	size_t		 n, cap, next;
+	size_t		 last[OPTVAL_MAX];	/* its index + 1, by value */
+	int		 repeats;		/* options given twice */
+	int		 quiet;			/* said by the reload's check */
+} confl;
+static unsigned char	 cmdline_gave[OPTVAL_MAX];	/* by option value */
 static int		 cmdline_done;
 
 /*
@@ -199,6 +210,7 @@ static void	force_all(void);
 static void	worker_done(struct tk_loop *, struct tk_msg *);
 static void	save_args(int, char *[]);
 static void	confopts_free(void);
+static int	repeatable(int);
 static const char *changed(const struct config *, const struct config *);
 static int	upgrade_fd(void);
 
@@ -570,6 +582,10 @@ next_option(int argc, char *argv[], const char **opt)
 			    conf_read(conf_path, conf_option, NULL, err,
 			    sizeof(err)) == -1)
 				tk_cli_bad(NULL, NULL, "%s", err);
+			if (confl.repeats > CONF_REPEATS && !confl.quiet)
+				tk_cli_warn(conf_path, NULL, "%d more options "
+				    "given twice", confl.repeats -
+				    CONF_REPEATS);
 			break;
 		}
 		*opt = tk_cli_opt();
@@ -581,8 +597,8 @@ next_option(int argc, char *argv[], const char **opt)
 			tk_cli_bad(*opt, optarg, "given twice");
 		conf_path = xstrdup(optarg);
 	}
-	while (confnext < nconfopts) {
-		co = &confopts[confnext++];
+	while (confl.next < confl.n) {
+		co = &confl.v[confl.next++];
 		if (cmdline_gave[co->ch])
 			continue;
 		*opt = co->opt;
@@ -595,7 +611,9 @@ next_option(int argc, char *argv[], const char **opt)
 /*
  * One line of the -f file (conf_read): the option by its long name,
  * checked as getopt would, kept for next_option().  Exits 2 naming
- * FILE:LINE on an unknown option, a missing value or one too many.
+ * FILE:LINE on an unknown option, a missing value or one too many.  An
+ * option given twice that is not a list (listen, upstream, source) is
+ * said on stderr, naming both lines.
  */
 static void
 conf_option(void *arg, const char *where, const char *name,
@@ -604,6 +622,7 @@ conf_option(void *arg, const char *where, const char *name,
 	const struct option	*o;
 	struct confopt		*co;
 	char			 opt[400];
+	size_t			 k;
 
 	(void)arg;
 	snprintf(opt, sizeof(opt), "%s: %s", where, name);
@@ -619,11 +638,30 @@ conf_option(void *arg, const char *where, const char *name,
 		tk_cli_bad(opt, value, "takes no value");
 	if (o->has_arg == required_argument && value == NULL)
 		tk_cli_bad(opt, NULL, "needs a value");
-	confopts = xreallocarray(confopts, nconfopts + 1, sizeof(*confopts));
-	co = &confopts[nconfopts++];
+	if ((k = confl.last[o->val]) != 0 && !repeatable(o->val) &&
+	    ++confl.repeats <= CONF_REPEATS && !confl.quiet) {
+		/* Its "FILE:LINE", without the ": NAME" that follows. */
+		co = &confl.v[k - 1];
+		tk_cli_warn(opt, NULL, "given before, at %.*s; the last one "
+		    "is used", (int)(strlen(co->opt) - strlen(name) - 2),
+		    co->opt);
+	}
+	if (confl.n == confl.cap) {
+		confl.cap = confl.cap == 0 ? 64 : confl.cap * 2;
+		confl.v = xreallocarray(confl.v, confl.cap, sizeof(*confl.v));
+	}
+	co = &confl.v[confl.n++];
 	co->ch = o->val;
 	co->opt = xstrdup(opt);
 	co->arg = value != NULL ? xstrdup(value) : NULL;
+	confl.last[o->val] = confl.n;
+}
+
+/* Whether option ch adds to a list, each time it is given. */
+static int
+repeatable(int ch)
+{
+	return ch == 'l' || ch == 'u' || ch == OPT_SOURCE;
 }
 
 /* The -f file's options, once parse_args() applied them. */
@@ -631,14 +669,15 @@ static void
 confopts_free(void)
 {
 	size_t	i;
+	int	quiet = confl.quiet;
 
-	for (i = 0; i < nconfopts; i++) {
-		free(confopts[i].opt);
-		free(confopts[i].arg);
+	for (i = 0; i < confl.n; i++) {
+		free(confl.v[i].opt);
+		free(confl.v[i].arg);
 	}
-	free(confopts);
-	confopts = NULL;
-	nconfopts = confnext = 0;
+	free(confl.v);
+	memset(&confl, 0, sizeof(confl));
+	confl.quiet = quiet;
 }
 
 /*
@@ -1294,6 +1333,8 @@ main_reparse(const char *text, size_t len, int check)
 	listen_given = 0;
 	memset(cmdline_gave, 0, sizeof(cmdline_gave));
 	cmdline_done = 0;
+	/* The check says what the file repeats; each new worker, not. */
+	confl.quiet = !check;
 	free(conf_path);
 	conf_path = NULL;
 	conf_text = text;

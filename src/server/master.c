@@ -623,7 +623,7 @@ reload_check(const char *text, size_t len)
 	size_t		 have = 0;
 	ssize_t		 n;
 	pid_t		 pid;
-	int		 fd[2], st, i, left = CHECK_WAIT, prefix;
+	int		 fd[2], st, i, left = CHECK_WAIT, prefix, ok;
 
 	if (pipe2(fd, O_CLOEXEC) == -1) {
 		log_warn("reload: pipe");
@@ -668,28 +668,33 @@ reload_check(const char *text, size_t len)
 	}
 	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
 		;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && left > 0) {
+	ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && left > 0;
+	if (ok) {
 		for (i = 0; i < new_nups; i++)
 			free(new_ups[i]);
 		new_nups = 0;
-		for (p = out; (line = strsep(&p, "\n")) != NULL;)
-			if (strncmp(line, UPS_LINE, strlen(UPS_LINE)) == 0 &&
-			    new_nups < MAXUPSTREAMS)
-				new_ups[new_nups++] = xstrdup(line +
-				    strlen(UPS_LINE));
-		return 0;
 	}
-	/* Its lines, without the "tenkd: " that tk_cli_bad() puts. */
+	/*
+	 * The upstream list, and its other lines (an error; warnings such
+	 * as an option given twice), without the "tenkd: " that
+	 * tk_cli_bad() and tk_cli_warn() put.
+	 */
 	prefix = (int)strlen(getprogname());
 	for (p = out; (line = strsep(&p, "\n")) != NULL;) {
 		if (*line == '\0')
 			continue;
+		if (strncmp(line, UPS_LINE, strlen(UPS_LINE)) == 0) {
+			if (ok && new_nups < MAXUPSTREAMS)
+				new_ups[new_nups++] = xstrdup(line +
+				    strlen(UPS_LINE));
+			continue;
+		}
 		if (strncmp(line, getprogname(), prefix) == 0 &&
 		    strncmp(line + prefix, ": ", 2) == 0)
 			line += prefix + 2;
 		log_warnx("reload: %s", line);
 	}
-	return -1;
+	return ok ? 0 : -1;
 }
 
 /*
