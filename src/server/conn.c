@@ -73,7 +73,7 @@ struct access_fields {
 
 const char *const conn_reasons[CONN_NREASONS] = {
 	"eof", "reset", "error", "timeout", "shutdown", "fdlimit", "nomem",
-	"memory", "proxy-header"
+	"memory", "proxy-header", "proxy-untrusted"
 };
 
 static void	conn_io(struct tk_loop *, struct tk_io *);

@@ -74,6 +74,7 @@ enum {
 	/* issue 15: PROXY protocol in (pin.c) */
 	OPT_ACCEPT_PROXY,
 	OPT_ACCEPT_PROXY_TIMEOUT,
+	OPT_ACCEPT_PROXY_FROM,		/* issue 22 */
 	/* proxy mode only, from here on */
 	OPT_PROXY,
 	OPT_BALANCE = OPT_PROXY,
@@ -96,6 +97,8 @@ enum {
 
 static const struct option longopts[] = {
 	{ "accept-proxy",	no_argument,	   NULL, OPT_ACCEPT_PROXY },
+	{ "accept-proxy-from",	required_argument, NULL,
+	    OPT_ACCEPT_PROXY_FROM },
 	{ "accept-proxy-timeout", required_argument, NULL,
 	    OPT_ACCEPT_PROXY_TIMEOUT },
 	{ "access-log",		required_argument, NULL, OPT_ACCESS_LOG },
@@ -228,7 +231,7 @@ usage(int full)
 	    "\t[--pidfile path] [--user user] [--group group] [--workers n]\n"
 	    "\t[--metrics addr:port] [--accept-proxy] "
 	    "[--accept-proxy-timeout dur]\n"
-	    "\t[--check] [-f file]\n"
+	    "\t[--accept-proxy-from cidr,...] [--check] [-f file]\n"
 	    "       tenkd proxy -u host:port[,weight=n][,backup] ...\n"
 	    "\t[--balance rr|leastconn|source] [--connect-timeout dur]\n"
 	    "\t[--fin-timeout dur] [--retries n] [--fail-max n]\n"
@@ -283,6 +286,10 @@ usage(int full)
 	    "                           its client is the peer\n"
 	    "      --accept-proxy-timeout DUR  for the whole header "
 	    "(default 5s)\n"
+	    "      --accept-proxy-from CIDR,...  only from these peers "
+	    "(implies\n"
+	    "                           --accept-proxy; others are "
+	    "closed)\n"
 	    "      --check              check the configuration and exit\n"
 	    "  -f, --config FILE        options from FILE, one a line; "
 	    "the command\n"
@@ -364,7 +371,7 @@ parse_args(int argc, char *argv[])
 	struct config		*cfg = &srv.cfg;
 	struct passwd		*pw;
 	struct group		*gr;
-	const char		*opt;
+	const char		*opt, *err;
 	int			 ch, lvl, help = 0, version = 0, list = 0;
 
 	cfg->threads = 0;
@@ -398,6 +405,11 @@ parse_args(int argc, char *argv[])
 			version = 1;
 			break;
 		case OPT_ACCEPT_PROXY:
+			pincf.on = 1;
+			break;
+		case OPT_ACCEPT_PROXY_FROM:
+			if (pin_from_add(optarg, &err) == -1)
+				tk_cli_bad(opt, optarg, "%s", err);
 			pincf.on = 1;
 			break;
 		case OPT_ACCEPT_PROXY_TIMEOUT:
@@ -560,7 +572,8 @@ parse_args(int argc, char *argv[])
  * value in optarg: the command line's (getopt), then those of the -f
  * file that the command line did not give, so that the command line
  * takes precedence; for a repeatable option (--listen, --upstream,
- * --source) one given on the command line replaces all of the file's.
+ * --source, --accept-proxy-from) one given on the command line replaces
+ * all of the file's.
  * Returns -1 at the end.  Start-up; errors exit 2.
  */
 static int
@@ -612,8 +625,8 @@ next_option(int argc, char *argv[], const char **opt)
  * One line of the -f file (conf_read): the option by its long name,
  * checked as getopt would, kept for next_option().  Exits 2 naming
  * FILE:LINE on an unknown option, a missing value or one too many.  An
- * option given twice that is not a list (listen, upstream, source) is
- * said on stderr, naming both lines.
+ * option given twice that is not a list (listen, upstream, source,
+ * accept-proxy-from) is said on stderr, naming both lines.
  */
 static void
 conf_option(void *arg, const char *where, const char *name,
@@ -661,7 +674,8 @@ conf_option(void *arg, const char *where, const char *name,
 static int
 repeatable(int ch)
 {
-	return ch == 'l' || ch == 'u' || ch == OPT_SOURCE;
+	return ch == 'l' || ch == 'u' || ch == OPT_SOURCE ||
+	    ch == OPT_ACCEPT_PROXY_FROM;
 }
 
 /* The -f file's options, once parse_args() applied them. */

@@ -61,6 +61,7 @@ enum conn_reason {
 	CONN_NOMEM,		/* no buffer for the unsent tail */
 	CONN_MEMORY,		/* shed at the --max-memory budget */
 	CONN_PROXYHDR,		/* --accept-proxy: no good header in time */
+	CONN_PROXYFROM,		/* its peer not in --accept-proxy-from */
 	CONN_NREASONS
 };
 
@@ -613,13 +614,24 @@ int		 pp_parse(const void *, size_t, struct pp_info *);
 
 /*
  * pin.c: --accept-proxy, the PROXY header read before conn_new() lets
- * a connection through.
+ * a connection through, and --accept-proxy-from, the peers that may
+ * send one (IPv4 as IPv4-mapped IPv6, the prefix counted so too).
  */
+#define PIN_MAXFROM	64		/* --accept-proxy-from networks */
+
+struct pinnet {
+	uint8_t		 addr[16];
+	uint8_t		 bits;
+};
+
 struct pinconf {
 	int		 on;			/* --accept-proxy */
 	uint64_t	 timeout;		/* ns, for the whole header */
+	int		 nfrom;			/* 0: any peer */
+	struct pinnet	 from[PIN_MAXFROM];
 };
 extern struct pinconf	 pincf;
+int		 pin_from_add(const char *, const char **);
 int		 pin_take(struct worker *, int, const struct sockaddr *,
 		    socklen_t);
 void		 pin_close_all(struct worker *, enum conn_reason);
