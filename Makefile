@@ -318,4 +318,4 @@ uninstall:
 clean:
 	rm -rf build
 
--include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/test -name '*.d' 2>/dev/null)

@@ -79,6 +79,7 @@
 #define READY_WAIT	(30 * TK_SEC)	/* a new generation, a new master */
 #define CHECK_WAIT	10000		/* ms for the reload's check */
 #define PIDFILE_RETRY	(100 * TK_MSEC)
+#define BADSNAP_EVERY	(10 * TK_SEC)	/* a line about bad figures */
 #define MAXKIDS		(4 * MAXWORKERS)	/* with old generations */
 #define UPS_LINE	"=upstream "	/* the check's list, a line each */
 /* What the check may say: every upstream's line, and an error's. */
@@ -364,26 +365,72 @@ snap_add(struct msnap *a, const struct msnap *b, int gauges, int ul)
 	a->fds += b->fds;
 }
 
+/*
+ * What is wrong with the n bytes at m from worker k (n is the whole
+ * datagram's length), or NULL when they are its figures: one struct
+ * msnap, from k's own pid, whose text and upstream count fit their
+ * arrays.  A worker is our own code, but its figures are read into
+ * the master's memory and its text written out by length, so that
+ * length is checked, not trusted.
+ */
+static const char *
+snap_bad(const struct child *k, const struct msnap *m, ssize_t n)
+{
+	if (n != (ssize_t)sizeof(*m))
+		return n > (ssize_t)sizeof(*m) ? "too long" : "too short";
+	if (m->pid != k->pid)
+		return "another pid";
+	if (m->textlen > sizeof(m->text))
+		return "text length past its buffer";
+	if (m->nups > MAXUPSTREAMS)
+		return "too many upstreams";
+	return NULL;
+}
+
+/* Say that worker k sent figures we dropped, once in BADSNAP_EVERY. */
+static void
+snap_warn(const struct child *k, const char *why)
+{
+	static uint64_t	 last, skipped;
+	uint64_t	 now = tk_clock_mono();
+
+	if (last != 0 && now - last < BADSNAP_EVERY) {
+		skipped++;
+		return;
+	}
+	log_warnx("worker %d (pid %d): malformed figures dropped: %s (%llu "
+	    "more since the last line)", k->slot, (int)k->pid, why,
+	    (unsigned long long)skipped);
+	last = now;
+	skipped = 0;
+}
+
 /* Figures from worker k, its ready byte, or its socket closed. */
 static void
 kid_read(struct tk_loop *l, struct tk_io *io)
 {
 	static struct msnap	 m;
 	struct child		*k = io->arg;
+	const char		*why;
 	ssize_t			 n;
 
 	for (;;) {
-		n = recv(io->fd, &m, sizeof(m), 0);
-		if (n == (ssize_t)sizeof(m)) {
-			k->cur = m;
+		/* MSG_TRUNC: the datagram's length, if longer (Linux 3.4). */
+		n = recv(io->fd, &m, sizeof(m), MSG_TRUNC);
+		if (n == 1 && ((char *)&m)[0] == 'R') {
+			k->ready = 1;
+			continue;
+		}
+		if (n > 0) {
+			/* An answer all the same: nobody waits for more. */
+			if ((why = snap_bad(k, &m, n)) != NULL)
+				snap_warn(k, why);
+			else
+				k->cur = m;
 			if (k->asked) {
 				k->asked = 0;
 				pending--;
 			}
-			continue;
-		}
-		if (n == 1 && ((char *)&m)[0] == 'R') {
-			k->ready = 1;
 			continue;
 		}
 		if (n == -1 && errno == EINTR)
@@ -392,8 +439,6 @@ kid_read(struct tk_loop *l, struct tk_io *io)
 			tk_io_block(io, TK_EV_READ);
 			break;
 		}
-		if (n > 0)
-			continue;	/* not ours: a short datagram */
 		(void)tk_io_close(l, io);
 		if (k->asked) {
 			k->asked = 0;
