@@ -81,4 +81,11 @@ int	tk_sock_peer(int fd, struct tk_addr *a);
 /* The effective listen backlog ceiling: /proc/sys/net/core/somaxconn. */
 int	tk_sock_somaxconn(void);
 
+/*
+ * Whether a TCP listener holds a's port at an address that overlaps a's
+ * (not connections, such as those in TIME_WAIT): 1, 0, or -1 with errno
+ * set when the kernel cannot be asked (sock_diag(7)).
+ */
+int	tk_sock_listener(const struct tk_addr *a);
+
 #endif /* TENK_SOCK_H */

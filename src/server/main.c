@@ -882,6 +882,14 @@ set_limits(void)
  * same window and more parsing, and the kernel offers no atomic "join
  * only a group of my own".  Port 0 needs no probe: the kernel picks a
  * free port.  Exits 1 with "address in use".
+ *
+ * The probe's bind also fails on connections that hold the port, such
+ * as those in TIME_WAIT after a server that closed first stopped, when
+ * they were bound without SO_REUSEADDR (or with SO_REUSEPORT alone): not
+ * an owner, and our own binds (SO_REUSEADDR and SO_REUSEPORT) may well
+ * pass them.  So a refused probe asks the kernel whether a listener is
+ * there (tk_sock_listener), and only a listener, or no answer, is "in
+ * use by another process"; otherwise our binds decide.
  */
 static void
 probe_owner(const struct tk_addr *a)
@@ -902,11 +910,17 @@ probe_owner(const struct tk_addr *a)
 	if (bind(fd, (const struct sockaddr *)&a->ss, a->len) == -1) {
 		err = errno;
 		close(fd);
+		tk_addr_fmt(a, name, sizeof(name));
+		if (err == EADDRINUSE && tk_sock_listener(a) == 0) {
+			log_debug("%s: %s held, by no listener", __func__,
+			    name);
+			return;
+		}
 		errno = err;
 		if (err == EADDRINUSE)
 			fatalx("listen on %s: address in use (by another "
-			    "process)", tk_addr_fmt(a, name, sizeof(name)));
-		fatal("listen on %s", tk_addr_fmt(a, name, sizeof(name)));
+			    "process)", name);
+		fatal("listen on %s", name);
 	}
 	close(fd);
 }
@@ -1023,6 +1037,13 @@ open_listeners(void)
 		for (t = 0; t < LISTEN_FDS(cfg); t++) {
 			fd = tk_sock_listen(&cfg->listen[i], backlog,
 			    TK_SOCK_REUSEPORT | TK_SOCK_V6ONLY);
+			if (fd == -1 && errno == EADDRINUSE)
+				fatalx("listen on %s: address in use, though "
+				    "no listener holds it: by connections (in "
+				    "TIME_WAIT, for up to a minute) of a server "
+				    "that set neither SO_REUSEADDR nor "
+				    "SO_REUSEPORT", tk_addr_fmt(&cfg->listen[i],
+				    name, sizeof(name)));
 			if (fd == -1)
 				fatal("listen on %s", tk_addr_fmt(
 				    &cfg->listen[i], name, sizeof(name)));
