@@ -1040,10 +1040,10 @@ open_listeners(void)
 			if (fd == -1 && errno == EADDRINUSE)
 				fatalx("listen on %s: address in use, though "
 				    "no listener holds it: by connections (in "
-				    "TIME_WAIT, for up to a minute) of a server "
-				    "that set neither SO_REUSEADDR nor "
-				    "SO_REUSEPORT", tk_addr_fmt(&cfg->listen[i],
-				    name, sizeof(name)));
+				    "TIME_WAIT, for up to a minute) of a "
+				    "server that set neither SO_REUSEADDR nor "
+				    "SO_REUSEPORT", tk_addr_fmt(
+				    &cfg->listen[i], name, sizeof(name)));
 			if (fd == -1)
 				fatal("listen on %s", tk_addr_fmt(
 				    &cfg->listen[i], name, sizeof(name)));
