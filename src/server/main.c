@@ -1470,7 +1470,8 @@ main(int argc, char *argv[], char *envp[])
 
 	safefile_owner(cfg, &owner);
 	pidfile_start(cfg->pidfile, &owner, upfd != -1);
-	reopen_adopt();
+	if (upgraded)
+		reopen_adopt();
 	conn_access_open();
 	if (metrics_open() == -1)
 		fatal("--metrics");

@@ -21,54 +21,42 @@
 typedef int open_fn(const char *, int, ...);
 typedef int openat_fn(int, const char *, int, ...);
 
-static void
-hold(const char *path)
+/* Wait at the gate if path is the file held; then the real fn. */
+static void *
+hold(const char *path, const char *fn)
 {
 	struct timespec	 ts = { 0, 10 * 1000 * 1000 };
 	const char	*name = getenv("HOLDOPEN_NAME");
 	const char	*gate = getenv("HOLDOPEN_GATE");
 	const char	*last = strrchr(path, '/');
 
-	if (name == NULL || gate == NULL)
-		return;
-	if (strcmp(last != NULL ? last + 1 : path, name) != 0)
-		return;
-	while (access(gate, F_OK) == 0)
-		nanosleep(&ts, NULL);
+	if (name != NULL && gate != NULL &&
+	    strcmp(last != NULL ? last + 1 : path, name) == 0)
+		while (access(gate, F_OK) == 0)
+			nanosleep(&ts, NULL);
+	return dlsym(RTLD_NEXT, fn);
 }
 
 int
 open(const char *path, int flags, ...)
 {
-	static open_fn	*real;
-	va_list		 ap;
-	mode_t		 mode = 0;
+	va_list	ap;
+	mode_t	mode;
 
-	if (flags & (O_CREAT | O_TMPFILE)) {
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	hold(path);
-	if (real == NULL)
-		real = (open_fn *)dlsym(RTLD_NEXT, "open");
-	return real(path, flags, mode);
+	va_start(ap, flags);
+	mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+	va_end(ap);
+	return ((open_fn *)hold(path, "open"))(path, flags, mode);
 }
 
 int
 openat(int dfd, const char *path, int flags, ...)
 {
-	static openat_fn	*real;
-	va_list			 ap;
-	mode_t			 mode = 0;
+	va_list	ap;
+	mode_t	mode;
 
-	if (flags & (O_CREAT | O_TMPFILE)) {
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	hold(path);
-	if (real == NULL)
-		real = (openat_fn *)dlsym(RTLD_NEXT, "openat");
-	return real(dfd, path, flags, mode);
+	va_start(ap, flags);
+	mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+	va_end(ap);
+	return ((openat_fn *)hold(path, "openat"))(dfd, path, flags, mode);
 }
