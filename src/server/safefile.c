@@ -50,6 +50,8 @@
 
 #include "tenkd.h"
 
+static const char a_link[] = "a symbolic link";
+
 static int	strict(const struct fowner *);
 
 /*
@@ -97,7 +99,7 @@ not_regular(const struct stat *sb)
 	if (S_ISSOCK(sb->st_mode))
 		return "a socket, not a regular file";
 	if (S_ISLNK(sb->st_mode))
-		return "a symbolic link";
+		return a_link;
 	return "not a regular file";
 }
 
@@ -200,7 +202,7 @@ safefile_open(const char *path, int flags, mode_t mode,
 	    (nofollow ? O_NOFOLLOW : 0), mode);
 	if (fd == -1) {
 		if (errno == ELOOP && nofollow) {
-			why = "a symbolic link";
+			why = a_link;
 			goto refuse;
 		}
 		goto fail;
@@ -229,7 +231,7 @@ safefile_open(const char *path, int flags, mode_t mode,
 	return fd;
 
  refuse:
-	if (strcmp(why, "a symbolic link") == 0) {
+	if (why == a_link) {
 		snprintf(err, errlen, "a symbolic link: root follows none for "
 		    "user %s", o->name);
 		errno = ELOOP;
