@@ -117,7 +117,7 @@ deps:
 
 # The real servers and peer clients of the tests and the benchmark
 # against them: redis-server, redis-benchmark, nginx, wrk, haproxy,
-# iperf3.  Installing
+# iperf3, promtool.  Installing
 # them starts system services on the user's machine, so only this
 # explicit target installs them (make test skips those tests, saying
 # why); when it runs apt-get as root, mk/test-deps.sh keeps the services
