@@ -68,8 +68,15 @@ metrics_option(const char *opt, const char *arg)
 	const char	*err;
 
 	if (tk_addr_parse(arg, -1, &maddr, &err) == -1)
-		tk_cli_bad(opt, arg, "%s", err);
+		tk_cli_bad_addr(opt, arg, err);
 	mon = 1;
+}
+
+/* The --metrics address, or NULL without one.  Start-up. */
+const struct tk_addr *
+metrics_addr(void)
+{
+	return mon ? &maddr : NULL;
 }
 
 /* Whether a is a loopback address (127/8, ::1, ::ffff:127/104). */

@@ -739,6 +739,7 @@ void		 http_answer(struct http_srv *);
 
 extern const double mhist_bounds[MHIST_N - 1];
 void		 metrics_option(const char *, const char *);
+const struct tk_addr *metrics_addr(void);
 int		 metrics_open(void);
 void		 metrics_start(struct tk_loop *);
 void		 metrics_forget(void);
