@@ -224,8 +224,10 @@ loopbench: $(LOOPBENCH)
 demo: all
 	$(Q)TK_BIN=$(CURDIR)/$(B) sh test/demo.sh
 
+# gnuplot and strace installed as make installs libbsd (mk/deps.sh bench).
 BENCHFLAGS ?= --plot --syscalls
 bench: all
+	$(Q)sh mk/deps.sh bench
 	$(Q)$(B)/tenkbench $(BENCHFLAGS)
 
 # N concurrent verified echo connections with traffic, and what they cost

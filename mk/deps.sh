@@ -10,8 +10,12 @@
 # deps.sh lint: the same for what only `make lint` needs, shellcheck and
 # mandoc; print nothing.
 # deps.sh test: the same for the test-only tools (the Prometheus text
-# parser of python3-prometheus-client, for the system python3); never
-# fails: a test whose tool is missing skips, saying why.
+# parser of python3-prometheus-client, for the system python3, and
+# gnuplot, whose charts bench_smoke draws); never fails: a test whose
+# tool is missing skips, saying why.
+# deps.sh bench: the same for what make bench uses, gnuplot (--plot) and
+# strace (--syscalls); never fails: tenkbench goes on without them,
+# saying so in one line each.
 # On failure one line on stderr naming the packages, and exit 1.
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 
@@ -54,12 +58,18 @@ test)
 	if [ -x /usr/bin/python3 ] && ! have_prom; then
 		apt_install python3-prometheus-client
 	fi
+	command -v gnuplot >/dev/null 2>&1 || ( apt_install gnuplot-nox )
+	exit 0
+	;;
+bench)
+	command -v gnuplot >/dev/null 2>&1 || ( apt_install gnuplot-nox )
+	command -v strace >/dev/null 2>&1 || ( apt_install strace )
 	exit 0
 	;;
 '')
 	;;
 *)
-	echo "usage: deps.sh [lint|test]" >&2
+	echo "usage: deps.sh [lint|test|bench]" >&2
 	exit 2
 	;;
 esac
