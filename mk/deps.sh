@@ -16,6 +16,9 @@
 # deps.sh bench: the same for what make bench uses, gnuplot (--plot) and
 # strace (--syscalls); never fails: tenkbench goes on without them,
 # saying so in one line each.
+# deps.sh deb: the same for make deb, which builds the Debian package:
+# dpkg-buildpackage, debhelper, lintian and the build dependencies of
+# debian/control; fails naming what is missing.
 # On failure one line on stderr naming the packages, and exit 1.
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 
@@ -38,6 +41,14 @@ have_bsd() {
 # pyenv shim or a virtualenv without it.
 have_prom() {
 	/usr/bin/python3 -c 'import prometheus_client' >/dev/null 2>&1
+}
+
+# missing_pkgs PACKAGE...: those not installed, each after a blank.
+missing_pkgs() {
+	for _p in "$@"; do
+		dpkg-query -W -f '${Status}\n' "$_p" 2>/dev/null |
+		    grep -q ' installed$' || printf ' %s' "$_p"
+	done
 }
 
 have_lint() {
@@ -66,10 +77,23 @@ bench)
 	command -v strace >/dev/null 2>&1 || ( apt_install strace )
 	exit 0
 	;;
+deb)
+	need=$(missing_pkgs build-essential dpkg-dev debhelper lintian \
+	    pkg-config libbsd-dev liburing-dev libssl-dev)
+	# shellcheck disable=SC2086 # a list of package names, split on purpose
+	[ -z "$need" ] || apt_install $need
+	need=$(missing_pkgs build-essential dpkg-dev debhelper lintian \
+	    pkg-config libbsd-dev liburing-dev libssl-dev)
+	if [ -n "$need" ]; then
+		echo "deps: make deb needs$need: as root, apt install$need" >&2
+		exit 1
+	fi
+	exit 0
+	;;
 '')
 	;;
 *)
-	echo "usage: deps.sh [lint|test|bench]" >&2
+	echo "usage: deps.sh [lint|test|bench|deb]" >&2
 	exit 2
 	;;
 esac
