@@ -11,16 +11,6 @@
 # timeout: 60
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-
-free_port() {
-	"$PY" -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-
 # said STATUS LINE CMD...: CMD exits STATUS and the first line of its
 # stderr is LINE, with a daemon line's time stamp and "tenkd[PID] " taken
 # off; a usage error (2) says nothing else.
@@ -41,7 +31,8 @@ said() {
 	fi
 }
 
-p=$(free_port)
+p=$(dead_addr)
+p=${p##*:}
 said 2 "tenkd: --metrics 127.0.0.1:$p: given twice (also a --listen address)" \
     "$TENKD" echo -l "127.0.0.1:$p" --metrics "127.0.0.1:$p"
 said 2 "tenkd: --metrics 127.0.0.1:$p: given twice (also a --listen address)" \
@@ -57,17 +48,11 @@ said 2 "tenkd: -u 7000: missing host (as in 127.0.0.1:7000)" \
 said 2 "tenkload: 7777: missing host (as in 127.0.0.1:7777)" \
     "$TENKLOAD" -d 1s 7777
 
-# A listener there: the error first, then the facts held back.
-"$PY" -c 'import socket, sys, time
-s = socket.socket()
-s.bind(("127.0.0.1", int(sys.argv[1])))
-s.listen(1)
-print("ready", flush=True)
-time.sleep(60)' "$p" >"$T/holder" &
-track $!
-wait_line 10 "$T/holder" ready || fail "no listener on $p"
-said 1 "error: listen on 127.0.0.1:$p: address in use (by another process)" \
-    "$TENKD" echo -t 1 -l "127.0.0.1:$p"
+# A listener there (another tenkd): the error first, then the facts
+# held back.
+tenkd_start echo --threads 1
+said 1 "error: listen on $ADDR: address in use (by another process)" \
+    "$TENKD" echo -t 1 -l "$ADDR"
 sed -n '2p' "$T/said.err" | grep -q ' info: RLIMIT_NOFILE ' ||
     fail "the info lines do not follow the error: $(cat "$T/said.err")"
 grep -q ' info: listening on' "$T/said.err" &&
