@@ -24,6 +24,9 @@
 
 #include "tenkd.h"
 
+/* The help of tenkd_upstream_hash_slots names the table's size. */
+_Static_assert(CHASH_SLOTS == 262144, "tenkd_upstream_hash_slots");
+
 /* What a row's label is, and how many series it has. */
 enum lab {
 	LAB_NONE = 0,
@@ -38,6 +41,7 @@ enum lab {
 
 #define F_PROXY		0x01	/* proxy mode only */
 #define F_URING		0x02	/* --backend io_uring only */
+#define F_HASH		0x04	/* --balance hash only, see hashed() */
 
 static const char *const side_names[SIDE_N] = { "client", "upstream" };
 
@@ -121,6 +125,9 @@ static const struct fam {
 	{ "tenkd_upstream_received_bytes_total", "counter",
 	    "Bytes received from the upstream, counted at session end.",
 	    UPS(rx), LAB_UPSTREAM, F_PROXY },
+	{ "tenkd_upstream_hash_slots", "gauge",
+	    "Slots of the --balance hash table (262144) the upstream owns.",
+	    UPS(slots), LAB_UPSTREAM, F_PROXY | F_HASH },
 };
 
 /* The process_* families: doubles or uint64_t, of one process each. */
@@ -331,6 +338,24 @@ process(FILE *f, const struct msnap *s, int n, int workers)
 }
 
 /*
+ * Whether the snapshots come from --balance hash, by their table's
+ * slots: under --workers the master's own options may be older than
+ * its workers', since a reload parses them in the workers.
+ */
+static int
+hashed(const struct msnap *s, int n)
+{
+	uint32_t	k;
+	int		i;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < s[i].nups && k < MAXUPSTREAMS; k++)
+			if (s[i].ups[k].slots > 0)
+				return 1;
+	return 0;
+}
+
+/*
  * The whole /metrics page into f from n snapshots: one per worker
  * process when workers, else this process's only.  Main thread (or the
  * master).
@@ -342,7 +367,7 @@ promtext_write(FILE *f, const struct msnap *s, int n, int workers)
 	unsigned int	 on = 0;
 
 	if (srv.proto == &proto_proxy)
-		on |= F_PROXY;
+		on |= F_PROXY | (hashed(s, n) ? F_HASH : 0);
 	if (srv.cfg.backend != NULL && strcmp(srv.cfg.backend, "io_uring") ==
 	    0)
 		on |= F_URING;

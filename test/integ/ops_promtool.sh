@@ -3,9 +3,10 @@
 # /metrics passes Prometheus' own linter, promtool check metrics, in each
 # shape the page takes after traffic: echo, echo under --workers 2, a
 # proxy (upstream series, the connect-time histogram, both sides' bytes),
-# a proxy under --workers 2, and echo on io_uring (its own families)
-# where the kernel serves it.  promtool comes with Debian's prometheus
-# package, which starts a service: make test-deps installs it.
+# a proxy under --workers 2, with --balance hash too (the table's slots),
+# and echo on io_uring (its own families) where the kernel serves it.
+# promtool comes with Debian's prometheus package, which starts a
+# service: make test-deps installs it.
 # backends: none
 # timeout: 120
 . "$(dirname "$0")/lib.sh"
@@ -41,6 +42,9 @@ grep -q '^tenkd_upstream_connect_duration_seconds_bucket' "$T/proxy.txt" ||
     fail "proxy: no histogram"
 grep -q 'side="upstream"' "$T/proxy.txt" || fail "proxy: no upstream side"
 shape proxy-workers proxy --threads 1 --workers 2 -u "$UPADDR"
+shape proxy-hash proxy --threads 1 --workers 2 --balance hash -u "$UPADDR"
+grep -q '^tenkd_upstream_hash_slots{' "$T/proxy-hash.txt" ||
+    fail "--balance hash: no tenkd_upstream_hash_slots"
 if "$TENKD" echo --check --backend io_uring >/dev/null 2>&1; then
 	shape uring echo --threads 1 --backend io_uring
 	grep -q '^tenkd_uring_ring_dry_total' "$T/uring.txt" ||
