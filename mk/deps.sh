@@ -78,12 +78,15 @@ bench)
 	exit 0
 	;;
 deb)
-	need=$(missing_pkgs build-essential dpkg-dev debhelper lintian \
-	    pkg-config libbsd-dev liburing-dev libssl-dev)
-	# shellcheck disable=SC2086 # a list of package names, split on purpose
+	# debian/control's Build-Depends, and what builds and checks it.
+	pkgs="build-essential dpkg-dev debhelper lintian pkg-config libbsd-dev
+	    liburing-dev libssl-dev"
+	# shellcheck disable=SC2086 # lists of package names, split on purpose
+	need=$(missing_pkgs $pkgs)
+	# shellcheck disable=SC2086
 	[ -z "$need" ] || apt_install $need
-	need=$(missing_pkgs build-essential dpkg-dev debhelper lintian \
-	    pkg-config libbsd-dev liburing-dev libssl-dev)
+	# shellcheck disable=SC2086
+	need=$(missing_pkgs $pkgs)
 	if [ -n "$need" ]; then
 		echo "deps: make deb needs$need: as root, apt install$need" >&2
 		exit 1
