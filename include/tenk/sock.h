@@ -88,4 +88,12 @@ int	tk_sock_somaxconn(void);
  */
 int	tk_sock_listener(const struct tk_addr *a);
 
+/*
+ * The first port a process may bind without CAP_NET_BIND_SERVICE
+ * (net.ipv4.ip_unprivileged_port_start, 1024 by default), and whether
+ * this process has that capability (1) or not (0).
+ */
+int	tk_sock_unpriv_port(void);
+int	tk_sock_cap_bind(void);
+
 #endif /* TENK_SOCK_H */

@@ -83,6 +83,11 @@ tk_addr_parse(const char *s, int default_port, struct tk_addr *a,
 		*errstr = "empty address";
 		return -1;
 	}
+	/* A port alone, which inet_aton(3) would take as an IPv4 address. */
+	if (s[strspn(s, "0123456789")] == '\0') {
+		*errstr = "missing host";
+		return -1;
+	}
 	if (*s == '[') {
 		host = s + 1;
 		if ((end = strchr(host, ']')) == NULL) {
@@ -386,12 +391,9 @@ tk_sock_peer(int fd, struct tk_addr *a)
 	return getpeername(fd, (struct sockaddr *)&a->ss, &a->len);
 }
 
-/*
- * net.core.somaxconn, the ceiling the kernel puts on any backlog, or
- * SOMAXCONN when /proc cannot be read (a chroot, another system).
- */
-int
-tk_sock_somaxconn(void)
+/* The number in a /proc file, or def when it cannot be read. */
+static int
+proc_num(const char *path, int min, int def)
 {
 	char		 buf[32];
 	const char	*err;
@@ -399,17 +401,62 @@ tk_sock_somaxconn(void)
 	long long	 v;
 	int		 fd;
 
-	if ((fd = open("/proc/sys/net/core/somaxconn",
-	    O_RDONLY | O_CLOEXEC)) == -1)
-		return SOMAXCONN;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return def;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return SOMAXCONN;
+		return def;
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
-	v = strtonum(buf, 1, INT_MAX, &err);
-	return err == NULL ? (int)v : SOMAXCONN;
+	v = strtonum(buf, min, INT_MAX, &err);
+	return err == NULL ? (int)v : def;
+}
+
+/*
+ * net.core.somaxconn, the ceiling the kernel puts on any backlog, or
+ * SOMAXCONN when /proc cannot be read (a chroot, another system).
+ */
+int
+tk_sock_somaxconn(void)
+{
+	return proc_num("/proc/sys/net/core/somaxconn", 1, SOMAXCONN);
+}
+
+/*
+ * The first port a process without CAP_NET_BIND_SERVICE may bind:
+ * net.ipv4.ip_unprivileged_port_start (Linux 4.11, per network
+ * namespace), else 1024 as before it.
+ */
+int
+tk_sock_unpriv_port(void)
+{
+	return proc_num("/proc/sys/net/ipv4/ip_unprivileged_port_start", 0,
+	    1024);
+}
+
+/*
+ * Whether this process holds CAP_NET_BIND_SERVICE (capability 10) in its
+ * effective set, from the CapEff line of /proc/self/status: libcap would
+ * be one more library for one bit.  0 when it cannot be read.
+ */
+int
+tk_sock_cap_bind(void)
+{
+	FILE			*f;
+	char			 line[128];
+	unsigned long long	 caps;
+	int			 have = 0;
+
+	if ((f = fopen("/proc/self/status", "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
+			have = (caps >> 10) & 1;
+			break;
+		}
+	fclose(f);
+	return have;
 }
 
 /*

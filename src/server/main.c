@@ -360,14 +360,50 @@ add_listen(const char *opt, const char *arg)
 		snprintf(buf, sizeof(buf), "0.0.0.0:%s", arg + 2);
 		s = buf;
 	}
-	if (arg[strspn(arg, "0123456789")] == '\0')
-		tk_cli_bad(opt, arg, "missing host (as in 127.0.0.1:7777)");
 	if (tk_addr_parse(s, DEFAULT_PORT, &a, &err) == -1)
-		tk_cli_bad(opt, arg, "%s", err);
+		tk_cli_bad_addr(opt, arg, err);
 	for (i = 0; i < srv.cfg.nlisten; i++)
 		if (tk_addr_port(&a) != 0 && tk_addr_eq(&a, &srv.cfg.listen[i]))
 			tk_cli_bad(opt, arg, "given twice");
 	srv.cfg.listen[srv.cfg.nlisten++] = a;
+}
+
+/* Whether host (as tk_addr_fmt_host writes it) is every address. */
+static int
+wildcard(const char *host)
+{
+	return strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0;
+}
+
+/*
+ * The --metrics address on a listener's, which would meet tenkd's own
+ * socket there and fail as "address in use (by another process)":
+ * refused as a repeated --listen is, exit 2.
+ */
+static void
+metrics_clash(void)
+{
+	const struct tk_addr	*m;
+	char			 hm[TK_ADDRSTRLEN], hl[TK_ADDRSTRLEN];
+	char			 name[TK_ADDRSTRLEN];
+	int			 i;
+
+	if ((m = metrics_addr()) == NULL || tk_addr_port(m) == 0)
+		return;
+	tk_addr_fmt(m, name, sizeof(name));
+	tk_addr_fmt_host(m, hm, sizeof(hm));
+	for (i = 0; i < srv.cfg.nlisten; i++) {
+		if (tk_addr_eq(m, &srv.cfg.listen[i]))
+			tk_cli_bad("--metrics", name, "given twice (also a "
+			    "--listen address)");
+		tk_addr_fmt_host(&srv.cfg.listen[i], hl, sizeof(hl));
+		/* A wildcard and an address of its family, one port. */
+		if (tk_addr_port(m) == tk_addr_port(&srv.cfg.listen[i]) &&
+		    m->ss.ss_family == srv.cfg.listen[i].ss.ss_family &&
+		    (wildcard(hm) || wildcard(hl)))
+			tk_cli_bad("--metrics", name, "overlaps --listen %s",
+			    tk_addr_fmt(&srv.cfg.listen[i], hl, sizeof(hl)));
+	}
 }
 
 /*
@@ -570,6 +606,7 @@ parse_args(int argc, char *argv[])
 	}
 	if (cfg->nlisten == 0)
 		add_listen("--listen", DEFAULT_LISTEN);
+	metrics_clash();
 	if (cfg->threads == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -720,7 +757,7 @@ proxy_option(int ch, const char *opt, const char *arg)
 	switch (ch) {
 	case 'u':
 		if (upstream_add(arg, &err) == -1)
-			tk_cli_bad(opt, arg, "%s", err);
+			tk_cli_bad_addr(opt, arg, err);
 		break;
 	case OPT_BALANCE:
 		if (strcmp(arg, "rr") == 0)
@@ -895,6 +932,39 @@ set_limits(void)
 }
 
 /*
+ * Exit 1 for a socket that could not be bound to a, errno saying why;
+ * on EACCES for a port below net.ipv4.ip_unprivileged_port_start, with
+ * the two ways to it.  what names the socket ("listen on", "--metrics").
+ */
+static noreturn void
+bind_fail(const char *what, const struct tk_addr *a)
+{
+	char	name[TK_ADDRSTRLEN];
+	int	low = tk_sock_unpriv_port();
+
+	tk_addr_fmt(a, name, sizeof(name));
+	if (errno == EACCES && tk_addr_port(a) > 0 && tk_addr_port(a) < low)
+		fatalx("%s %s: %s: a port below %d needs CAP_NET_BIND_SERVICE, "
+		    "or let tenkd.socket bind it", what, name, strerror(EACCES),
+		    low);
+	fatal("%s %s", what, name);
+}
+
+/*
+ * --check, which binds nothing: exit 1 as bind_fail() if a's port needs
+ * a capability this process lacks.
+ */
+static void
+check_bind(const char *what, const struct tk_addr *a)
+{
+	if (a == NULL || tk_addr_port(a) <= 0 ||
+	    tk_addr_port(a) >= tk_sock_unpriv_port() || tk_sock_cap_bind())
+		return;
+	errno = EACCES;
+	bind_fail(what, a);
+}
+
+/*
  * Refuse an address another process listens on, before binding our own
  * SO_REUSEPORT sockets there, which the kernel would let us add to a
  * group another tenkd (any process of the same user with SO_REUSEPORT)
@@ -944,7 +1014,7 @@ probe_owner(const struct tk_addr *a)
 		if (err == EADDRINUSE)
 			fatalx("listen on %s: address in use (by another "
 			    "process)", name);
-		fatal("listen on %s", name);
+		bind_fail("listen on", a);
 	}
 	close(fd);
 }
@@ -1069,8 +1139,7 @@ open_listeners(void)
 				    "SO_REUSEPORT", tk_addr_fmt(
 				    &cfg->listen[i], name, sizeof(name)));
 			if (fd == -1)
-				fatal("listen on %s", tk_addr_fmt(
-				    &cfg->listen[i], name, sizeof(name)));
+				bind_fail("listen on", &cfg->listen[i]);
 			if (t == 0 && tk_addr_port(&cfg->listen[i]) == 0) {
 				if (tk_sock_local(fd, &a) == -1)
 					fatal("getsockname");
@@ -1474,6 +1543,13 @@ main(int argc, char *argv[], char *envp[])
 	upgraded = upfd != -1;
 	log_init("tenkd", cfg->log_level, cfg->syslog ? LOG_F_SYSLOG :
 	    LOG_F_STAMP);
+	/*
+	 * Start-up facts after what could still fail, or after its error;
+	 * but not in an upgrade's new master, whose old one waits on it
+	 * and reports its failure: there each step is told as it comes.
+	 */
+	if (!upgraded)
+		log_hold(1);
 	signal(SIGPIPE, SIG_IGN);
 	set_limits();
 	mem_init();
@@ -1484,6 +1560,12 @@ main(int argc, char *argv[], char *envp[])
 			    cfg->backend : "default");
 		check_path("pidfile", cfg->pidfile);
 		check_path("access log", cfg->access_log);
+		/* Sockets from systemd take the place of --listen. */
+		for (i = 0; getenv("LISTEN_FDS") == NULL && i < cfg->nlisten;
+		    i++)
+			check_bind("listen on", &cfg->listen[i]);
+		check_bind("--metrics", metrics_addr());
+		log_hold(0);
 		log_info("configuration OK: %s, %d thread%s, backend %s, "
 		    "%d address%s", cfg->mode, cfg->threads,
 		    cfg->threads == 1 ? "" : "s", tk_loop_backend(l),
@@ -1498,12 +1580,13 @@ main(int argc, char *argv[], char *envp[])
 		reopen_adopt();
 	conn_access_open();
 	if (metrics_open() == -1)
-		fatal("--metrics");
+		bind_fail("--metrics", metrics_addr());
 	lfds = open_listeners();
 	reopen_init();
 	drop_privileges();
 	if (pidfile_put(getpid()) == -1)
 		fatal("pidfile %s", cfg->pidfile);
+	log_hold(0);
 	/* -f: an implicit master, so that SIGHUP can reload. */
 	if (cfg->workers > 1 || conf_path != NULL) {
 		/* The master returns -1 when its workers are gone. */

@@ -327,9 +327,12 @@ snap_add(struct msnap *a, const struct msnap *b, int gauges, int ul)
 	a->st.accepted += b->st.accepted;
 	for (i = 0; i < CONN_NREASONS; i++)
 		a->st.closed[i] += b->st.closed[i];
-	a->st.bytes_in += b->st.bytes_in;
-	a->st.bytes_out += b->st.bytes_out;
+	for (i = 0; i < SIDE_N; i++) {
+		a->st.bytes_in[i] += b->st.bytes_in[i];
+		a->st.bytes_out[i] += b->st.bytes_out[i];
+	}
 	a->st.spliced += b->st.spliced;
+	a->st.nopipe += b->st.nopipe;
 	a->st.noport += b->st.noport;
 	a->st.iterations += b->st.iterations;
 	a->st.ring_dry += b->st.ring_dry;

@@ -93,13 +93,23 @@ struct config {
 	int		 access_json;		/* --access-log-format json */
 };
 
+/*
+ * The two sides of a session, which byte counts keep apart: its client
+ * (every mode) and, in proxy mode, its upstream.
+ */
+enum side {
+	SIDE_CLIENT = 0,
+	SIDE_UPSTREAM,
+	SIDE_N
+};
+
 /* Counters of one worker; only its own thread writes them. */
 struct stats {
 	uint64_t	 accepted;
 	uint64_t	 active;
 	uint64_t	 closed[CONN_NREASONS];
-	uint64_t	 bytes_in;
-	uint64_t	 bytes_out;
+	uint64_t	 bytes_in[SIDE_N];	/* received, by side */
+	uint64_t	 bytes_out[SIDE_N];	/* sent, by side */
 	uint64_t	 bufs_inuse;		/* pool buffers in queues */
 	uint64_t	 bufs_free;		/* spare pool buffers */
 	uint64_t	 noport;		/* proxy: no local port */
@@ -492,11 +502,15 @@ int		 dp_cq_pump(struct worker *, struct dp_flow *);
 int		 dp_cq_send(struct worker *, struct dp_flow *, const void *,
 		    size_t);
 
-/* n bytes read from f's source: count them, stamp the activity. */
+/*
+ * n bytes read from f's source: count them on its side (the client, or
+ * the proxy's upstream), stamp the activity.
+ */
 static inline void
 dp_count_in(struct worker *w, struct dp_flow *f, size_t n)
 {
-	w->st.bytes_in += n;
+	w->st.bytes_in[f->src == &f->c->io ? SIDE_CLIENT : SIDE_UPSTREAM] +=
+	    n;
 	if (f->nin != NULL)
 		*f->nin += n;
 	conn_touch(f->c, tk_loop_now(w->l));
@@ -505,7 +519,8 @@ dp_count_in(struct worker *w, struct dp_flow *f, size_t n)
 static inline void
 dp_count_out(struct worker *w, struct dp_flow *f, size_t n)
 {
-	w->st.bytes_out += n;
+	w->st.bytes_out[f->dst == &f->c->io ? SIDE_CLIENT : SIDE_UPSTREAM] +=
+	    n;
 	if (f->nout != NULL)
 		*f->nout += n;
 }
@@ -767,6 +782,7 @@ void		 http_answer(struct http_srv *);
 
 extern const double mhist_bounds[MHIST_N - 1];
 void		 metrics_option(const char *, const char *);
+const struct tk_addr *metrics_addr(void);
 int		 metrics_open(void);
 void		 metrics_start(struct tk_loop *);
 void		 metrics_forget(void);

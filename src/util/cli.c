@@ -87,6 +87,22 @@ tk_cli_warn(const char *opt, const char *arg, const char *fmt, ...)
 }
 
 /*
+ * A bad address (err from tk_addr_parse) the same way everywhere: a
+ * port alone ("7777", also as "7777,..." where a list follows) gets the
+ * example of what was meant.
+ */
+noreturn void
+tk_cli_bad_addr(const char *opt, const char *arg, const char *err)
+{
+	size_t	n = strspn(arg, "0123456789");
+
+	if (n > 0 && (arg[n] == '\0' || arg[n] == ','))
+		tk_cli_bad(opt, arg, "missing host (as in 127.0.0.1:%.*s)",
+		    (int)n, arg);
+	tk_cli_bad(opt, arg, "%s", err);
+}
+
+/*
  * Name the long option typed as "--NAME[=VALUE]" in optname: NAME in
  * full when it is a long option's name or the prefix of exactly one with
  * value val (any value for val 0).  Returns how many options matched.
