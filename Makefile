@@ -84,6 +84,7 @@ LOOPBENCH_SRCS	:= loadgen/loopbench.c
 # What the fuzz targets of test/fuzz/ link besides libtenk; the runner
 # links them too, to replay their corpora.
 FUZZ_LINK	:= src/server/proxyproto.c src/server/conffile.c \
+		   src/server/safefile.c \
 		   $(FRAME_SRCS)
 FUZZ_SRCS	:= $(wildcard test/fuzz/fuzz_*.c)
 RUNNER_SRCS	:= test/run.c $(wildcard test/unit/*.c) loadgen/json.c \
@@ -341,4 +342,4 @@ uninstall:
 clean:
 	rm -rf build
 
--include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/test -name '*.d' 2>/dev/null)

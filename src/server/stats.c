@@ -112,9 +112,9 @@ stats_add(struct stats *dst, const struct stats *src)
 
 /*
  * "stats thread 0: accepted 12 active 2 closed eof 9 reset 1 ... memory 0
- * proxy-header 0 in 123 out 123 bufs 0 spare 4" (in and out: the
- * clients' bytes), and in proxy mode " up-in 123 up-out 123 no-port 0
- * spliced 0 nopipe 0 pipes 0 piped 0", logged at level info.
+ * proxy-header 0 proxy-untrusted 0 in 123 out 123 bufs 0 spare 4" (in
+ * and out: the clients' bytes), and in proxy mode " up-in 123 up-out 123
+ * no-port 0 spliced 0 nopipe 0 pipes 0 piped 0", logged at level info.
  */
 static void
 stats_log(const char *who, const struct stats *s)

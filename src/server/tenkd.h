@@ -61,6 +61,7 @@ enum conn_reason {
 	CONN_NOMEM,		/* no buffer for the unsent tail */
 	CONN_MEMORY,		/* shed at the --max-memory budget */
 	CONN_PROXYHDR,		/* --accept-proxy: no good header in time */
+	CONN_PROXYFROM,		/* its peer not in --accept-proxy-from */
 	CONN_NREASONS
 };
 
@@ -415,7 +416,7 @@ void		 conn_warn_nomem(struct worker *);
 void		 conn_wheel_init(struct worker *);
 void		 conn_close_all(struct worker *, enum conn_reason);
 void		 conn_access_open(void);
-void		 conn_access_reopen(void);
+int		 conn_access_path(char *, size_t);
 /* One access-log record: conn_access_record() writes it. */
 struct acct_rec {
 	const struct sockaddr_in6 *peer;	/* the client */
@@ -635,13 +636,24 @@ int		 pp_parse(const void *, size_t, struct pp_info *);
 
 /*
  * pin.c: --accept-proxy, the PROXY header read before conn_new() lets
- * a connection through.
+ * a connection through, and --accept-proxy-from, the peers that may
+ * send one (IPv4 as IPv4-mapped IPv6, the prefix counted so too).
  */
+#define PIN_MAXFROM	64		/* --accept-proxy-from networks */
+
+struct pinnet {
+	uint8_t		 addr[16];
+	uint8_t		 bits;
+};
+
 struct pinconf {
 	int		 on;			/* --accept-proxy */
 	uint64_t	 timeout;		/* ns, for the whole header */
+	int		 nfrom;			/* 0: any peer */
+	struct pinnet	 from[PIN_MAXFROM];
 };
 extern struct pinconf	 pincf;
+int		 pin_from_add(const char *, const char **);
 int		 pin_take(struct worker *, int, const struct sockaddr *,
 		    socklen_t);
 void		 pin_close_all(struct worker *, enum conn_reason);
@@ -789,7 +801,34 @@ int		 systemd_listen_fds(int **, char ***);
 
 /* reopen.c (issue 14) */
 void		 reopen_init(void);
+int		 reopen_access(char *, size_t);
 int		 reopen_logs(void);
+int		 reopen_opener(void);
+void		 reopen_pass(int);
+void		 reopen_adopt(void);
+
+/*
+ * safefile.c (issue 22): opening the files the operator names, for
+ * ourselves or, as root, for the user the descriptor goes to (name
+ * NULL: ourselves).
+ */
+struct fowner {
+	const char	*name;
+	uid_t		 uid;
+	gid_t		 gid;
+};
+void		 safefile_owner(const struct config *, struct fowner *);
+int		 safefile_open(const char *, int, mode_t, const struct fowner *,
+		    char *, size_t);
+int		 safefile_check(const char *, const struct fowner *, char *,
+		    size_t);
+
+/* pidfile.c (issue 22) */
+void		 pidfile_start(const char *, const struct fowner *, int);
+int		 pidfile_put(pid_t);
+void		 pidfile_handover(pid_t);
+int		 pidfile_take(void);
+void		 pidfile_end(int);
 
 /* upstream.c, for the metrics listener (issue 14) */
 void		 upstream_connect_time(uint64_t);
@@ -809,6 +848,7 @@ void		 master_collect(void);
  */
 #define UPGRADE_FDNAME	"tenkd-upgrade"
 #define UPGRADE_ENV	"TENKD_UPGRADE_FD"
+#define UPGRADE_OPENER_ENV "TENKD_UPGRADE_OPENER"	/* reopen.c */
 int		 master_run(const int *, int, int);
 int		 master_role(void);
 void		 master_worker_signals(void);
@@ -818,7 +858,5 @@ void		 main_reparse(const char *, size_t, int);
 const char	*main_conf_path(void);
 char *const	*main_argv(void);
 const char	*main_self(void);
-void		 main_pidfile_handover(pid_t);
-int		 main_pidfile_take(void);
 
 #endif /* TENK_SERVER_TENKD_H */
