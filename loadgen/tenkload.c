@@ -920,7 +920,7 @@ main(int argc, char *argv[], char *envp[])
 	for (i = 0; i < argc; i++)
 		if (tk_addr_parse(argv[i], -1, &conf.targets[i], &errstr) ==
 		    -1)
-			tk_cli_bad(argv[i], NULL, "%s", errstr);
+			tk_cli_bad_addr(NULL, argv[i], errstr);
 	conf.ntargets = (size_t)argc;
 	for (i = 0; i < (int)conf.nsources; i++)
 		if (conf.sources[i].ss.ss_family !=

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # test-deps.sh: the real servers and the peer clients that the tests and
 # the benchmark against them need (test/integ/load_redis.sh, load_http.sh,
-# proxy_peers.sh, test/bench/load-compare.sh, proxy-iperf.sh):
-# redis-server, redis-benchmark, nginx (and its stream module), wrk,
-# haproxy, iperf3; and what the proxy's --fastpath is built with
-# (clang, libbpf-dev, bpftool: large, so never a plain make's), so that
-# its tests run.
+# proxy_peers.sh, ops_promtool.sh, test/bench/load-compare.sh,
+# proxy-iperf.sh): redis-server, redis-benchmark, nginx (and its stream
+# module), wrk, haproxy, iperf3, and promtool (Debian's prometheus
+# package, whose server is a service too); and what the proxy's
+# --fastpath is built with (clang, libbpf-dev, bpftool: large, so never
+# a plain make's), so that its tests run.
 # Installs the missing ones with apt-get when we are root on Debian or
 # Ubuntu, with their services kept from starting (see below); otherwise
 # one line on stderr naming the packages, and exit 1.
@@ -40,6 +41,7 @@ missing() {
 	    _m="$_m libnginx-mod-stream"
 	have haproxy || _m="$_m haproxy"
 	have iperf3 || _m="$_m iperf3"
+	have promtool || _m="$_m prometheus"
 	have clang || _m="$_m clang"
 	have bpftool || _m="$_m bpftool"
 	[ -e /usr/include/bpf/libbpf.h ] ||
@@ -59,7 +61,7 @@ fi
 need=$(missing)
 if [ -z "$need" ]; then
 	echo "test-deps: redis-server, redis-benchmark, nginx, wrk, haproxy," \
-	    "iperf3, clang, libbpf and bpftool found"
+	    "iperf3, promtool, clang, libbpf and bpftool found"
 	exit 0
 fi
 
@@ -87,9 +89,9 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	need=$(missing)
 	if [ -z "$need" ]; then
 		echo "test-deps: redis-server, redis-benchmark, nginx, wrk," \
-		    "haproxy, iperf3, clang, libbpf and bpftool installed"
+		    "haproxy, iperf3, promtool, clang, libbpf and bpftool installed"
 		exit 0
 	fi
 fi
-echo "test-deps: missing $need: as root, apt install $need | dnf install redis nginx wrk haproxy iperf3 clang libbpf-devel bpftool | apk add redis nginx wrk haproxy iperf3 clang libbpf-dev bpftool | brew install redis nginx wrk haproxy iperf3" >&2
+echo "test-deps: missing $need: as root, apt install $need | dnf install redis nginx wrk haproxy iperf3 golang-github-prometheus | apk add redis nginx wrk haproxy iperf3 prometheus | brew install redis nginx wrk haproxy iperf3 prometheus" >&2
 exit 1

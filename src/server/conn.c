@@ -73,7 +73,7 @@ struct access_fields {
 
 const char *const conn_reasons[CONN_NREASONS] = {
 	"eof", "reset", "error", "timeout", "shutdown", "fdlimit", "nomem",
-	"memory", "proxy-header"
+	"memory", "proxy-header", "proxy-untrusted"
 };
 
 static void	conn_io(struct tk_loop *, struct tk_io *);
@@ -339,43 +339,37 @@ conn_close_all(struct worker *w, enum conn_reason why)
  * write(2), when the next record would not fit, a second after the
  * first record went in (alog_timer), when it has drained and when it
  * stops; so lines from different threads do not mix and a record costs
- * a memcpy, not a system call.  Reopening (SIGHUP, SIGUSR1) opens the
- * path again and dup2()s the new file onto the old descriptor number,
- * which swaps the file atomically under the workers' feet with no
- * message to them.
+ * a memcpy, not a system call.  Reopening (SIGHUP, SIGUSR1: reopen.c)
+ * opens the path again and dup3()s the new file onto the old descriptor
+ * number, which swaps the file atomically under the workers' feet with
+ * no message to them.
  */
 void
 conn_access_open(void)
 {
+	char	err[256];
 	int	fd;
 
 	srv.access_fd = -1;
 	if (srv.cfg.access_log == NULL)
 		return;
-	fd = open(srv.cfg.access_log, O_WRONLY | O_APPEND | O_CREAT |
-	    O_CLOEXEC, 0644);
-	if (fd == -1)
-		fatal("access log %s", srv.cfg.access_log);
+	if ((fd = reopen_access(err, sizeof(err))) == -1)
+		fatalx("access log %s: %s", srv.cfg.access_log, err);
 	srv.access_fd = fd;
 }
 
-/* Main thread, on SIGHUP.  Failure keeps the old file and warns. */
-void
-conn_access_reopen(void)
+/*
+ * The access log's path opened as safefile.c opens it for the --user
+ * (by us, or by reopen.c's opener), or -1 with errno and err set.
+ */
+int
+conn_access_path(char *err, size_t errlen)
 {
-	int	fd;
+	struct fowner	o;
 
-	if (srv.access_fd == -1)
-		return;
-	fd = open(srv.cfg.access_log, O_WRONLY | O_APPEND | O_CREAT |
-	    O_CLOEXEC, 0644);
-	if (fd == -1) {
-		log_warn("reopening access log %s", srv.cfg.access_log);
-		return;
-	}
-	if (dup2(fd, srv.access_fd) == -1)
-		log_warn("reopening access log %s: dup2", srv.cfg.access_log);
-	close(fd);
+	safefile_owner(&srv.cfg, &o);
+	return safefile_open(srv.cfg.access_log, O_WRONLY | O_APPEND | O_CREAT,
+	    0644, &o, err, errlen);
 }
 
 /*

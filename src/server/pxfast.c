@@ -67,7 +67,7 @@ struct pxfast {
 };
 
 static void	drain_tick(struct tk_loop *, struct tk_timer *);
-static void	count(struct worker *, struct fp_dir *, uint64_t);
+static void	count(struct worker *, struct pxfast *, int, uint64_t);
 
 /*
  * The bytes a grant allows: --buffer-limit, but at least 256k, as a
@@ -153,15 +153,22 @@ drain_tick(struct tk_loop *l, struct tk_timer *t)
 	conn_step(fp->c->io.arg, fp->c);
 }
 
-/* Add what d's kernel moved since last time to the thread's counts. */
+/*
+ * Add what the kernel moved for direction dir (0: client to upstream,
+ * 1: back) since last time to the thread's counts, by side.
+ */
 static void
-count(struct worker *w, struct fp_dir *d, uint64_t bytes)
+count(struct worker *w, struct pxfast *fp, int dir, uint64_t bytes)
 {
+	struct fp_dir	*d = &fp->d[dir];
+	uint64_t	 n;
+
 	if (bytes <= d->counted)
 		return;
-	w->st.bytes_in += bytes - d->counted;
-	w->st.bytes_out += bytes - d->counted;
-	w->st.fpbytes += bytes - d->counted;
+	n = bytes - d->counted;
+	w->st.bytes_in[dir == 0 ? SIDE_CLIENT : SIDE_UPSTREAM] += n;
+	w->st.bytes_out[dir == 0 ? SIDE_UPSTREAM : SIDE_CLIENT] += n;
+	w->st.fpbytes += n;
 	d->counted = bytes;
 }
 
@@ -205,7 +212,7 @@ pxfast_pump(struct worker *w, struct pxfast *fp, int dir, struct dp_flow *f)
 		}
 		fp->st[dir] = FP_COPY;
 		if (fastpath_out(d, &out) == 0)
-			count(w, d, out.bytes);
+			count(w, fp, dir, out.bytes);
 		return 0;
 	}
 	return 0;
@@ -293,7 +300,7 @@ pxfast_end(struct worker *w, struct pxfast *fp, uint64_t *moved)
 		moved[i] = 0;
 		if (fastpath_out(&fp->d[i], &out) == 0) {
 			moved[i] = out.bytes;
-			count(w, &fp->d[i], out.bytes);
+			count(w, fp, i, out.bytes);
 		}
 	}
 	fastpath_forget(fp->d);

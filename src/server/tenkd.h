@@ -61,6 +61,7 @@ enum conn_reason {
 	CONN_NOMEM,		/* no buffer for the unsent tail */
 	CONN_MEMORY,		/* shed at the --max-memory budget */
 	CONN_PROXYHDR,		/* --accept-proxy: no good header in time */
+	CONN_PROXYFROM,		/* its peer not in --accept-proxy-from */
 	CONN_NREASONS
 };
 
@@ -93,13 +94,23 @@ struct config {
 	int		 access_json;		/* --access-log-format json */
 };
 
+/*
+ * The two sides of a session, which byte counts keep apart: its client
+ * (every mode) and, in proxy mode, its upstream.
+ */
+enum side {
+	SIDE_CLIENT = 0,
+	SIDE_UPSTREAM,
+	SIDE_N
+};
+
 /* Counters of one worker; only its own thread writes them. */
 struct stats {
 	uint64_t	 accepted;
 	uint64_t	 active;
 	uint64_t	 closed[CONN_NREASONS];
-	uint64_t	 bytes_in;
-	uint64_t	 bytes_out;
+	uint64_t	 bytes_in[SIDE_N];	/* received, by side */
+	uint64_t	 bytes_out[SIDE_N];	/* sent, by side */
 	uint64_t	 bufs_inuse;		/* pool buffers in queues */
 	uint64_t	 bufs_free;		/* spare pool buffers */
 	uint64_t	 noport;		/* proxy: no local port */
@@ -414,7 +425,7 @@ void		 conn_warn_nomem(struct worker *);
 void		 conn_wheel_init(struct worker *);
 void		 conn_close_all(struct worker *, enum conn_reason);
 void		 conn_access_open(void);
-void		 conn_access_reopen(void);
+int		 conn_access_path(char *, size_t);
 /* One access-log record: conn_access_record() writes it. */
 struct acct_rec {
 	const struct sockaddr_in6 *peer;	/* the client */
@@ -505,11 +516,15 @@ int		 dp_cq_pump(struct worker *, struct dp_flow *);
 int		 dp_cq_send(struct worker *, struct dp_flow *, const void *,
 		    size_t);
 
-/* n bytes read from f's source: count them, stamp the activity. */
+/*
+ * n bytes read from f's source: count them on its side (the client, or
+ * the proxy's upstream), stamp the activity.
+ */
 static inline void
 dp_count_in(struct worker *w, struct dp_flow *f, size_t n)
 {
-	w->st.bytes_in += n;
+	w->st.bytes_in[f->src == &f->c->io ? SIDE_CLIENT : SIDE_UPSTREAM] +=
+	    n;
 	if (f->nin != NULL)
 		*f->nin += n;
 	conn_touch(f->c, tk_loop_now(w->l));
@@ -518,7 +533,8 @@ dp_count_in(struct worker *w, struct dp_flow *f, size_t n)
 static inline void
 dp_count_out(struct worker *w, struct dp_flow *f, size_t n)
 {
-	w->st.bytes_out += n;
+	w->st.bytes_out[f->dst == &f->c->io ? SIDE_CLIENT : SIDE_UPSTREAM] +=
+	    n;
 	if (f->nout != NULL)
 		*f->nout += n;
 }
@@ -649,13 +665,24 @@ int		 pp_parse(const void *, size_t, struct pp_info *);
 
 /*
  * pin.c: --accept-proxy, the PROXY header read before conn_new() lets
- * a connection through.
+ * a connection through, and --accept-proxy-from, the peers that may
+ * send one (IPv4 as IPv4-mapped IPv6, the prefix counted so too).
  */
+#define PIN_MAXFROM	64		/* --accept-proxy-from networks */
+
+struct pinnet {
+	uint8_t		 addr[16];
+	uint8_t		 bits;
+};
+
 struct pinconf {
 	int		 on;			/* --accept-proxy */
 	uint64_t	 timeout;		/* ns, for the whole header */
+	int		 nfrom;			/* 0: any peer */
+	struct pinnet	 from[PIN_MAXFROM];
 };
 extern struct pinconf	 pincf;
+int		 pin_from_add(const char *, const char **);
 int		 pin_take(struct worker *, int, const struct sockaddr *,
 		    socklen_t);
 void		 pin_close_all(struct worker *, enum conn_reason);
@@ -784,6 +811,7 @@ void		 http_answer(struct http_srv *);
 
 extern const double mhist_bounds[MHIST_N - 1];
 void		 metrics_option(const char *, const char *);
+const struct tk_addr *metrics_addr(void);
 int		 metrics_open(void);
 void		 metrics_start(struct tk_loop *);
 void		 metrics_forget(void);
@@ -802,7 +830,34 @@ int		 systemd_listen_fds(int **, char ***);
 
 /* reopen.c (issue 14) */
 void		 reopen_init(void);
+int		 reopen_access(char *, size_t);
 int		 reopen_logs(void);
+int		 reopen_opener(void);
+void		 reopen_pass(int);
+void		 reopen_adopt(void);
+
+/*
+ * safefile.c (issue 22): opening the files the operator names, for
+ * ourselves or, as root, for the user the descriptor goes to (name
+ * NULL: ourselves).
+ */
+struct fowner {
+	const char	*name;
+	uid_t		 uid;
+	gid_t		 gid;
+};
+void		 safefile_owner(const struct config *, struct fowner *);
+int		 safefile_open(const char *, int, mode_t, const struct fowner *,
+		    char *, size_t);
+int		 safefile_check(const char *, const struct fowner *, char *,
+		    size_t);
+
+/* pidfile.c (issue 22) */
+void		 pidfile_start(const char *, const struct fowner *, int);
+int		 pidfile_put(pid_t);
+void		 pidfile_handover(pid_t);
+int		 pidfile_take(void);
+void		 pidfile_end(int);
 
 /* upstream.c, for the metrics listener (issue 14) */
 void		 upstream_connect_time(uint64_t);
@@ -822,6 +877,7 @@ void		 master_collect(void);
  */
 #define UPGRADE_FDNAME	"tenkd-upgrade"
 #define UPGRADE_ENV	"TENKD_UPGRADE_FD"
+#define UPGRADE_OPENER_ENV "TENKD_UPGRADE_OPENER"	/* reopen.c */
 int		 master_run(const int *, int, int);
 int		 master_role(void);
 void		 master_worker_signals(void);
@@ -831,7 +887,5 @@ void		 main_reparse(const char *, size_t, int);
 const char	*main_conf_path(void);
 char *const	*main_argv(void);
 const char	*main_self(void);
-void		 main_pidfile_handover(pid_t);
-int		 main_pidfile_take(void);
 
 #endif /* TENK_SERVER_TENKD_H */

@@ -82,11 +82,13 @@ hash_ups() {
 }
 
 # hash_slots N: the /metrics of the tenkd last started ($METRICS) give N
-# upstreams their slots of the table, 262,144 in all; fails otherwise.
+# upstreams their slots of the table, 262,144 in all (in its only
+# process, or its first worker's series under a master); fails
+# otherwise.
 hash_slots() {
 	http_get "http://$METRICS/metrics" >"$T/hash_metrics" ||
 	    fail "no /metrics"
-	_hs=$(awk '/^tenkd_upstream_hash_slots\{upstream="[^"]*"\} / {
+	_hs=$(awk '/^tenkd_upstream_hash_slots\{upstream="[^"]*"(,worker="0")?\} / {
 	    n++; s += $2 } END { print n + 0, s + 0 }' "$T/hash_metrics")
 	[ "$_hs" = "$1 262144" ] || fail "slots: $_hs: $(grep hash_slots \
 	    "$T/hash_metrics")"
