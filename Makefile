@@ -70,7 +70,8 @@ endif
 TENKD_SRCS	:= $(wildcard src/server/*.c)
 FRAME_SRCS	:= loadgen/framing.c loadgen/frame_bytes.c loadgen/frame_http.c \
 		   loadgen/frame_prefix.c loadgen/frame_redis.c \
-		   loadgen/frame_until.c loadgen/escape.c
+		   loadgen/frame_until.c loadgen/frame_memcache.c \
+		   loadgen/escape.c loadgen/template.c
 REPORT_SRCS	:= loadgen/report.c loadgen/report_text.c \
 		   loadgen/report_json.c loadgen/report_hgrm.c loadgen/json.c \
 		   loadgen/mode.c
