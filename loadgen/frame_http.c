@@ -11,7 +11,10 @@
  * of the reply: the final response follows in the same one.
  *
  * "Connection: close", and HTTP/1.0 without "Connection: keep-alive",
- * set st->close so that the engine reconnects and counts it.
+ * set st->close so that the engine reconnects and counts it.  A URL's
+ * run (target.c) sets fr->maxstatus to 399: a final status of 400 or
+ * above is then a mismatch at its last digit, as a request that fails
+ * is no load served.
  *
  * The parser reads lines byte by byte, keeping only the header name or
  * value token it needs (a few bytes); bodies are skipped by length.
@@ -357,7 +360,6 @@ ht_feed(const struct framing *fr, struct fr_state *st,
 	size_t		 i, k;
 	int		 r = 0;
 
-	(void)fr;
 	for (i = 0; i < n; i++) {
 		switch (h->phase) {
 		case HT_BODY:
@@ -393,8 +395,10 @@ ht_feed(const struct framing *fr, struct fr_state *st,
 			r = ht_eol(st, &why);
 		else if (++h->linelen > FR_HTTP_MAXLINE)
 			why = "line too long";
-		else
-			why = ht_byte(h, buf[i]);
+		else if ((why = ht_byte(h, buf[i])) == NULL &&
+		    h->phase == HT_CODE && h->sub == 3 &&
+		    fr->maxstatus != 0 && h->status > fr->maxstatus)
+			why = "status 400 or above in a URL's run";
 		if (why != NULL) {
 			*used = i;
 			st->why = why;

@@ -206,6 +206,7 @@ struct framing {
 	uint8_t		 fail[FR_MAXTEXT];	/* its KMP failure table */
 	size_t		 clen;		/* --reply-check: 0 for none */
 	unsigned char	 check[FR_MAXTEXT];
+	uint16_t	 maxstatus;	/* http: above it a mismatch; 0 none */
 };
 
 extern const struct framing_ops	 framing_echo;
