@@ -321,18 +321,21 @@ msg_size(struct lg_conn *c, const struct lg_conf *conf)
 }
 
 /*
- * Take one of -n's requests for c, if it needs one: the measured window
- * counts only these, every process takes from one counter, and when it
- * has given out all, no connection sends again.  Returns 0, or -1 when
- * none is left.
+ * Take one of -n's requests for c, if it needs one: an active
+ * connection sends none before the measured window (thread_go() starts
+ * them then), every process takes from one counter, and once it has
+ * given out all, no connection sends again.  Returns 0, or -1 when c
+ * may not send.
  */
 static int
 ticket_take(struct lg_conn *c)
 {
 	struct lg_thread	*th = c->th;
 
-	if (th->nreq == 0 || c->idle || !engine_measuring(th))
+	if (th->nreq == 0 || c->idle)
 		return 0;
+	if (!engine_measuring(th))
+		return -1;
 	if (atomic_fetch_add_explicit(th->tickets, 1,
 	    memory_order_relaxed) >= th->nreq)
 		return -1;
@@ -1009,6 +1012,29 @@ thread_main(void *arg)
 }
 
 /*
+ * From the main loop: -n's window has started, so the connections that
+ * waited for it send now; a rate schedule starts afresh.
+ */
+static void
+thread_go(struct tk_loop *l, struct tk_msg *m)
+{
+	struct lg_thread	*th = m->arg;
+	struct lg_conn		*c;
+	uint64_t		 now = tk_loop_update_now(l), iv = th->interval;
+	size_t			 i;
+
+	for (i = 0; i < th->started; i++) {
+		c = &th->conns[i];
+		if (c->state != LG_CONN_RUN || c->idle)
+			continue;
+		if (iv > 0)
+			c->next_due = now + c->rng % iv;
+		traffic_fill(l, c);
+		engine_flush(l, c);
+	}
+}
+
+/*
  * From the main loop: hand this second's latencies over (the main
  * thread empties the histogram before it asks again) and go on with a
  * fresh one, so that a stall shows at once and is forgotten as soon as
@@ -1212,10 +1238,13 @@ phase_next(struct tk_loop *l, struct tk_timer *t)
 {
 	struct engine	*e = t->arg;
 	uint64_t	 d = e->conf->duration, end, real;
+	int		 i;
 
 	if (atomic_load(&e->phase) == PHASE_WARMUP) {
 		e->t_meas_start = tk_loop_update_now(l);
 		atomic_store(&e->phase, PHASE_MEASURE);
+		for (i = 0; e->conf->requests != 0 && i < e->nthreads; i++)
+			tk_loop_post(e->threads[i].l, &e->threads[i].m_go);
 		/* --start-at: every generator's window ends together. */
 		if (e->conf->start_at != 0) {
 			end = e->conf->start_at + d;
@@ -1364,6 +1393,8 @@ thread_setup(struct engine *e, struct lg_thread *th, int id)
 	th->m_secd.arg = th;
 	th->m_done.fn = main_done;
 	th->m_done.arg = th;
+	th->m_go.fn = thread_go;
+	th->m_go.arg = th;
 	th->scratch = xmalloc(CHUNK);
 	if ((th->st.lat = tk_hist_new()) == NULL ||
 	    (th->st.lat_unc = tk_hist_new()) == NULL ||

@@ -373,6 +373,7 @@ struct lg_thread {
 	struct tk_msg	 m_sec;		/* from the main loop: a second */
 	struct tk_msg	 m_secd;	/* to the main loop: here it is */
 	struct tk_msg	 m_done;	/* to the main loop: -n done here */
+	struct tk_msg	 m_go;		/* from the main loop: -n may send */
 	struct tk_hist	*pub;		/* the second handed over */
 	struct tk_hist	*pub_unc;
 	char		*scratch;

@@ -192,10 +192,9 @@ plot_script(FILE *f, const struct report *r, int rate)
 	gp_str(f, what);
 	fprintf(f, " . \"\\n\" . ");
 	gp_str(f, win);
-	fprintf(f, " . \"\\nlatency of each second: p50, p99, p99.9%s; "
-	    "dotted lines: the measured window\"\n", rate ?
-	    " (solid: corrected, from the intended send; dashed: "
-	    "uncorrected)" : "");
+	fprintf(f, " . \"\\neach second's p50, p99 and p99.9%s; dotted: "
+	    "the measured window\"\n", rate ? " (solid: corrected, from the "
+	    "intended send; dashed: uncorrected)" : "");
 	fprintf(f, "set xlabel \"seconds from the start of the measured "
 	    "window\"\nset ylabel \"latency, ms (log scale)\"\n"
 	    "set logscale y\n");
@@ -228,8 +227,8 @@ plot_script(FILE *f, const struct report *r, int rate)
 	fprintf(f, "set xlabel \"percentile (scale: log of 1 / (1 - "
 	    "percentile))\"\nset ylabel \"latency, ms\"\n"
 	    "set logscale x\nset yrange [0:*]\n"
-	    "set xtics (\"0%%\" 1, \"90%%\" 10, \"99%%\" 100, \"99.9%%\" "
-	    "1000, \"99.99%%\" 10000, \"99.999%%\" 100000, \"99.9999%%\" "
+	    "set xtics (\"0%%%%\" 1, \"90%%%%\" 10, \"99%%%%\" 100, \"99.9%%%%\" "
+	    "1000, \"99.99%%%%\" 10000, \"99.999%%%%\" 100000, \"99.9999%%%%\" "
 	    "1000000)\n");
 	fprintf(f, "plot \"spectrum.dat\" using 2:3 with lines lw 2 lc 1 "
 	    "title \"%s\"", rate ? "corrected" : "latency");

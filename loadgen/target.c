@@ -271,7 +271,7 @@ target_request(struct tmpl_set *ts, const struct lg_url *u,
 	path = xmalloc(n + 1);
 	memcpy(path, p, n);
 	path[n] = '\0';
-	req_text(ts, u->text, u->text, path, u->path_col);
+	req_text(ts, NULL, u->text, path, u->path_col);
 	free(path);
 	req_lit(ts, u->text, " HTTP/1.1\r\n", 11);
 	for (i = 0; i < h->nhdrs; i++) {

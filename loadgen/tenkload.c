@@ -27,6 +27,7 @@
 #include <stdnoreturn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -981,6 +982,7 @@ struct cmdline {
 	const char	*check;		/* --reply-check */
 	struct lg_http	 http;		/* a URL's -H, --method, --body */
 	struct lg_url	 url;
+	char		 what[600];	/* the report's message for a URL */
 	unsigned int	 rate_set:1;
 	unsigned int	 window_set:1;
 	unsigned int	 size_set:1;
@@ -1004,6 +1006,9 @@ set_targets(struct lg_conf *conf, struct cmdline *cl, int argc,
 		tk_cli_bad("host:port", NULL, "no target given");
 	conf->targets = xcalloc((size_t)argc, sizeof(*conf->targets));
 	for (i = 0; i < argc; i++) {
+		if (strncasecmp(argv[i], "https://", 8) == 0)
+			tk_cli_bad(argv[i], NULL, "https:// needs TLS, not "
+			    "built in yet");
 		sch = target_parse(argv[i], &conf->targets[i], &cl->url);
 		if (i == 0)
 			first = sch;
@@ -1014,10 +1019,7 @@ set_targets(struct lg_conf *conf, struct cmdline *cl, int argc,
 			tk_cli_bad(argv[i], NULL, "one URL a run");
 	}
 	conf->ntargets = (size_t)argc;
-	if (first == SCHEME_HTTPS)
-		tk_cli_bad(argv[0], NULL, "https:// needs TLS, not built in "
-		    "yet");
-	if (first != SCHEME_HTTP) {
+	if (first < SCHEME_HTTP) {
 		if (cl->http.nhdrs > 0 || cl->http.method != NULL ||
 		    cl->http.body != NULL || cl->http.body_file != NULL)
 			tk_cli_bad(cl->http.nhdrs > 0 ? "-H" :
@@ -1038,7 +1040,11 @@ set_targets(struct lg_conf *conf, struct cmdline *cl, int argc,
 	framing.maxstatus = 399;
 	conf->reply = "http";
 	conf->url = &cl->url;
-	conf->message = cl->url.text;
+	/* What merge compares: the method and the URL. */
+	snprintf(cl->what, sizeof(cl->what), "%s %s", cl->http.method !=
+	    NULL ? cl->http.method : cl->http.body != NULL ||
+	    cl->http.body_file != NULL ? "POST" : "GET", cl->url.text);
+	conf->message = cl->what;
 }
 
 /* The options that only make sense together, or not at all. */
@@ -1079,6 +1085,9 @@ check_conf(struct lg_conf *conf, struct cmdline *cl)
 		tk_cli_bad("--requests", NULL, "not with --mode %s%s",
 		    mode_name(conf->mode), conf->mode == MODE_CONNECT ?
 		    " without a message" : "");
+	if (conf->requests > 0 && conf->warmup > 0)
+		tk_cli_bad("--warmup", NULL, "not with -n, whose requests all "
+		    "count");
 	/* -n ends a run; -d, when given, is its limit. */
 	if (conf->requests > 0 && !cl->dur_set)
 		conf->duration = MAXDURATION;
