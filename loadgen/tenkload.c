@@ -1019,6 +1019,8 @@ set_targets(struct lg_conf *conf, struct cmdline *cl, int argc,
 			tk_cli_bad(argv[i], NULL, "one URL a run");
 	}
 	conf->ntargets = (size_t)argc;
+	if (first == SCHEME_UNIX && conf->nsources > 0)
+		tk_cli_bad("--source", NULL, "not with a unix: target");
 	if (first < SCHEME_HTTP) {
 		if (cl->http.nhdrs > 0 || cl->http.method != NULL ||
 		    cl->http.body != NULL || cl->http.body_file != NULL)
