@@ -256,7 +256,7 @@ man-lint:
 LINT_OBJS = $(sort $(call obj,$(LIB_SRCS) $(TENKD_SRCS) $(TENKLOAD_SRCS) \
 	    $(TENKBENCH_SRCS) $(LOOPBENCH_SRCS) $(RUNNER_SRCS) $(TOOL_SRCS)))
 LINT_C	  = $(shell find include src loadgen test -name '*.[ch]' | sort)
-LINT_SH	  = $(shell find mk test -name '*.sh' | sort) .ci/run
+LINT_SH	  = $(shell find mk test contrib -name '*.sh' | sort) .ci/run
 # Not SC2317 (unreachable command) nor SC2119 (a function reads arguments
 # none of these calls pass): the tests hand functions to wait_for and to
 # loops by name, and lib.sh's take optional arguments.
