@@ -421,8 +421,16 @@ req_next(struct lg_conn *c)
 	if (c->queued == c->rcvd)
 		c->pat = 0 - c->queued;
 	pos = (size_t)(c->pat + c->queued) & (e->rsize - 1);
-	if (pos + e->req->maxlen <= e->rsize)
+	if (pos + e->req->maxlen <= e->rsize) {
+		/* The same request where it was last: placeholders only. */
+		if (c->rt == i + 1 && c->rpos == pos)
+			return tmpl_render_over(e->req->t[i], &x,
+			    c->obuf + pos);
+		c->rt = i + 1;
+		c->rpos = (uint32_t)pos;
 		return tmpl_render(e->req->t[i], &x, c->obuf + pos);
+	}
+	c->rt = 0;
 	n = tmpl_render(e->req->t[i], &x, th->rbuf);
 	k = n < e->rsize - pos ? n : e->rsize - pos;
 	memcpy(c->obuf + pos, th->rbuf, k);

@@ -282,6 +282,8 @@ struct tp_err {
 uint64_t	 tmpl_rand(uint64_t *);
 size_t		 tmpl_render(const struct tmpl *, struct tp_ctx *,
 		    unsigned char *);
+size_t		 tmpl_render_over(const struct tmpl *, struct tp_ctx *,
+		    unsigned char *);
 const unsigned char *tmpl_fixed(const struct tmpl *, size_t *);
 size_t		 tmpl_maxlen(const struct tmpl *);
 size_t		 tmpl_minlen(const struct tmpl *);

@@ -29,7 +29,7 @@
  * these rules is refused with the column (from 1) where it breaks.
  *
  * Random values come from the caller's state through tmpl_rand()
- * (splitmix64), one state per connection, so that a seeded state
+ * (wyrand), one state per connection, so that a seeded state
  * renders the same requests again.  {zipf} samples by rejection-
  * inversion (W. Hormann and G. Derflinger, "Rejection-inversion to
  * generate variates from monotone discrete distributions", ACM TOMACS
@@ -98,7 +98,11 @@ struct tp_lines {
 struct tp_part {
 	uint8_t			 kind;
 	uint8_t			 width;	/* zero padding, digits */
-	uint32_t		 len;	/* TP_LIT, TP_BYTES, TP_CLEN width */
+	uint8_t			 fixed;	/* every value fills width */
+	uint32_t		 len;	/* TP_LIT, TP_BYTES, TP_CLEN width;
+					   TP_RAND, TP_ZIPF fixed: digit
+					   groups of tp_utoaw(), 0: none */
+	uint32_t		 off;	/* where it starts, in a fixed layout */
 	const unsigned char	*p;	/* TP_LIT */
 	uint64_t		 lo;	/* TP_RAND */
 	uint64_t		 span;	/* TP_RAND: HI - LO + 1, 0 for 2^64 */
@@ -115,6 +119,14 @@ struct tmpl {
 	size_t		 litcap;
 	size_t		 maxlen;
 	size_t		 minlen;
+	/*
+	 * A fixed layout: every part has one length, so each starts at
+	 * its own offset, and the placeholders (vars[0..nvars)) can be
+	 * rendered over a rendering of the same template in place.
+	 */
+	int		 layout;
+	struct tp_part	*vars;
+	size_t		 nvars;
 };
 
 /* The random letters of {bytes}: 64 of them, TP_POOL long plus wrap. */
@@ -122,6 +134,11 @@ static const char	 tp_alpha[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 static unsigned char	 tp_pool[TP_POOL + TP_MAXLEN];
 static int		 tp_pool_ready;
+/* "0000" to "9999": four digits a division for padded numbers. */
+static char		 tp_d4[10000][4];
+static int		 tp_d4_ready;
+
+static int	 tp_layout(struct tmpl *);
 
 static const char tp_digits[] =
     "00010203040506070809101112131415161718192021222324252627282930313233"
@@ -129,26 +146,37 @@ static const char tp_digits[] =
     "6869707172737475767778798081828384858687888990919293949596979899";
 
 /*
- * The next value of a splitmix64 state: a constant step and a
- * finaliser that spreads it; any seed, 0 included, gives a full period
- * of 2^64.
+ * The next value of a random state: wyrand (Wang Yi's wyhash), a
+ * constant step and one 128-bit multiply that folds its halves, which
+ * passes the BigCrush and PractRand batteries at a handful of
+ * instructions; any seed, 0 included, gives a period of 2^64.
  */
 uint64_t
 tmpl_rand(uint64_t *s)
 {
-	uint64_t	x;
+	unsigned __int128	t;
 
-	x = (*s += 0x9e3779b97f4a7c15ULL);
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
+	*s += 0xa0761d6478bd642fULL;
+	t = (unsigned __int128)*s * (*s ^ 0xe7037ed1a0b428dbULL);
+	return (uint64_t)(t >> 64) ^ (uint64_t)t;
+}
+
+/* The same, inline, for the placeholders. */
+static inline uint64_t
+tp_rand(uint64_t *s)
+{
+	unsigned __int128	t;
+
+	*s += 0xa0761d6478bd642fULL;
+	t = (unsigned __int128)*s * (*s ^ 0xe7037ed1a0b428dbULL);
+	return (uint64_t)(t >> 64) ^ (uint64_t)t;
 }
 
 /* A number below span (0: any), by a multiply, without division. */
 static inline uint64_t
 tp_below(uint64_t *s, uint64_t span)
 {
-	uint64_t	x = tmpl_rand(s);
+	uint64_t	x = tp_rand(s);
 
 	if (span == 0)
 		return x;
@@ -166,6 +194,115 @@ tp_ndigits(uint64_t v)
 		n++;
 	}
 	return n;
+}
+
+/*
+ * n bytes from p to o, n at most 32 inline in overlapping 8-byte moves
+ * (the literal parts of a request are mostly that short), memcpy()
+ * beyond.
+ */
+static inline void
+tp_copy(unsigned char *o, const unsigned char *p, size_t n)
+{
+	uint64_t	a, b, c, d;
+	uint32_t	x, y;
+
+	if (n >= 16 && n <= 32) {
+		memcpy(&a, p, 8);
+		memcpy(&b, p + 8, 8);
+		memcpy(&c, p + n - 16, 8);
+		memcpy(&d, p + n - 8, 8);
+		memcpy(o, &a, 8);
+		memcpy(o + 8, &b, 8);
+		memcpy(o + n - 16, &c, 8);
+		memcpy(o + n - 8, &d, 8);
+	} else if (n >= 8 && n < 16) {
+		memcpy(&a, p, 8);
+		memcpy(&b, p + n - 8, 8);
+		memcpy(o, &a, 8);
+		memcpy(o + n - 8, &b, 8);
+	} else if (n >= 4 && n < 8) {
+		memcpy(&x, p, 4);
+		memcpy(&y, p + n - 4, 4);
+		memcpy(o, &x, 4);
+		memcpy(o + n - 4, &y, 4);
+	} else if (n < 4) {
+		while (n-- > 0)
+			*o++ = *p++;
+	} else
+		memcpy(o, p, n);
+}
+
+/*
+ * v in exactly w decimal digits at out, zeros in front, where v has at
+ * most 4g digits and 4g <= w: g groups of four digits from a table,
+ * from the right, one division each but the last; then the zeros in
+ * front as overlapping stores.
+ */
+static inline void
+tp_utoaw(unsigned char *out, uint64_t v, unsigned int w, unsigned int g)
+{
+	static const uint64_t	 zeros = 0x3030303030303030ULL;
+	unsigned char		*p = out + w;
+	uint64_t		 q;
+	uint32_t		 v32, q32;
+	size_t			 r;
+
+	for (; g > 1 && v > UINT32_MAX; g--) {
+		q = v / 10000;
+		p -= 4;
+		memcpy(p, tp_d4[v - q * 10000], 4);
+		v = q;
+	}
+	/* In 32 bits, whose division by a constant is the cheaper. */
+	for (v32 = (uint32_t)v; g > 1; g--) {
+		q32 = v32 / 10000;
+		p -= 4;
+		memcpy(p, tp_d4[v32 - q32 * 10000], 4);
+		v32 = q32;
+	}
+	p -= 4;
+	memcpy(p, tp_d4[v32], 4);
+	r = (size_t)(p - out);
+	if (r >= 8) {
+		for (; r >= 8; r -= 8)
+			memcpy(out + r - 8, &zeros, 8);
+		memcpy(out, &zeros, 8);
+	} else if (r >= 4) {
+		memcpy(out, &zeros, 4);
+		memcpy(out + r - 4, &zeros, 4);
+	} else
+		while (r-- > 0)
+			out[r] = '0';
+}
+
+/*
+ * The groups of four digits that tp_utoaw() writes for values up to
+ * hi in width w, or 0 when w cannot hold them (w < 4, or fewer than
+ * four digits left in front of them): then tp_utoa() pads instead.
+ */
+static unsigned int
+tp_groups(uint64_t hi, unsigned int w)
+{
+	unsigned int	g = (tp_ndigits(hi) + 3) / 4;
+
+	return g * 4 <= w ? g : 0;
+}
+
+static void
+tp_d4_init(void)
+{
+	int	i;
+
+	if (tp_d4_ready)
+		return;
+	for (i = 0; i < 10000; i++) {
+		tp_d4[i][0] = (char)('0' + i / 1000);
+		tp_d4[i][1] = (char)('0' + i / 100 % 10);
+		tp_d4[i][2] = (char)('0' + i / 10 % 10);
+		tp_d4[i][3] = (char)('0' + i % 10);
+	}
+	tp_d4_ready = 1;
 }
 
 /*
@@ -196,7 +333,7 @@ tp_utoa(unsigned char *out, uint64_t v, unsigned int width)
 		*--p = '0';
 		n++;
 	}
-	memcpy(out, p, n);
+	tp_copy(out, p, n);
 	return n;
 }
 
@@ -244,7 +381,7 @@ tz_sample(const struct tp_zipf *z, uint64_t *s)
 	double		 u, x, k;
 
 	for (;;) {
-		u = (double)(tmpl_rand(s) >> 11) * 0x1.0p-53;
+		u = (double)(tp_rand(s) >> 11) * 0x1.0p-53;
 		u = z->hxn + u * (z->hx1 - z->hxn);
 		x = tz_hinv(z, u);
 		k = floor(x + 0.5);
@@ -266,10 +403,58 @@ tp_pool_init(void)
 	if (tp_pool_ready)
 		return;
 	for (i = 0; i < TP_POOL; i++)
-		tp_pool[i] = (unsigned char)tp_alpha[tmpl_rand(&s) & 63];
+		tp_pool[i] = (unsigned char)tp_alpha[tp_rand(&s) & 63];
 	for (; i < sizeof(tp_pool); i++)
 		tp_pool[i] = tp_pool[i - TP_POOL];
 	tp_pool_ready = 1;
+}
+
+/*
+ * Placeholder p (neither literal nor a Content-Length's part) for the
+ * request x describes, at o; returns its length.
+ */
+static inline size_t
+tp_var(const struct tp_part *p, struct tp_ctx *x, unsigned char *o)
+{
+	const struct tp_lines	*ln;
+	uint64_t		 v;
+
+	switch (p->kind) {
+	case TP_SEQ:
+		return tp_utoa(o, x->seq, 0);
+	case TP_GSEQ:
+		v = atomic_fetch_add_explicit(p->ctr, 1, memory_order_relaxed);
+		return tp_utoa(o, v, 0);
+	case TP_RAND:
+		v = p->lo + tp_below(x->rng, p->span);
+		if (p->len == 0)
+			return tp_utoa(o, v, p->width);
+		tp_utoaw(o, v, p->width, p->len);
+		return p->width;
+	case TP_ZIPF:
+		v = tz_sample(p->z, x->rng) - 1;
+		if (p->len == 0)
+			return tp_utoa(o, v, p->width);
+		tp_utoaw(o, v, p->width, p->len);
+		return p->width;
+	case TP_CONN:
+		return tp_utoa(o, x->conn, 0);
+	case TP_BYTES:
+		tp_copy(o, tp_pool + tp_below(x->rng, TP_POOL), p->len);
+		return p->len;
+	case TP_LINE:
+	case TP_RLINE:
+		ln = p->lines;
+		if (p->kind == TP_LINE)
+			v = atomic_fetch_add_explicit(p->ctr, 1,
+			    memory_order_relaxed) % ln->n;
+		else
+			v = tp_below(x->rng, ln->n);
+		tp_copy(o, ln->buf + ln->start[v], ln->len[v]);
+		return ln->len[v];
+	default:
+		return 0;
+	}
 }
 
 /*
@@ -281,50 +466,14 @@ size_t
 tmpl_render(const struct tmpl *t, struct tp_ctx *x, unsigned char *out)
 {
 	const struct tp_part	*p, *end = t->parts + t->nparts;
-	const struct tp_lines	*ln;
 	unsigned char		*o = out, *clen = NULL, *body = NULL;
-	uint64_t		 v;
 	size_t			 n;
 
 	for (p = t->parts; p < end; p++) {
 		switch (p->kind) {
 		case TP_LIT:
-			memcpy(o, p->p, p->len);
+			tp_copy(o, p->p, p->len);
 			o += p->len;
-			break;
-		case TP_SEQ:
-			o += tp_utoa(o, x->seq, 0);
-			break;
-		case TP_GSEQ:
-			v = atomic_fetch_add_explicit(p->ctr, 1,
-			    memory_order_relaxed);
-			o += tp_utoa(o, v, 0);
-			break;
-		case TP_RAND:
-			v = p->lo + tp_below(x->rng, p->span);
-			o += tp_utoa(o, v, p->width);
-			break;
-		case TP_ZIPF:
-			v = tz_sample(p->z, x->rng) - 1;
-			o += tp_utoa(o, v, p->width);
-			break;
-		case TP_CONN:
-			o += tp_utoa(o, x->conn, 0);
-			break;
-		case TP_BYTES:
-			memcpy(o, tp_pool + tp_below(x->rng, TP_POOL), p->len);
-			o += p->len;
-			break;
-		case TP_LINE:
-		case TP_RLINE:
-			ln = p->lines;
-			if (p->kind == TP_LINE)
-				v = atomic_fetch_add_explicit(p->ctr, 1,
-				    memory_order_relaxed) % ln->n;
-			else
-				v = tp_below(x->rng, ln->n);
-			memcpy(o, ln->buf + ln->start[v], ln->len[v]);
-			o += ln->len[v];
 			break;
 		case TP_CLEN:
 			/* Filled in below, once the body is written. */
@@ -333,6 +482,9 @@ tmpl_render(const struct tmpl *t, struct tp_ctx *x, unsigned char *out)
 			break;
 		case TP_BODY:
 			body = o;
+			break;
+		default:
+			o += tp_var(p, x, o);
 			break;
 		}
 	}
@@ -344,6 +496,40 @@ tmpl_render(const struct tmpl *t, struct tp_ctx *x, unsigned char *out)
 		memset(clen, ' ', TP_CLENW - n);
 	}
 	return (size_t)(o - out);
+}
+
+/* The placeholders of t, a fixed layout, each at its offset in out. */
+static __attribute__((noinline)) void
+tp_render_vars(const struct tmpl *t, struct tp_ctx *x, unsigned char *out)
+{
+	const struct tp_part	*p, *end = t->vars + t->nvars;
+
+	for (p = t->vars; p < end; p++)
+		(void)tp_var(p, x, out + p->off);
+}
+
+/*
+ * As tmpl_render(), out holding the last rendering of t already: a
+ * template whose every part has one length (literals, padded numbers,
+ * {bytes}) has its placeholders written over it in place, the literal
+ * bytes left as they are; any other is rendered whole.  The engine's
+ * ring, where one request at a time starts at the same place, is what
+ * this is for.
+ */
+size_t
+tmpl_render_over(const struct tmpl *t, struct tp_ctx *x, unsigned char *out)
+{
+	const struct tp_part	*p = t->vars;
+
+	if (!t->layout)
+		return tmpl_render(t, x, out);
+	/* The common request, one padded random key, inline. */
+	if (t->nvars == 1 && p->kind == TP_RAND && p->len > 0)
+		tp_utoaw(out + p->off, p->lo + tp_below(x->rng, p->span),
+		    p->width, p->len);
+	else
+		tp_render_vars(t, x, out);
+	return t->maxlen;
 }
 
 /* The bytes of a template without placeholders; NULL if it has some. */
@@ -612,6 +798,10 @@ tp_placeholder(struct tmpl_set *ts, struct tmpl *t, const char *s,
 		p->lo = lo;
 		p->span = hi - lo + 1;
 		p->width = (uint8_t)w1;
+		p->fixed = w1 > 0 && w1 >= tp_ndigits(hi);
+		if (p->fixed)
+			p->len = tp_groups(hi, w1);
+		tp_d4_init();
 		t->maxlen += w1 > tp_ndigits(hi) ? w1 : tp_ndigits(hi);
 		t->minlen += w1 > tp_ndigits(lo) ? w1 : tp_ndigits(lo);
 	} else if (strcmp(name, "zipf") == 0) {
@@ -636,6 +826,10 @@ tp_placeholder(struct tmpl_set *ts, struct tmpl *t, const char *s,
 		p->kind = TP_ZIPF;
 		p->z = z;
 		p->width = (uint8_t)w1;
+		p->fixed = w1 > 0 && w1 >= tp_ndigits(n - 1);
+		if (p->fixed)
+			p->len = tp_groups(n - 1, w1);
+		tp_d4_init();
 		t->maxlen += w1 > tp_ndigits(n - 1) ? w1 : tp_ndigits(n - 1);
 		t->minlen += w1 > 1 ? w1 : 1;
 	} else if (strcmp(name, "bytes") == 0) {
@@ -798,12 +992,59 @@ tmpl_end(struct tmpl_set *ts, struct tp_err *err)
 		else if (t->parts[i].kind != TP_BODY)
 			fixed = 0;
 	}
+	if (tp_layout(t) == -1)
+		return tp_fail(err, strerror(ENOMEM), 0);
 	if (t->maxlen > ts->maxlen)
 		ts->maxlen = t->maxlen;
 	if (ts->n == 1 || t->minlen < ts->minlen)
 		ts->minlen = t->minlen;
 	ts->fixed = ts->n == 1 ? fixed : ts->fixed && fixed;
 	ts->cur = NULL;
+	return 0;
+}
+
+/*
+ * Whether every part of t has one length, and if so the offsets of its
+ * placeholders, gathered in t->vars.  Returns 0, or -1 when out of
+ * memory.
+ */
+static int
+tp_layout(struct tmpl *t)
+{
+	struct tp_part	*p;
+	size_t		 i, off = 0;
+
+	t->layout = 0;
+	for (i = 0; i < t->nparts; i++) {
+		p = &t->parts[i];
+		switch (p->kind) {
+		case TP_LIT:
+		case TP_BYTES:
+			off += p->len;
+			break;
+		case TP_RAND:
+		case TP_ZIPF:
+			if (!p->fixed)
+				return 0;
+			off += p->width;
+			break;
+		default:
+			return 0;
+		}
+	}
+	if (off != t->maxlen || (t->vars = calloc(t->nparts,
+	    sizeof(*t->vars))) == NULL)
+		return off != t->maxlen ? 0 : -1;
+	for (i = 0, off = 0; i < t->nparts; i++) {
+		p = &t->parts[i];
+		if (p->kind != TP_LIT) {
+			t->vars[t->nvars] = *p;
+			t->vars[t->nvars++].off = (uint32_t)off;
+		}
+		off += p->kind == TP_LIT || p->kind == TP_BYTES ? p->len :
+		    p->width;
+	}
+	t->layout = 1;
 	return 0;
 }
 
@@ -826,6 +1067,7 @@ tmpl_free(struct tmpl_set *ts)
 
 	for (i = 0; i < ts->n; i++) {
 		free(ts->t[i]->parts);
+		free(ts->t[i]->vars);
 		free(ts->t[i]->lit);
 		free(ts->t[i]);
 	}
