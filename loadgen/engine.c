@@ -135,7 +135,7 @@ engine_conf(const struct lg_thread *th)
 	return th->e->conf;
 }
 
-int
+static int
 engine_measuring(const struct lg_thread *th)
 {
 	return atomic_load_explicit(&th->e->phase, memory_order_relaxed) ==

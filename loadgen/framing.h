@@ -279,14 +279,11 @@ struct tp_err {
 	size_t		 col;
 };
 
-uint64_t	 tmpl_rand(uint64_t *);
 size_t		 tmpl_render(const struct tmpl *, struct tp_ctx *,
 		    unsigned char *);
 size_t		 tmpl_render_over(const struct tmpl *, struct tp_ctx *,
 		    unsigned char *);
 const unsigned char *tmpl_fixed(const struct tmpl *, size_t *);
-size_t		 tmpl_maxlen(const struct tmpl *);
-size_t		 tmpl_minlen(const struct tmpl *);
 int		 tmpl_begin(struct tmpl_set *, struct tp_err *);
 int		 tmpl_text(struct tmpl_set *, const char *, size_t,
 		    struct tp_err *);

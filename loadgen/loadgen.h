@@ -150,7 +150,7 @@ struct lg_prog {
 	_Atomic uint64_t	 bytes_out;
 	_Atomic uint64_t	 errors;
 	_Atomic uint64_t	 p99;		/* ns, of the last second */
-	_Atomic uint64_t	 sec;		/* that second's epoch second + 1 */
+	_Atomic uint64_t	 sec;		/* its epoch second + 1 */
 	_Atomic uint64_t	 done;
 };
 
@@ -321,7 +321,7 @@ struct lg_conn {
 	uint32_t		 wmsgs;		/* messages in the window */
 	uint32_t		 mi;
 	uint32_t		 tin;
-	uint32_t		 rt;		/* template at rpos, + 1; 0: none */
+	uint32_t		 rt;		/* template at rpos + 1, or 0 */
 	uint32_t		 rpos;
 	uint8_t			 state;
 	unsigned int		 idle:1;	/* one round trip, then quiet */
@@ -403,7 +403,6 @@ void		 engine_run(const struct lg_conf *, struct report *,
 uint64_t	 engine_fds_needed(const struct lg_conf *);
 size_t		 engine_ring_size(const struct lg_conf *);
 const struct lg_conf *engine_conf(const struct lg_thread *);
-int		 engine_measuring(const struct lg_thread *);
 int		 engine_push(struct tk_loop *, struct lg_conn *, uint64_t);
 int		 engine_retired(struct lg_conn *, uint64_t);
 void		 engine_flush(struct tk_loop *, struct lg_conn *);

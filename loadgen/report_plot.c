@@ -227,9 +227,9 @@ plot_script(FILE *f, const struct report *r, int rate)
 	fprintf(f, "set xlabel \"percentile (scale: log of 1 / (1 - "
 	    "percentile))\"\nset ylabel \"latency, ms\"\n"
 	    "set logscale x\nset yrange [0:*]\n"
-	    "set xtics (\"0%%%%\" 1, \"90%%%%\" 10, \"99%%%%\" 100, \"99.9%%%%\" "
-	    "1000, \"99.99%%%%\" 10000, \"99.999%%%%\" 100000, \"99.9999%%%%\" "
-	    "1000000)\n");
+	    "set xtics (\"0%%%%\" 1, \"90%%%%\" 10, \"99%%%%\" 100, "
+	    "\"99.9%%%%\" 1000, \"99.99%%%%\" 10000, \"99.999%%%%\" 100000, "
+	    "\"99.9999%%%%\" 1000000)\n");
 	fprintf(f, "plot \"spectrum.dat\" using 2:3 with lines lw 2 lc 1 "
 	    "title \"%s\"", rate ? "corrected" : "latency");
 	if (rate)

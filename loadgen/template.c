@@ -28,7 +28,7 @@
  * C escapes are read as escape_char() reads them.  A text that breaks
  * these rules is refused with the column (from 1) where it breaks.
  *
- * Random values come from the caller's state through tmpl_rand()
+ * Random values come from the caller's state through tp_rand()
  * (wyrand), one state per connection, so that a seeded state
  * renders the same requests again.  {zipf} samples by rejection-
  * inversion (W. Hormann and G. Derflinger, "Rejection-inversion to
@@ -151,17 +151,6 @@ static const char tp_digits[] =
  * passes the BigCrush and PractRand batteries at a handful of
  * instructions; any seed, 0 included, gives a period of 2^64.
  */
-uint64_t
-tmpl_rand(uint64_t *s)
-{
-	unsigned __int128	t;
-
-	*s += 0xa0761d6478bd642fULL;
-	t = (unsigned __int128)*s * (*s ^ 0xe7037ed1a0b428dbULL);
-	return (uint64_t)(t >> 64) ^ (uint64_t)t;
-}
-
-/* The same, inline, for the placeholders. */
 static inline uint64_t
 tp_rand(uint64_t *s)
 {
@@ -540,18 +529,6 @@ tmpl_fixed(const struct tmpl *t, size_t *len)
 		return NULL;
 	*len = t->nparts == 1 ? t->parts[0].len : 0;
 	return t->nparts == 1 ? t->parts[0].p : (const unsigned char *)"";
-}
-
-size_t
-tmpl_maxlen(const struct tmpl *t)
-{
-	return t->maxlen;
-}
-
-size_t
-tmpl_minlen(const struct tmpl *t)
-{
-	return t->minlen;
 }
 
 static int

@@ -511,7 +511,8 @@ save_args(struct lg_conf *conf, int argc, char *argv[])
 {
 	static const char	 safe[] = "abcdefghijklmnopqrstuvwxyz"
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-";
-	char			*o = conf->args, *end = o + sizeof(conf->args) - 4;
+	char			*o = conf->args;
+	char			*end = o + sizeof(conf->args) - 4;
 	const char		*p;
 	int			 i;
 
@@ -1246,8 +1247,8 @@ main(int argc, char *argv[], char *envp[])
 		case OPT_BODY:
 		case OPT_BODY_FILE:
 			if (cl.http.body != NULL || cl.http.body_file != NULL)
-				tk_cli_bad(opt, NULL, "one body only (--body or "
-				    "--body-file)");
+				tk_cli_bad(opt, NULL, "one body only "
+				    "(--body or --body-file)");
 			if (ch == OPT_BODY)
 				cl.http.body = optarg;
 			else

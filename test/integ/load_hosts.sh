@@ -32,22 +32,22 @@ ns_clean() {
 trap 'cleanup; ns_clean' EXIT
 ip netns add "$SRV" 2>"$T/ns.err" ||
     skip "cannot make a network namespace: $(head -n 1 "$T/ns.err")"
-ip netns add "$GA" && ip netns add "$GB" || fail "ip netns add"
+{ ip netns add "$GA" && ip netns add "$GB"; } || fail "ip netns add"
 
 # net GEN N: a veth pair between GEN (198.18.N.2) and the server
 # (198.18.N.1), made in the namespaces, never in the host's; GEN reaches
 # 198.18.0.1 through it.
 net() {
-	ip -n "$SRV" link add "s$2" type veth peer name "g$2" netns "$1" &&
+	{ ip -n "$SRV" link add "s$2" type veth peer name "g$2" netns "$1" &&
 	    ip -n "$SRV" addr add "198.18.$2.1/24" dev "s$2" &&
 	    ip -n "$1" addr add "198.18.$2.2/24" dev "g$2" &&
 	    ip -n "$SRV" link set "s$2" up && ip -n "$1" link set "g$2" up &&
 	    ip -n "$1" link set lo up &&
-	    ip -n "$1" route add 198.18.0.1/32 via "198.18.$2.1" ||
+	    ip -n "$1" route add 198.18.0.1/32 via "198.18.$2.1"; } ||
 	    fail "cannot link $1 to the server"
 }
-ip -n "$SRV" link set lo up && ip -n "$SRV" addr add 198.18.0.1/32 dev lo ||
-    fail "server address"
+{ ip -n "$SRV" link set lo up &&
+    ip -n "$SRV" addr add 198.18.0.1/32 dev lo; } || fail "server address"
 net "$GA" 1
 net "$GB" 2
 
@@ -67,7 +67,8 @@ exec ip netns exec "$h" sh -c "$*"
 NSRUN
 chmod +x "$T/nsrun"
 
-TENKLOAD=$TENKLOAD timeout 60 sh "$TK_SRC/contrib/tenkload-fanout.sh" -p \
+export TENKLOAD
+timeout 60 sh "$TK_SRC/contrib/tenkload-fanout.sh" -p \
     -e "$T/nsrun" -l 2 -o "$T/out" -r "$T/remote" -T "$TENKLOAD" \
     "$GA=198.18.1.2" "$GB=198.18.2.2" -- -c 20 -t 1 -d 2s "$ADDR" \
     >"$T/fanout.out" 2>"$T/fanout.err" ||
@@ -109,7 +110,8 @@ awk_true "($rm - $mm * 1e6 / $w)^2 <= (0.1 * $rm)^2" ||
 echo "rates: $ra + $rb = $rm msgs/s over $w us"
 
 # Each generator from its own address.
-grep -q 198.18.1.2 "$T/access.log" && grep -q 198.18.2.2 "$T/access.log" ||
+{ grep -q 198.18.1.2 "$T/access.log" &&
+    grep -q 198.18.2.2 "$T/access.log"; } ||
     fail "not both sources in tenkd's access log: $(head -n 3 "$T/access.log")"
 # The charts' seconds add up across hosts.
 sum() {

@@ -63,9 +63,9 @@ mkdir "$T/bin"
 timeout 30 env PATH="$T/bin" "$TENKLOAD" -q -c 2 -t 1 -d 1s --plot "$T/q" \
     --json "$T/q.json" "$ADDR" >"$T/q.out" 2>"$T/q.err" ||
     fail "without gnuplot: exit $?: $(cat "$T/q.err")"
-[ "$(wc -l <"$T/q.err")" -eq 1 ] && grep -q 'no gnuplot' "$T/q.err" ||
+{ [ "$(wc -l <"$T/q.err")" -eq 1 ] && grep -q 'no gnuplot' "$T/q.err"; } ||
     fail "without gnuplot: $(cat "$T/q.err")"
-[ -s "$T/q/latency.dat" ] && [ ! -e "$T/q/latency.png" ] ||
+{ [ -s "$T/q/latency.dat" ] && [ ! -e "$T/q/latency.png" ]; } ||
     fail "without gnuplot: $(ls "$T/q")"
 
 # merge --plot: the seconds of both reports, their counts added.

@@ -42,8 +42,8 @@ printf '%s\n' 'plain request\r\n' '' 'key:{rand:00000-99999}\r\n' \
     '{"id": {seq}, "b": "\{x}"}\r\n' >"$T/reqs"
 run many --message-file "$T/reqs" --window 4
 run fixed --message-file "$T/lines"
-[ "$(json_get "$T/fixed.json" header.size_min)" -eq 4 ] &&
-    [ "$(json_get "$T/fixed.json" header.size_max)" -eq 11 ] ||
+{ [ "$(json_get "$T/fixed.json" header.size_min)" -eq 4 ] &&
+    [ "$(json_get "$T/fixed.json" header.size_max)" -eq 11 ]; } ||
     fail "fixed: sizes $(json_get "$T/fixed.json" header.size_min) to" \
     "$(json_get "$T/fixed.json" header.size_max), not 4 to 11"
 

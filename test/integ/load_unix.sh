@@ -43,6 +43,8 @@ c=$("$CLI" -s "$T/redis/r.sock" info stats |
 # the PINGs, flushall, these SETs, dbsize and info
 [ "$c" -ge 20000 ] || fail "set: redis saw $c commands"
 
+# "$3" and "$13" are RESP's lengths, not parameters
+# shellcheck disable=SC2016
 load_run get -c 4 --reply redis -m \
     '*2\r\n$3\r\nGET\r\n$13\r\nkey:{zipf:000005000:1.1}\r\n' "$S"
 load_has get traffic.msgs -gt 0 "no messages"

@@ -342,8 +342,8 @@ TEST(template_bytes)
 	T_UEQ(tp_render(&ts, &x, b), 1026);
 	T_OK(a[0] == '<' && a[1025] == '>');
 	for (i = 1; i < 1025; i++)
-		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-		    "0123456789-_", a[i]) == NULL)
+		if (strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "abcdefghijklmnopqrstuvwxyz0123456789-_", a[i]) == NULL)
 			T_FAIL("byte %zu: 0x%02x", i, (unsigned char)a[i]);
 	T_OK(strcmp(a, b) != 0);
 	tmpl_free(&ts);
