@@ -292,6 +292,20 @@ tenkload_row() {
 	    "$(echo $6 | tr ' ' ,)" "$_e" "$(load1)"
 }
 
+# rbench_row OUT TEST: a CSV row for run $r of $cell from redis-benchmark's
+# --csv output in OUT, the line whose test name matches the regular
+# expression TEST: "PING_INLINE","rps","avg","min","p50","p95","p99","max"
+rbench_row() {
+	_rps=$(awk -F'"' -v t="$2" '$2 ~ t { print $4 }' "$1")
+	_p99=$(awk -F'"' -v t="$2" '$2 ~ t { print $14 }' "$1")
+	_e=0
+	[ "$RC" -eq 0 ] && [ -n "$_rps" ] || _e=exit$RC
+	printf '%s,%s,redis-benchmark,%.0f,%s,%s,%s,%s\n' "$cell" "$r" \
+	    "${_rps:-0}" "${_p99:-nan}" \
+	    "$(peer_cpu "${_rps:-0}" | tr ' ' ,)" "$_e" "$(load1)" >>"$CSV"
+	tail -n 1 "$CSV" >&2
+}
+
 echo "# load-compare: $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 \
     /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "# $("$REDIS" --version | cut -d' ' -f1-3); $("$RBENCH" --version 2>&1 |
@@ -340,18 +354,7 @@ for c in $CONNS; do
 				run_client "$o" "$RBENCH" -h 127.0.0.1 \
 				    -p "$PORT" -c "$c" -n "$n" -P "$p" \
 				    --threads "$CT" -t "$test" --csv
-				# "PING_INLINE","rps","avg","min","p50",
-				# "p95","p99","max"
-				rps=$(awk -F'"' '$2 ~ /^PING/ { print $4 }' "$o")
-				p99=$(awk -F'"' '$2 ~ /^PING/ { print $14 }' "$o")
-				e=0
-				[ "$RC" -eq 0 ] && [ -n "$rps" ] || e=exit$RC
-				# shellcheck disable=SC2046
-				printf '%s,%s,redis-benchmark,%.0f,%s,%s,%s,%s\n' \
-				    "$cell" "$r" "${rps:-0}" "${p99:-nan}" \
-				    "$(peer_cpu "${rps:-0}" | tr ' ' ,)" "$e" \
-				    "$(load1)" >>"$CSV"
-				tail -n 1 "$CSV" >&2
+				rbench_row "$o" '^PING'
 				stop_server
 				r=$((r + 1))
 			done
@@ -403,9 +406,15 @@ echo "run,client,cell,requests,dbsize,predicted,ratio" >"$KCSV"
 predicted() {
 	awk -v n="$1" -v k="$KEYS" 'BEGIN { printf "%.1f", k * (1 - (1 - 1 / k)^n) }'
 }
-# dbsize: DBSIZE of the server running now
-dbsize() {
-	"$RCLI" -p "$PORT" dbsize
+# keys_row CLIENT: a row of keys.csv for run $r of $cell: the server's
+# DBSIZE after CLIENT's $KEYN SETs, what it should be, and their ratio
+keys_row() {
+	_d=$("$RCLI" -p "$PORT" dbsize)
+	_q=$(predicted "$KEYN")
+	printf '%s,%s,%s,%s,%s,%s,%s\n' "$r" "$1" "$cell" "$KEYN" "$_d" "$_q" \
+	    "$(awk -v d="$_d" -v q="$_q" 'BEGIN { printf "%.4f", d / q }')" \
+	    >>"$KCSV"
+	tail -n 1 "$KCSV" >&2
 }
 if [ "$KEYN" -gt 0 ]; then
 	RCLI=$(prog redis-cli) || exit 1
@@ -437,16 +446,7 @@ if [ "$KEYN" -gt 0 ]; then
 					    --json "$j" "127.0.0.1:$PORT"
 					tenkload_row "$cell" "$r" "$j" >>"$CSV"
 					tail -n 1 "$CSV" >&2
-					if [ "$op" = set ]; then
-						printf '%s,tenkload,%s,%s,%s,%s,%s\n' \
-						    "$r" "$cell" "$KEYN" "$(dbsize)" \
-						    "$(predicted "$KEYN")" \
-						    "$(awk -v d="$(dbsize)" \
-						    -v q="$(predicted "$KEYN")" \
-						    'BEGIN { printf "%.4f", d / q }')" \
-						    >>"$KCSV"
-						tail -n 1 "$KCSV" >&2
-					fi
+					[ "$op" = set ] && keys_row tenkload
 					stop_server
 					start_redis
 					o=$OUT/$cell-$r.rbench
@@ -454,28 +454,9 @@ if [ "$KEYN" -gt 0 ]; then
 					    -p "$PORT" -c "$c" -n "$KEYN" -P "$p" \
 					    --threads "$CT" -t "$op" -r "$KEYS" \
 					    --csv
-					up=$(echo "$op" | tr "[:lower:]" "[:upper:]")
-					rps=$(awk -F'"' -v t="$up" \
-					    '$2 == t { print $4 }' "$o")
-					p99=$(awk -F'"' -v t="$up" \
-					    '$2 == t { print $14 }' "$o")
-					e=0
-					[ "$RC" -eq 0 ] && [ -n "$rps" ] || e=exit$RC
-					# shellcheck disable=SC2046
-					printf '%s,%s,redis-benchmark,%.0f,%s,%s,%s,%s\n' \
-					    "$cell" "$r" "${rps:-0}" "${p99:-nan}" \
-					    "$(peer_cpu "${rps:-0}" | tr ' ' ,)" "$e" \
-					    "$(load1)" >>"$CSV"
-					tail -n 1 "$CSV" >&2
-					if [ "$op" = set ]; then
-						printf '%s,redis-benchmark,%s,%s,%s,%s,%s\n' \
-						    "$r" "$cell" "$KEYN" "$(dbsize)" \
-						    "$(predicted "$KEYN")" \
-						    "$(awk -v d="$(dbsize)" \
-						    -v q="$(predicted "$KEYN")" \
-						    'BEGIN { printf "%.4f", d / q }')" \
-						    >>"$KCSV"
-					fi
+					rbench_row "$o" "^$(echo "$op" |
+					    tr "[:lower:]" "[:upper:]")\$"
+					[ "$op" = set ] && keys_row redis-benchmark
 					stop_server
 					r=$((r + 1))
 				done
