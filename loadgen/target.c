@@ -293,6 +293,7 @@ target_request(struct tmpl_set *ts, const struct lg_url *u,
 	else if (h->body != NULL) {
 		/* A body without placeholders has its length now. */
 		memset(&bt, 0, sizeof(bt));
+		memset(&err, 0, sizeof(err));
 		if (tmpl_add(&bt, h->body, &err) == 0 &&
 		    (p = (const char *)tmpl_fixed(bt.t[0], &n)) != NULL) {
 			file = xmalloc(n);

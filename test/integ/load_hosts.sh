@@ -109,7 +109,10 @@ awk_true "($rm - $mm * 1e6 / $w)^2 <= (0.1 * $rm)^2" ||
     fail "merged rate $rm, but $mm msgs in $w us"
 echo "rates: $ra + $rb = $rm msgs/s over $w us"
 
-# Each generator from its own address.
+# Each generator from its own address: tenkd's access log, whole once it
+# has drained and exited.
+kill "$TENKD_PID"
+wait "$TENKD_PID"
 { grep -q 198.18.1.2 "$T/access.log" &&
     grep -q 198.18.2.2 "$T/access.log"; } ||
     fail "not both sources in tenkd's access log: $(head -n 3 "$T/access.log")"
@@ -122,7 +125,4 @@ pa=$(sum "$T/remote.1.plot/latency.dat")
 pb=$(sum "$T/remote.2.plot/latency.dat")
 [ "$(sum "$T/out/plot/latency.dat")" -eq $((pa + pb)) ] ||
     fail "merged latency.dat: not $pa + $pb msgs"
-
-kill "$TENKD_PID"
-wait "$TENKD_PID"
 pass
