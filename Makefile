@@ -88,6 +88,7 @@ FUZZ_LINK	:= src/server/proxyproto.c src/server/conffile.c \
 		   $(FRAME_SRCS)
 FUZZ_SRCS	:= $(wildcard test/fuzz/fuzz_*.c)
 RUNNER_SRCS	:= test/run.c $(wildcard test/unit/*.c) loadgen/json.c \
+		   src/server/chash.c \
 		   $(FUZZ_LINK) $(FUZZ_SRCS) test/fuzz/replay.c
 TOOL_SRCS	:= $(wildcard test/tools/*.c)
 

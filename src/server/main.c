@@ -88,6 +88,7 @@ enum {
 	OPT_FAIL_MAX,
 	OPT_FAIL_TIMEOUT,
 	OPT_FIN_TIMEOUT,
+	OPT_HASH_KEY,
 	OPT_MAXPERIP,
 	OPT_RETRIES,
 	OPT_SEND_PROXY,
@@ -120,6 +121,7 @@ static const struct option longopts[] = {
 	{ "fail-timeout",	required_argument, NULL, OPT_FAIL_TIMEOUT },
 	{ "fin-timeout",	required_argument, NULL, OPT_FIN_TIMEOUT },
 	{ "group",		required_argument, NULL, OPT_GROUP },
+	{ "hash-key",		required_argument, NULL, OPT_HASH_KEY },
 	{ "help",		no_argument,	   NULL, 'h' },
 	{ "idle-timeout",	required_argument, NULL, OPT_IDLE },
 	{ "listen",		required_argument, NULL, 'l' },
@@ -221,8 +223,10 @@ usage(int full)
 	    "\t[--metrics addr:port] [--accept-proxy] "
 	    "[--accept-proxy-timeout dur]\n"
 	    "\t[--check] [-f file]\n"
-	    "       tenkd proxy -u host:port[,weight=n][,backup] ...\n"
-	    "\t[--balance rr|leastconn|source] [--connect-timeout dur]\n"
+	    "       tenkd proxy -u host:port[,weight=n][,backup][,name=name] "
+	    "...\n"
+	    "\t[--balance rr|leastconn|hash|source] [--connect-timeout dur]\n"
+	    "\t[--hash-key source|source-port]\n"
 	    "\t[--fin-timeout dur] [--retries n] [--fail-max n]\n"
 	    "\t[--fail-timeout dur] [--max-conns-per-ip n] "
 	    "[--send-proxy v1|v2]\n"
@@ -280,11 +284,17 @@ usage(int full)
 	    "the command\n"
 	    "                           line's take precedence\n"
 	    "proxy:\n"
-	    "  -u, --upstream H:P[,weight=N][,backup]  an upstream, "
-	    "repeatable; a backup\n"
-	    "                           only while every other one is down\n"
+	    "  -u, --upstream H:P[,weight=N][,backup][,name=NAME]  an "
+	    "upstream,\n"
+	    "                           repeatable; a backup only while "
+	    "every other one\n"
+	    "                           is down; NAME for --balance hash "
+	    "(default H:P)\n"
 	    "      --balance METHOD     rr (weighted, default), leastconn "
-	    "or source\n"
+	    "or hash\n"
+	    "                           (consistent; source is the same)\n"
+	    "      --hash-key KEY       hash: source (address, default) or "
+	    "source-port\n"
 	    "      --connect-timeout DUR  per connect attempt (default 5s)\n"
 	    "      --fin-timeout DUR    close a silent half-closed session "
 	    "(default 30s)\n"
@@ -668,11 +678,12 @@ proxy_option(int ch, const char *opt, const char *arg)
 			pxcf.balance = BALANCE_RR;
 		else if (strcmp(arg, "leastconn") == 0)
 			pxcf.balance = BALANCE_LEASTCONN;
-		else if (strcmp(arg, "source") == 0)
-			pxcf.balance = BALANCE_SOURCE;
+		else if (strcmp(arg, "hash") == 0 ||
+		    strcmp(arg, "source") == 0)
+			pxcf.balance = BALANCE_HASH;
 		else
 			tk_cli_bad(opt, arg,
-			    "not a method (rr, leastconn, source)");
+			    "not a method (rr, leastconn, hash, source)");
 		break;
 	case OPT_CHECK_EXPECT:
 		if (*arg == '\0')
@@ -714,6 +725,19 @@ proxy_option(int ch, const char *opt, const char *arg)
 	case OPT_FIN_TIMEOUT:
 		pxcf.fin_timeout = tk_cli_duration(opt, arg, 0,
 		    24 * 3600 * TK_SEC, "0 to 24h");
+		break;
+	case OPT_HASH_KEY:
+		if (strcmp(arg, "source") == 0)
+			pxcf.hash_key = HKEY_SOURCE;
+		else if (strcmp(arg, "source-port") == 0)
+			pxcf.hash_key = HKEY_SOURCE_PORT;
+		else if (strcmp(arg, "sni") == 0)
+			/* The name TLS routing will read: proxy.c hash_slot. */
+			tk_cli_bad(opt, arg, "needs TLS routing, which this "
+			    "tenkd does not have yet");
+		else
+			tk_cli_bad(opt, arg,
+			    "not a key (source, source-port)");
 		break;
 	case OPT_MAXPERIP:
 		pxcf.max_per_ip = tk_cli_num(opt, arg, 0, CONNCAP_MAX);

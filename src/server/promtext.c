@@ -21,6 +21,9 @@
 
 enum agg { AGG_SUM = 0, AGG_MAX };
 
+/* The help of tenkd_upstream_hash_slots names the table's size. */
+_Static_assert(CHASH_SLOTS == 262144, "tenkd_upstream_hash_slots");
+
 /* What a row's label is, and how many series it has. */
 enum lab {
 	LAB_NONE = 0,
@@ -39,7 +42,7 @@ static const struct fam {
 	size_t		 off;		/* of the first uint64_t */
 	enum lab	 lab;
 	enum agg	 agg;
-	int		 proxy;		/* proxy mode only */
+	int		 proxy;		/* proxy mode only; 2: hashed */
 } fams[] = {
 	{ "tenkd_connections_accepted_total", "counter",
 	    "Client connections accepted.", U64(st.accepted), LAB_NONE,
@@ -116,6 +119,9 @@ static const struct fam {
 	{ "tenkd_upstream_received_bytes_total", "counter",
 	    "Bytes received from the upstream, counted at session end.",
 	    UPS(rx), LAB_UPSTREAM, AGG_SUM, 1 },
+	{ "tenkd_upstream_hash_slots", "gauge",
+	    "Slots of the --balance hash table (262144) the upstream owns.",
+	    UPS(slots), LAB_UPSTREAM, AGG_MAX, 2 },
 };
 
 /* The process_* families: doubles or uint64_t, of one process each. */
@@ -299,6 +305,24 @@ process(FILE *f, const struct msnap *s, int n, int workers)
 }
 
 /*
+ * Whether the snapshots come from --balance hash, by their table's
+ * slots: under --workers the master's own options may be older than
+ * its workers', since a reload parses them in the workers.
+ */
+static int
+hashed(const struct msnap *s, int n)
+{
+	uint32_t	k;
+	int		i;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < s[i].nups && k < MAXUPSTREAMS; k++)
+			if (s[i].ups[k].slots > 0)
+				return 1;
+	return 0;
+}
+
+/*
  * The whole /metrics page into f from n snapshots: one per worker
  * process when workers, else this process's only.  Main thread (or the
  * master).
@@ -310,7 +334,8 @@ promtext_write(FILE *f, const struct msnap *s, int n, int workers)
 	int	proxy = srv.proto == &proto_proxy;
 
 	for (k = 0; k < sizeof(fams) / sizeof(fams[0]); k++)
-		if (!fams[k].proxy || proxy)
+		if (!fams[k].proxy || (proxy && (fams[k].proxy == 1 ||
+		    hashed(s, n))))
 			family(f, &fams[k], s, n, workers);
 	if (proxy)
 		histogram(f, s, n, workers);

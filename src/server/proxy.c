@@ -11,8 +11,8 @@
  *
  * A session is one allocation: the client's struct conn first (its
  * watcher is what conn.c and the run queue know), the client's address
- * and start time (for the access log, the per-IP cap and source
- * hashing), then the upstream's watcher and queue.  Both watchers run
+ * and start time (for the access log, the per-IP cap and --balance
+ * hash), then the upstream's watcher and queue.  Both watchers run
  * proxy_step(), which serves both directions; a direction is "client to
  * upstream" (C2U) or "upstream to client" (U2C), with the queue toward
  * the receiving side.
@@ -143,6 +143,7 @@ static void	access_line(struct worker *, struct psess *, const char *);
 static size_t	queued(const struct conn *);
 static struct conn *proxy_flow(struct tk_io *, int, struct dp_flow *);
 static int	proxy_peer(void);
+static uint32_t	hash_slot(const struct psess *);
 
 const struct proto proto_proxy = {
 	.name = "proxy",
@@ -197,13 +198,25 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 
 /*
  * Whether a session needs its client's address beyond the access log:
- * for --max-conns-per-ip, --balance source and --send-proxy.
+ * for --max-conns-per-ip, --balance hash and --send-proxy.
  */
 static int
 proxy_peer(void)
 {
-	return pxcf.max_per_ip > 0 || pxcf.balance == BALANCE_SOURCE ||
+	return pxcf.max_per_ip > 0 || pxcf.balance == BALANCE_HASH ||
 	    pxcf.send_proxy != 0;
+}
+
+/*
+ * For --balance hash, the slot of the session's key: its client's
+ * address (the PROXY header's with --accept-proxy), with the port for
+ * --hash-key source-port.  --hash-key sni is to hash here the server
+ * name that TLS routing reads from the ClientHello.
+ */
+static uint32_t
+hash_slot(const struct psess *s)
+{
+	return chash_addr(&s->a.peer, pxcf.hash_key == HKEY_SOURCE_PORT);
 }
 
 /* The run-queue handler of the upstream watcher. */
@@ -269,7 +282,8 @@ connect_next(struct worker *w, struct psess *s, int err)
 				    "refused" : "connect-error", CONN_ERROR);
 			return -1;
 		}
-		if ((u = upstream_pick(&s->a.peer, s->tried, now)) == NULL) {
+		if ((u = upstream_pick(pxcf.balance == BALANCE_HASH ?
+		    hash_slot(s) : 0, s->tried, now)) == NULL) {
 			end(w, s, WHO_TENKD, "no-upstream", CONN_ERROR);
 			return -1;
 		}

@@ -87,6 +87,7 @@ struct opts {
 	int		 ready;		/* print "ready N" after round 1 */
 	int		 verbose;
 	unsigned int	 nsrc;		/* -S: source addresses */
+	unsigned int	 src0;		/* -O: the first one's offset */
 };
 
 static struct opts	 o;
@@ -114,7 +115,8 @@ usage(void)
 {
 	fprintf(stderr, "usage: tkcli echo [-Hv] [-a min] [-b size[-size]] "
 	    "[-c conns] [-d hold] [-i idle]\n"
-	    "\t[-P parallel] [-r rounds] [-S sources] [-s seed] [-T timeout] "
+	    "\t[-O first] [-P parallel] [-r rounds] [-S sources] [-s seed] "
+	    "[-T timeout] "
 	    "[-w size[-size]] addr:port\n"
 	    "       tkcli hold [-ev] [-c conns] [-d secs] [-P parallel] "
 	    "[-T timeout] addr:port\n"
@@ -233,9 +235,13 @@ start_connect(struct cconn *c)
 	char		 a[32];
 
 	if (o.nsrc > 0) {
-		/* Spread over 127.0.0.2 and up: a port range for each. */
+		/*
+		 * Spread over 127.0.0.2 and up (from -O's), a port range
+		 * for each.
+		 */
 		snprintf(a, sizeof(a), "127.0.%u.%u:0",
-		    (c->idx % o.nsrc + 2) / 256, (c->idx % o.nsrc + 2) % 256);
+		    (c->idx % o.nsrc + 2 + o.src0) / 256,
+		    (c->idx % o.nsrc + 2 + o.src0) % 256);
 		if (tk_addr_parse(a, -1, &src, &err) == -1)
 			fail("source %s: %s", a, err);
 		c->fd = tk_sock_connect(&o.addr, &src);
@@ -742,7 +748,7 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 
 	if (strcmp(o.cmd, "echo") == 0)
-		opts = "Ha:b:c:d:i:P:r:S:s:T:vw:";
+		opts = "Ha:b:c:d:i:O:P:r:S:s:T:vw:";
 	else if (strcmp(o.cmd, "hold") == 0) {
 		opts = "c:d:eP:T:v";
 		o.bmin = o.bmax = 16;
@@ -787,6 +793,9 @@ main(int argc, char *argv[])
 		case 'n':
 			parse_range(optarg, &n, &n);
 			break;
+		case 'O':
+			o.src0 = num(optarg, 0, 60000);
+			break;
 		case 'P':
 			o.parallel = num(optarg, 1, 100000);
 			break;
@@ -822,6 +831,8 @@ main(int argc, char *argv[])
 		fail("address %s: %s", argv[0], err);
 	if (o.expect_close && o.hold < 0)
 		o.hold = 60;
+	if (o.src0 + o.nsrc > 60000)
+		fail("-O and -S: beyond 127.0.234.97");
 
 	if (strcmp(o.cmd, "noread") == 0)
 		cmd_noread(n);
