@@ -14,7 +14,8 @@
  *
  * The data go to latency.dat and spectrum.dat, the script to plot.gp,
  * which gnuplot runs in DIR (so they can be drawn again, or elsewhere);
- * without gnuplot one line says so and the data stay.  A merged report
+ * without gnuplot one line says so and the data stay.  Reports written
+ * without --plot carry no seconds: their merge draws the spectrum only.  A merged report
  * plots too: its seconds are the wall clock's, merged bucket by bucket.
  */
 #include <sys/stat.h>
@@ -188,6 +189,8 @@ plot_script(FILE *f, const struct report *r, int rate)
 	gp_str(f, foot);
 	fprintf(f, " at screen 0.01, screen 0.02 font \",9\"\n");
 
+	if (r->series.n == 0)
+		goto spectrum;
 	fprintf(f, "\nset output \"latency.png\"\nset title ");
 	gp_str(f, what);
 	fprintf(f, " . \"\\n\" . ");
@@ -218,6 +221,7 @@ plot_script(FILE *f, const struct report *r, int rate)
 		    "\"p99.9 uncorrected\"");
 	fprintf(f, "\nunset arrow 1\nunset arrow 2\nunset logscale y\n");
 
+ spectrum:
 	fprintf(f, "\nset output \"spectrum.png\"\nset title ");
 	gp_str(f, what);
 	fprintf(f, " . \"\\n\" . ");
@@ -300,8 +304,9 @@ report_plot(const char *dir, const struct report *r, int quiet)
 	if (plot_close(f) == -1)
 		goto fail;
 	if (r->series.n == 0)
-		fprintf(stderr, "tenkload: --plot: no second with a reply: "
-		    "latency.png has no line\n");
+		fprintf(stderr, "tenkload: --plot: no second of latencies in "
+		    "the report (were its runs given --plot?): spectrum.png "
+		    "only\n");
 	switch (plot_run(dir)) {
 	case 1:
 		fprintf(stderr, "tenkload: --plot: no gnuplot: the data and "
@@ -313,9 +318,11 @@ report_plot(const char *dir, const struct report *r, int quiet)
 		    "%s/gnuplot.log\n", dir);
 		return -1;
 	}
-	if (!quiet)
+	if (!quiet && r->series.n > 0)
 		fprintf(stderr, "tenkload: plots in %s/latency.png and "
 		    "%s/spectrum.png\n", dir, dir);
+	else if (!quiet)
+		fprintf(stderr, "tenkload: plot in %s/spectrum.png\n", dir);
 	return 0;
 
  fail_dir:

@@ -6,7 +6,8 @@
 # their counts adding up to at least the measured messages; a spectrum
 # that climbs from the minimum to no more than the maximum through the
 # report's p50.  Without gnuplot, one line and the data.  merge --plot
-# adds the seconds of two reports.  A --plot that is a file is refused.
+# adds the seconds of two reports, and of reports without seconds draws
+# the spectrum alone.  A --plot that is a file is refused.
 # backends: none
 # timeout: 120
 . "$(dirname "$0")/lib.sh"
@@ -75,6 +76,14 @@ a=$(awk '!/^#/ { s += $8 } END { print s }' "$T/p/latency.dat")
 b=$(awk '!/^#/ { s += $8 } END { print s }' "$T/q/latency.dat")
 m=$(awk '!/^#/ { s += $8 } END { print s }' "$T/m/latency.dat")
 [ "$m" -eq $((a + b)) ] || fail "merge: $m msgs in its rows, not $a + $b"
+
+# A report written without --plot has no seconds: the spectrum alone.
+load_run n -c 2 "$ADDR"
+"$TENKLOAD" merge -q --plot "$T/n" "$T/n.json" >"$T/nm.out" 2>"$T/nm.err" ||
+    fail "merge --plot without seconds: $(cat "$T/nm.err")"
+grep -q 'no second of latencies' "$T/nm.err" ||
+    fail "merge --plot without seconds: not said: $(cat "$T/nm.err")"
+[ ! -e "$T/n/latency.png" ] || fail "a latency chart without seconds"
 
 : >"$T/file"
 load_bad "--plot $T/file: not a directory" --plot "$T/file" "$ADDR"
