@@ -164,7 +164,7 @@ static void
 plot_script(FILE *f, const struct report *r, int rate)
 {
 	char	 foot[400], what[1100], win[700];
-	double	 meas = (double)report_measured(r) / 1e6;
+	double	 meas = (double)report_measured(r) / 1e6, t0, xlo, xhi;
 
 	snprintf(foot, sizeof(foot), "%s; RLIMIT_NOFILE %llu, backend %s, "
 	    "tenkload %s", r->machine[0] != '\0' ? r->machine : "?",
@@ -198,6 +198,12 @@ plot_script(FILE *f, const struct report *r, int rate)
 	fprintf(f, " . \"\\neach second's p50, p99 and p99.9%s; dotted: "
 	    "the measured window\"\n", rate ? " (solid: corrected, from the "
 	    "intended send; dashed: uncorrected)" : "");
+	/* The seconds of the series and the window, whole. */
+	t0 = (double)r->t_meas_start / 1e6;
+	xlo = (double)r->series.s[0].t - t0;
+	xhi = (double)r->series.s[r->series.n - 1].t + 1 - t0;
+	fprintf(f, "set xrange [%.3f:%.3f]\n", xlo < 0 ? xlo : 0,
+	    xhi > meas ? xhi : meas);
 	fprintf(f, "set xlabel \"seconds from the start of the measured "
 	    "window\"\nset ylabel \"latency, ms (log scale)\"\n"
 	    "set logscale y\n");
@@ -219,7 +225,8 @@ plot_script(FILE *f, const struct report *r, int rate)
 		    "\"p99 uncorrected\", \\\n"
 		    "     \"\" using 1:7 with lines lw 2 dt 2 lc 3 title "
 		    "\"p99.9 uncorrected\"");
-	fprintf(f, "\nunset arrow 1\nunset arrow 2\nunset logscale y\n");
+	fprintf(f, "\nunset arrow 1\nunset arrow 2\nunset logscale y\n"
+	    "set autoscale x\n");
 
  spectrum:
 	fprintf(f, "\nset output \"spectrum.png\"\nset title ");
