@@ -123,6 +123,7 @@ struct fr_http {
 	uint64_t	 num;		/* the number being read */
 	uint32_t	 linelen;
 	uint16_t	 status;
+	uint16_t	 max;		/* framing's maxstatus */
 	uint16_t	 nhdrs;
 	uint8_t		 phase;
 	uint8_t		 sub;		/* step within the phase */

@@ -692,6 +692,53 @@ TEST(framing_memcache)
 	check_bad("memcache", bad, NELEM(bad));
 }
 
+/*
+ * A URL's run: a final status above the framing's maxstatus is a
+ * mismatch at its last digit, split anywhere; an interim 1xx and 3xx
+ * pass.
+ */
+TEST(framing_http_status)
+{
+	static const struct {
+		const char	*rep;
+		size_t		 at;	/* 0: complete */
+	} cases[] = {
+		{ "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 0 },
+		{ "HTTP/1.1 399 X\r\nContent-Length: 0\r\n\r\n", 0 },
+		{ "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
+		    11 },
+		{ "HTTP/1.1 500 Oops\r\n\r\n", 11 },
+		{ "HTTP/1.1 100 Continue\r\n\r\n"
+		    "HTTP/1.1 503 Busy\r\n\r\n", 36 },
+	};
+	struct framing	 fr;
+	struct fr_state	 st;
+	struct fr_req	 q;
+	const char	*get = "GET / HTTP/1.1\r\n\r\n";
+	size_t		 i, cut, len, used;
+	enum fr_res	 r;
+
+	for (i = 0; i < NELEM(cases); i++) {
+		len = strlen(cases[i].rep);
+		for (cut = 1; cut < len; cut++) {
+			fr_setup(&fr, "http");
+			fr.maxstatus = 399;
+			req_of(&q, get);
+			framing_begin(&fr, &st, &q);
+			r = framing_feed(&fr, &st, cases[i].rep, cut, &used);
+			if (r == FR_MORE)
+				r = framing_feed(&fr, &st, cases[i].rep + cut,
+				    len - cut, &used);
+			if (cases[i].at == 0) {
+				T_EQ(r, FR_DONE);
+				continue;
+			}
+			T_EQ(r, FR_MISMATCH);
+			T_UEQ(st.pos, cases[i].at);
+		}
+	}
+}
+
 TEST(framing_http_eof)
 {
 	struct framing	 fr;
