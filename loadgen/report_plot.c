@@ -14,9 +14,10 @@
  *
  * The data go to latency.dat and spectrum.dat, the script to plot.gp,
  * which gnuplot runs in DIR (so they can be drawn again, or elsewhere);
- * without gnuplot one line says so and the data stay.  Reports written
- * without --plot carry no seconds: their merge draws the spectrum only.  A merged report
- * plots too: its seconds are the wall clock's, merged bucket by bucket.
+ * without gnuplot one line says so and the data stay.  A merged report
+ * plots too: its seconds are the wall clock's, merged bucket by bucket;
+ * reports written without --plot carry no seconds, and draw the
+ * spectrum only.
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
