@@ -71,11 +71,13 @@ endif
 TENKD_SRCS	:= $(filter-out %.bpf.c,$(wildcard src/server/*.c))
 FRAME_SRCS	:= loadgen/framing.c loadgen/frame_bytes.c loadgen/frame_http.c \
 		   loadgen/frame_prefix.c loadgen/frame_redis.c \
-		   loadgen/frame_until.c loadgen/escape.c
+		   loadgen/frame_until.c loadgen/frame_memcache.c \
+		   loadgen/escape.c loadgen/template.c
 REPORT_SRCS	:= loadgen/report.c loadgen/report_text.c \
 		   loadgen/report_json.c loadgen/report_hgrm.c loadgen/json.c \
 		   loadgen/mode.c
 TENKLOAD_SRCS	:= loadgen/tenkload.c loadgen/engine.c loadgen/traffic.c \
+		   loadgen/target.c loadgen/report_csv.c loadgen/report_plot.c \
 		   $(REPORT_SRCS) $(FRAME_SRCS)
 TENKBENCH_SRCS	:= loadgen/tenkbench.c loadgen/bench_cell.c \
 		   loadgen/bench_child.c loadgen/bench_out.c loadgen/bench_proc.c \
@@ -281,7 +283,7 @@ man-lint:
 LINT_OBJS = $(sort $(call obj,$(LIB_SRCS) $(TENKD_SRCS) $(TENKLOAD_SRCS) \
 	    $(TENKBENCH_SRCS) $(LOOPBENCH_SRCS) $(RUNNER_SRCS) $(TOOL_SRCS)))
 LINT_C	  = $(shell find include src loadgen test -name '*.[ch]' | sort)
-LINT_SH	  = $(shell find mk test -name '*.sh' | sort) .ci/run
+LINT_SH	  = $(shell find mk test contrib -name '*.sh' | sort) .ci/run
 # Not SC2317 (unreachable command) nor SC2119 (a function reads arguments
 # none of these calls pass): the tests hand functions to wait_for and to
 # loops by name, and lib.sh's take optional arguments.

@@ -542,6 +542,17 @@ load_run() {
 	    fail "$_lr: errors: $(grep errors: "$T/$_lr.out")"
 }
 
+# load_echo NAME ARGS...: load_run against the tenkd echo at $ADDR on this
+# script's backend; some messages, and verified bytes.
+load_echo() {
+	_le=$1
+	shift
+	# shellcheck disable=SC2046
+	load_run "$_le" $(be_opt) "$@" "$ADDR"
+	load_has "$_le" traffic.msgs -gt 0 "no messages"
+	load_has "$_le" traffic.verified_bytes -gt 0 "nothing verified"
+}
+
 # load_has NAME KEY OP VALUE WHAT: KEY of $T/NAME.json compares to VALUE
 # by test(1)'s OP (-eq, -gt, ...), or the script fails with "NAME: WHAT".
 load_has() {
