@@ -80,7 +80,7 @@ struct dp_pipe {
 
 static int	flush(struct worker *, struct dp_flow *);
 static int	splice_out(struct worker *, struct dp_flow *);
-static int	read_end(struct dp_flow *, ssize_t);
+static void	read_end(struct dp_flow *, ssize_t);
 static int	copy_in(struct worker *, struct dp_flow *, size_t, size_t *);
 static inline int send_tail(struct worker *, struct dp_flow *, const void *,
 		    size_t);
@@ -147,13 +147,59 @@ spend(size_t *budget, size_t n)
 }
 
 /*
+ * Note a failure of f for dp_settle to report: what is one of
+ * DP_F_SRCERR, DP_F_DSTERR or DP_F_NOMEM, e its errno, which is logged
+ * here at debug level.  A failed source reads no more; its flow still
+ * sends what it read.  Whether the peer reset is the first failure's.
+ */
+void
+dp_fail(struct dp_flow *f, unsigned int what, int e)
+{
+	log_debug("%s: fd %d: %s: %s", __func__, what == DP_F_DSTERR ?
+	    f->dst->fd : f->src->fd, what == DP_F_SRCERR ? "recv" :
+	    what == DP_F_DSTERR ? "send" : "queue", strerror(e));
+	if ((*f->flags & DP_F_ERR) == 0 && (e == ECONNRESET || e == EPIPE))
+		*f->flags |= DP_F_RESET;
+	*f->flags |= (uint8_t)what;
+}
+
+/*
+ * The end of a pump of f: report a noted failure, a source's only once
+ * everything read from it is out (as readiness sends at once what it
+ * reads, so that a peer that sends and then resets loses nothing it
+ * sent first); else, once the source has finished and nothing is
+ * left, pass the FIN on (shutdown SHUT_WR) and set DP_F_SHUT.  Returns
+ * 0, or -1 with f->err set and errno ECONNRESET (a reset) or EIO.
+ */
+int
+dp_settle(struct worker *w, struct dp_flow *f)
+{
+	uint8_t	fl = *f->flags;
+
+	if (fl & (DP_F_DSTERR | DP_F_NOMEM) || ((fl & DP_F_SRCERR) &&
+	    dp_pending(f) == 0 && !(fl & DP_F_SENDING))) {
+		f->err = fl & DP_F_NOMEM ? DP_ERR_NOMEM : fl & DP_F_DSTERR ?
+		    DP_ERR_DST : DP_ERR_SRC;
+		errno = fl & DP_F_RESET ? ECONNRESET : EIO;
+		return -1;
+	}
+	if ((fl & (DP_F_END | DP_F_SHUT | DP_F_SENDING)) == DP_F_EOF &&
+	    dp_pending(f) == 0) {
+		/* ENOTCONN if the peer already reset: the send will tell. */
+		(void)shutdown(f->dst->fd, SHUT_WR);
+		*f->flags |= DP_F_SHUT;
+		dp_release(w, f);
+	}
+	return 0;
+}
+
+/*
  * Move f's bytes: flush what waits for the destination if it takes
  * bytes, then read from the source and forward, until the source is
- * drained, the flow is full or *budget is spent; once the source has
- * finished and nothing is left, pass the FIN on (shutdown SHUT_WR) and
- * set DP_F_SHUT.  Bytes flushed and bytes read both spend the budget.
- * Returns 0, or -1 with f->err and errno set: the caller ends the
- * session.
+ * drained, the flow is full or *budget is spent; then dp_settle.
+ * Bytes flushed and bytes read both spend the budget.  Returns 0, or
+ * -1 with f->err and errno set: the caller ends the session, or the
+ * direction (a failed source's flow has sent what it read first).
  */
 int
 dp_pump(struct worker *w, struct dp_flow *f, size_t *budget)
@@ -169,7 +215,7 @@ dp_pump(struct worker *w, struct dp_flow *f, size_t *budget)
 			return -1;
 		spend(budget, n - dp_pending(f));
 	}
-	while (!(*f->flags & DP_F_EOF) && (f->src->ready & TK_EV_READ) &&
+	while (!(*f->flags & DP_F_END) && (f->src->ready & TK_EV_READ) &&
 	    *budget > 0) {
 		n = dp_pending(f);
 		if (n >= conn_limit(n))
@@ -187,35 +233,27 @@ dp_pump(struct worker *w, struct dp_flow *f, size_t *budget)
 			break;
 		}
 	}
-	if ((*f->flags & (DP_F_EOF | DP_F_SHUT)) == DP_F_EOF &&
-	    dp_pending(f) == 0) {
-		/* ENOTCONN if the peer already reset: the send will tell. */
-		(void)shutdown(f->dst->fd, SHUT_WR);
-		*f->flags |= DP_F_SHUT;
-		dp_release(w, f);
-	}
-	return 0;
+	if ((*f->flags & (DP_F_END | DP_F_ERR)) == 0)
+		return 0;
+	return dp_settle(w, f);
 }
 
 /*
  * A read from f's source (recv or splice) that brought no bytes: 0 the
- * peer finished, -1 with errno.  Ends dp_pump's loop (f->stop) and
- * returns 0, blocking READ on EAGAIN; or returns -1 with f->err set.
+ * peer finished, -1 with errno: EAGAIN blocks READ, anything else is
+ * the source's failure, noted for dp_settle.  Ends dp_pump's loop
+ * (f->stop).
  */
-static int
+static void
 read_end(struct dp_flow *f, ssize_t n)
 {
 	f->stop = 1;
-	if (n == 0) {
+	if (n == 0)
 		*f->flags |= DP_F_EOF;
-		return 0;
-	}
-	if (errno == EAGAIN || errno == EWOULDBLOCK) {
+	else if (errno == EAGAIN || errno == EWOULDBLOCK)
 		tk_io_block(f->src, TK_EV_READ);
-		return 0;
-	}
-	f->err = DP_ERR_SRC;
-	return -1;
+	else
+		dp_fail(f, DP_F_SRCERR, errno);
 }
 
 /*
@@ -236,8 +274,10 @@ copy_in(struct worker *w, struct dp_flow *f, size_t pending, size_t *budget)
 	do {
 		n = recv(src->fd, w->scratch, room, 0);
 	} while (n == -1 && errno == EINTR);
-	if (n <= 0)
-		return read_end(f, n);
+	if (n <= 0) {
+		read_end(f, n);
+		return 0;
+	}
 	dp_count_in(w, f, n);
 	if (send_tail(w, f, w->scratch, n) == -1)
 		return -1;
@@ -412,8 +452,10 @@ splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
 		return 0;
 	}
 	/* EAGAIN: the pipe is empty, so the socket is. */
-	if (n <= 0)
-		return read_end(f, n);
+	if (n <= 0) {
+		read_end(f, n);
+		return 0;
+	}
 	f->sp->len = n;
 	w->piped += n;
 	dp_count_in(w, f, n);

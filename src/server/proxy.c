@@ -33,7 +33,10 @@
  * once its queue is flushed, shutdown(SHUT_WR) passes the FIN on, and
  * the other direction keeps flowing.  The session ends when both FINs
  * have been passed on, or once it has been half-closed and silent for
- * --fin-timeout.
+ * --fin-timeout.  A side that fails (a reset) ends the direction toward
+ * it at once, but what was read from it still reaches the other side
+ * first, as a FIN would let it: the session ends, with the failure as
+ * its reason, once that direction is done too (failed()).
  *
  * --max-conns counts sockets: the client's unit is taken by worker.c
  * before accept, the upstream's here, and both go back through
@@ -50,6 +53,7 @@
 #include <unistd.h>
 
 #include "tenk/log.h"
+#include "tenk/uring.h"
 #include "tenkd.h"
 
 enum proxy_state {
@@ -105,10 +109,13 @@ struct psess {
 	uint8_t			 who;	/* enum px_who, at end */
 	uint8_t			 first_fin; /* enum px_who */
 	uint8_t			 flags[2]; /* per direction, DP_F_* */
+	uint8_t			 failed; /* enum conn_reason, once dead */
+	uint8_t			 fail_who; /* enum px_who, once dead */
 	struct dp_splice	 sp[2];	/* per direction */
 	unsigned int		 unit:1; /* upstream's --max-conns unit */
 	unsigned int		 perip:1; /* counted per IP */
 	unsigned int		 fin_armed:1;
+	unsigned int		 dead:2; /* directions over after a failure */
 };
 
 struct pxconf	 pxcf = {
@@ -132,13 +139,16 @@ static void	no_port(struct worker *, struct psess *, struct upstream *,
 		    int);
 static int	connect_next(struct worker *, struct psess *, int);
 static int	connect_done(struct worker *, struct psess *);
+static inline int done(const struct psess *, int);
 static void	flow(struct psess *, int, struct dp_flow *);
 static int	pump(struct worker *, struct psess *, struct dp_flow *, int);
+static int	failed(struct worker *, struct psess *, struct dp_flow *,
+		    int);
 static void	set_wants(struct worker *, struct psess *,
 		    const struct dp_flow *);
 static void	end(struct worker *, struct psess *, int, const char *,
 		    enum conn_reason);
-static void	fail(struct worker *, struct psess *, int);
+static void	end_failed(struct worker *, struct psess *);
 static void	access_line(struct worker *, struct psess *, const char *);
 static size_t	queued(const struct conn *);
 static struct conn *proxy_flow(struct tk_io *, int, struct dp_flow *);
@@ -359,7 +369,9 @@ connect_done(struct worker *w, struct psess *s)
 			if (f.err == DP_ERR_NOMEM)
 				end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
 			else
-				fail(w, s, WHO_UPSTREAM);
+				end(w, s, WHO_UPSTREAM, dp_reason(errno) ==
+				    CONN_RESET ? "reset" : "error",
+				    dp_reason(errno));
 			return -1;
 		}
 	}
@@ -442,11 +454,14 @@ proxy_step(struct worker *w, struct conn *c)
 	if (pump(w, s, fl, s->first_dir) == -1 ||
 	    pump(w, s, fl, s->first_dir ^ 1) == -1)
 		return;
-	if ((s->flags[C2U] & s->flags[U2C]) & DP_F_SHUT) {
-		end(w, s, s->first_fin, "eof", CONN_EOF);
+	if (done(s, C2U) && done(s, U2C)) {
+		if (s->dead)
+			end_failed(w, s);
+		else
+			end(w, s, s->first_fin, "eof", CONN_EOF);
 		return;
 	}
-	if (s->first_fin != WHO_NONE && !s->fin_armed &&
+	if ((s->first_fin != WHO_NONE || s->dead) && !s->fin_armed &&
 	    pxcf.fin_timeout != 0) {
 		s->fin_armed = 1;
 		(void)tk_timer_arm(w->l, &s->timer, pxcf.fin_timeout);
@@ -468,8 +483,14 @@ set_wants(struct worker *w, struct psess *s, const struct dp_flow *fl)
 	else if (w->cq)
 		return;		/* the data path's requests are the wants */
 	else {
-		cw = dp_want_src(&fl[C2U]) | dp_want_dst(&fl[U2C]);
-		uw = dp_want_src(&fl[U2C]) | dp_want_dst(&fl[C2U]);
+		if (!(s->dead & 1 << C2U)) {
+			cw = dp_want_src(&fl[C2U]);
+			uw = dp_want_dst(&fl[C2U]);
+		}
+		if (!(s->dead & 1 << U2C)) {
+			uw |= dp_want_src(&fl[U2C]);
+			cw |= dp_want_dst(&fl[U2C]);
+		}
 	}
 	if ((!w->cq && tk_io_want(w->l, &s->c.io, cw) == -1) ||
 	    (s->up.fd != -1 &&
@@ -477,6 +498,13 @@ set_wants(struct worker *w, struct psess *s, const struct dp_flow *fl)
 		log_warn("%s: fd %d", __func__, s->c.io.fd);
 		end(w, s, WHO_TENKD, "error", CONN_ERROR);
 	}
+}
+
+/* Whether direction d of s is over: its FIN passed on, or failed. */
+static inline int
+done(const struct psess *s, int d)
+{
+	return (s->dead & 1 << d) || (s->flags[d] & DP_F_SHUT);
 }
 
 /* Direction d of s as a flow of the data path, for the time of a step. */
@@ -512,40 +540,73 @@ proxy_flow(struct tk_io *io, int role, struct dp_flow *f)
 
 /*
  * Move direction d's bytes (its flow fl[d]) within the session's
- * budget; note who finished first.  Returns 0, or -1 after ending the
- * session: a failure is the source's side or the destination's.
+ * budget; note who finished first.  A direction over after a failure
+ * rests.  Returns 0, or -1 after ending the session.
  */
 static int
 pump(struct worker *w, struct psess *s, struct dp_flow *fl, int d)
 {
 	struct dp_flow	*f = &fl[d];
 	size_t		 budget = s->budget;
-	int		 src = d == C2U ? WHO_CLIENT : WHO_UPSTREAM;
-	int		 dst = d == C2U ? WHO_UPSTREAM : WHO_CLIENT;
 
+	if (s->dead & 1 << d)
+		return 0;
 	if (dp_pump(w, f, &budget) == -1) {
-		if (f->err == DP_ERR_NOMEM)
+		if (f->err == DP_ERR_NOMEM) {
 			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
-		else
-			fail(w, s, f->err == DP_ERR_SRC ? src : dst);
-		return -1;
+			return -1;
+		}
+		return failed(w, s, fl, d);
 	}
 	s->budget = (uint32_t)budget;
 	if ((s->flags[d] & DP_F_EOF) && s->first_fin == WHO_NONE)
-		s->first_fin = src;
+		s->first_fin = d == C2U ? WHO_CLIENT : WHO_UPSTREAM;
 	return 0;
 }
 
-/* A recv or send on side who failed; errno tells why. */
-static void
-fail(struct worker *w, struct psess *s, int who)
+/*
+ * Direction d failed on the side f->err names (errno says why).  That
+ * side takes no more bytes, so the direction toward it is over; but
+ * what was read from it still goes to the other side (the data path
+ * reports a source's failure only once its flow has sent what it
+ * read), so the direction out of the failed side runs on until it ends
+ * too, as a half-closed session would, within --fin-timeout.  The
+ * first failure is what the session ends with.  Returns 0 while that
+ * direction runs on, -1 after ending the session.
+ */
+static int
+failed(struct worker *w, struct psess *s, struct dp_flow *fl, int d)
 {
-	enum conn_reason	r = dp_reason(errno);
+	enum conn_reason	 r = dp_reason(errno);
+	int			 side, out;
 
-	if (r != CONN_RESET)
-		log_debug("%s: fd %d: %s: %s", __func__, s->c.io.fd,
-		    who_names[who], strerror(errno));
-	end(w, s, who, r == CONN_RESET ? "reset" : "error", r);
+	side = (fl[d].err == DP_ERR_SRC) == (d == C2U) ? WHO_CLIENT :
+	    WHO_UPSTREAM;
+	out = side == WHO_CLIENT ? C2U : U2C;
+	if (!s->dead) {
+		if (r != CONN_RESET)
+			log_debug("%s: fd %d: %s: %s", __func__, s->c.io.fd,
+			    who_names[side], strerror(errno));
+		s->fail_who = side;
+		s->failed = r;
+	}
+	s->dead |= 1 << d;
+	if (done(s, out)) {
+		end_failed(w, s);
+		return -1;
+	}
+	/* Nothing more that d's source sends can go anywhere. */
+	if (w->cq)
+		tk_io_recv_stop(w->l, fl[d].src);
+	return 0;
+}
+
+/* End the session with its first failure (failed()). */
+static void
+end_failed(struct worker *w, struct psess *s)
+{
+	end(w, s, s->fail_who, s->failed == CONN_RESET ? "reset" : "error",
+	    s->failed);
 }
 
 /* End the session: who ended it and why, for the log; s is freed. */

@@ -434,11 +434,14 @@ void		 conn_access_free(struct worker *);
  */
 #define DP_F_EOF	0x01	/* the source finished (read 0) */
 #define DP_F_SHUT	0x02	/* and its FIN was passed on */
-/* The completion data path's own: see dpath.c. */
-#define DP_F_SENDING	0x04	/* a send of q to dst is in flight */
-#define DP_F_ERR	0x30	/* a failure waits: enum dp_err << 4 */
-#define DP_F_RESET	0x40	/* ... and it was a reset */
-#define DP_F_ERRSHIFT	4
+#define DP_F_SENDING	0x04	/* completions: a send of q is in flight */
+/* Failures noted for dp_pump to report (dp_fail, dpath.c). */
+#define DP_F_SRCERR	0x08	/* reading the source failed */
+#define DP_F_DSTERR	0x10	/* sending to the destination failed */
+#define DP_F_NOMEM	0x20	/* no buffer for bytes read */
+#define DP_F_RESET	0x40	/* the first failure was a reset */
+#define DP_F_ERR	(DP_F_SRCERR | DP_F_DSTERR | DP_F_NOMEM)
+#define DP_F_END	(DP_F_EOF | DP_F_SRCERR)	/* no more reads */
 
 #define DP_SRC		0	/* roles for proto->flow */
 #define DP_DST		1
@@ -472,6 +475,8 @@ struct dp_flow {
 };
 
 void		 dp_init(void);
+void		 dp_fail(struct dp_flow *, unsigned int, int);
+int		 dp_settle(struct worker *, struct dp_flow *);
 int		 dp_pump(struct worker *, struct dp_flow *, size_t *);
 int		 dp_send(struct worker *, struct dp_flow *, const void *,
 		    size_t);
@@ -527,7 +532,7 @@ dp_want_src(const struct dp_flow *f)
 {
 	size_t	n = dp_pending(f);
 
-	if ((*f->flags & DP_F_EOF) || n >= conn_limit(n) ||
+	if ((*f->flags & DP_F_END) || n >= conn_limit(n) ||
 	    (f->sp != NULL && f->sp->len > 0))
 		return 0;
 	return TK_EV_READ;
