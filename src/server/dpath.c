@@ -67,6 +67,7 @@
 #define DP_BULK_MIN	(8 * 1024)	/* a read this big at least */
 #define DP_SMALL	4096		/* a splice under this: copy again */
 #define DP_SPARE_PIPES	8		/* kept open per thread when idle */
+#define DP_PIPE_IDLE	(5 * TK_SEC)	/* a spare unused this long closes */
 #define DP_PIPE_DEFAULT	(64 * 1024)	/* a fresh pipe's size (pipe(7)) */
 #define DP_SPLICE_SIZE	(256 * 1024)	/* a splice's most, by measure */
 #define DP_PIPE_MAX	(1024 * 1024)	/* fs.pipe-max-size's default */
@@ -75,6 +76,7 @@
 struct dp_pipe {
 	int			 rfd;
 	int			 wfd;
+	uint64_t		 since;	/* a spare since, monotonic ns */
 	SLIST_ENTRY(dp_pipe)	 link;
 };
 
@@ -89,6 +91,8 @@ static void	splice_off(struct worker *, struct dp_flow *);
 static void	dp_release(struct worker *, struct dp_flow *);
 static struct dp_pipe *pipe_get(struct worker *);
 static void	pipe_put(struct worker *, struct dp_pipe *, size_t);
+static void	pipe_close(struct worker *, struct dp_pipe *);
+static void	pipes_idle(struct tk_loop *, struct tk_timer *);
 static inline void spend(size_t *, size_t);
 
 /*
@@ -548,27 +552,70 @@ pipe_get(struct worker *w)
 	p->rfd = fds[0];
 	p->wfd = fds[1];
 	w->npipes++;
+	if (w->pipe_timer.fn == NULL)
+		tk_timer_init(&w->pipe_timer, pipes_idle, w);
 	return p;
 }
 
 /*
  * Back to the pool, holding len bytes: kept when empty and spares are
  * few, else closed (a pipe that still holds bytes cannot serve another
- * flow).
+ * flow).  A spare is closed once it has gone DP_PIPE_IDLE unused
+ * (pipes_idle), so that a burst of bulk streams does not hold its
+ * descriptors for ever.
  */
 static void
 pipe_put(struct worker *w, struct dp_pipe *p, size_t len)
 {
 	if (len == 0 && w->npipes_free < DP_SPARE_PIPES) {
+		p->since = tk_loop_now(w->l);
 		SLIST_INSERT_HEAD(&w->pipes, p, link);
 		w->npipes_free++;
+		if (!tk_timer_pending(&w->pipe_timer))
+			(void)tk_timer_arm(w->l, &w->pipe_timer, DP_PIPE_IDLE);
 		return;
 	}
 	w->piped -= len;
+	pipe_close(w, p);
+}
+
+static void
+pipe_close(struct worker *w, struct dp_pipe *p)
+{
 	close(p->rfd);
 	close(p->wfd);
 	free(p);
 	w->npipes--;
+}
+
+/*
+ * Close the spares unused for DP_PIPE_IDLE, and look again when the
+ * next one will have been.  The list is newest first, so those are its
+ * tail.  Should the timer not arm, the next pipe_put arms it.
+ */
+static void
+pipes_idle(struct tk_loop *l, struct tk_timer *t)
+{
+	struct worker	*w = t->arg;
+	struct dp_pipe	*p, *old, *last = NULL;
+	uint64_t	 now = tk_loop_now(l);
+
+	SLIST_FOREACH(p, &w->pipes, link) {
+		if (now - p->since >= DP_PIPE_IDLE)
+			break;
+		last = p;
+	}
+	if (last == NULL)
+		SLIST_INIT(&w->pipes);
+	else
+		SLIST_NEXT(last, link) = NULL;
+	for (; p != NULL; p = old) {
+		old = SLIST_NEXT(p, link);
+		w->npipes_free--;
+		pipe_close(w, p);
+	}
+	if (last != NULL)
+		(void)tk_timer_arm_at(l, t, last->since + DP_PIPE_IDLE);
 }
 
 /* Close w's spare pipes; for the worker's end. */
@@ -577,12 +624,11 @@ dp_pipes_free(struct worker *w)
 {
 	struct dp_pipe	*p;
 
+	if (w->pipe_timer.fn != NULL)
+		tk_timer_cancel(w->l, &w->pipe_timer);
 	while ((p = SLIST_FIRST(&w->pipes)) != NULL) {
 		SLIST_REMOVE_HEAD(&w->pipes, link);
 		w->npipes_free--;
-		close(p->rfd);
-		close(p->wfd);
-		free(p);
-		w->npipes--;
+		pipe_close(w, p);
 	}
 }

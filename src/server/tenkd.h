@@ -301,6 +301,7 @@ struct worker {
 	SLIST_HEAD(, dp_pipe)	 pipes;
 	int			 npipes;
 	int			 npipes_free;
+	struct tk_timer		 pipe_timer;	/* closes idle spares */
 	uint64_t		 piped;		/* bytes in the pipes */
 
 	/* Rate-limited warnings: when the last one went out, how many since. */
