@@ -41,9 +41,9 @@ typedef void tk_io_fn(struct tk_loop *, struct tk_io *);
  */
 struct tk_io {
 	int			 fd;
-	unsigned int		 want;	/* TK_EV_READ|TK_EV_WRITE */
-	unsigned int		 ready;	/* READ|WRITE|HUP|ERR, user space */
-	unsigned int		 regd;	/* interest given to a level backend */
+	uint8_t			 want;	/* TK_EV_READ|TK_EV_WRITE */
+	uint8_t			 ready;	/* READ|WRITE|HUP|ERR, user space */
+	uint8_t			 regd;	/* interest given to a level backend */
 	unsigned int		 active:1;
 	unsigned int		 queued:1;
 	unsigned int		 cq:1;	/* completion watcher (uring.h) */

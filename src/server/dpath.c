@@ -72,25 +72,18 @@
 #define DP_SPLICE_SIZE	(256 * 1024)	/* a splice's most, by measure */
 #define DP_PIPE_MAX	(1024 * 1024)	/* fs.pipe-max-size's default */
 
-/* A pipe of the thread's pool; its bytes are counted in dp_splice. */
-struct dp_pipe {
-	int			 rfd;
-	int			 wfd;
-	uint64_t		 since;	/* a spare since, monotonic ns */
-	SLIST_ENTRY(dp_pipe)	 link;
-};
-
 static int	flush(struct worker *, struct dp_flow *);
 static int	splice_out(struct worker *, struct dp_flow *);
 static void	read_end(struct dp_flow *, ssize_t);
 static int	copy_in(struct worker *, struct dp_flow *, size_t, size_t *);
+static void	bulk(struct worker *, struct dp_flow *, int);
 static inline int send_tail(struct worker *, struct dp_flow *, const void *,
 		    size_t);
 static int	splice_in(struct worker *, struct dp_flow *, size_t *);
 static void	splice_off(struct worker *, struct dp_flow *);
 static void	dp_release(struct worker *, struct dp_flow *);
 static struct dp_pipe *pipe_get(struct worker *);
-static void	pipe_put(struct worker *, struct dp_pipe *, size_t);
+static void	pipe_put(struct worker *, struct dp_pipe *);
 static void	pipe_close(struct worker *, struct dp_pipe *);
 static void	pipes_idle(struct tk_loop *, struct tk_timer *);
 static inline void spend(size_t *, size_t);
@@ -104,6 +97,12 @@ static inline void spend(size_t *, size_t);
  * (docs/BENCHMARKS.md, "One data path and splice").
  */
 static size_t	pipe_size;
+
+/*
+ * The pipe of a direction that splices through none: it holds no bytes,
+ * so what a flow holds is read without a test (dp_pending).
+ */
+struct dp_pipe	dp_nopipe = { .rfd = -1, .wfd = -1 };
 
 void
 dp_init(void)
@@ -224,9 +223,9 @@ dp_pump(struct worker *w, struct dp_flow *f, size_t *budget)
 		n = dp_pending(f);
 		if (n >= conn_limit(n))
 			break;
-		if (f->sp != NULL && f->sp->pipe != NULL) {
+		if (*f->pipe != &dp_nopipe) {
 			/* Only into an empty pipe: see the top. */
-			if (f->sp->len > 0)
+			if ((*f->pipe)->len > 0)
 				break;
 			if (splice_in(w, f, budget) == -1)
 				return -1;
@@ -290,24 +289,39 @@ copy_in(struct worker *w, struct dp_flow *f, size_t pending, size_t *budget)
 		tk_io_block(src, TK_EV_READ);
 		f->stop = 1;
 	}
-	/* A bulk stream: move it to a pipe while the queue is empty. */
-	if (f->sp != NULL && !f->sp->off) {
-		if ((size_t)n == room && room >= DP_BULK_MIN) {
-			if (f->sp->streak < DP_BULK_READS)
-				f->sp->streak++;
-		} else
-			f->sp->streak = 0;
-		if (f->sp->streak >= DP_BULK_READS && f->q->len == 0) {
-			if ((f->sp->pipe = pipe_get(w)) != NULL)
-				f->sp->streak = 0;
-			else if (!f->sp->denied) {
-				/* Counted once a flow; retried for free. */
-				f->sp->denied = 1;
-				w->st.nopipe++;
-			}
-		}
-	}
+	if (!(*f->spl & DP_S_OFF))
+		bulk(w, f, (size_t)n == room && room >= DP_BULK_MIN);
 	return 0;
+}
+
+/*
+ * After a copy read that was full (or not): a bulk stream, its reads
+ * full DP_BULK_READS times in a row, moves to a pipe while its queue is
+ * empty.
+ */
+static void
+bulk(struct worker *w, struct dp_flow *f, int full)
+{
+	struct dp_pipe	*p;
+	uint8_t		 streak = *f->spl & DP_S_STREAK;
+
+	if (!full) {
+		*f->spl &= ~DP_S_STREAK;
+		return;
+	}
+	if (streak < DP_BULK_READS)
+		*f->spl = (*f->spl & ~DP_S_STREAK) | ++streak;
+	if (streak < DP_BULK_READS || f->q->len > 0)
+		return;
+	if ((p = pipe_get(w)) != NULL) {
+		*f->pipe = p;
+		*f->spl &= ~DP_S_STREAK;
+	}
+	else if (!(*f->spl & DP_S_DENIED)) {
+		/* Counted once a flow; retried for free. */
+		*f->spl |= DP_S_DENIED;
+		w->st.nopipe++;
+	}
 }
 
 /*
@@ -340,7 +354,7 @@ send_tail(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 			}
 			k = 0;
 		}
-		dp_count_out(w, f, k);
+		dp_count_out(w, k);
 		if ((size_t)k == n)
 			return 0;
 		tk_io_block(f->dst, TK_EV_WRITE);
@@ -385,14 +399,14 @@ flush(struct worker *w, struct dp_flow *f)
 			return -1;
 		}
 		tk_bufq_consume(f->q, &w->pool, n);
-		dp_count_out(w, f, n);
+		dp_count_out(w, n);
 		conn_touch(f->c, tk_loop_now(w->l));
 		if ((size_t)n < len) {
 			tk_io_block(f->dst, TK_EV_WRITE);
 			return 0;
 		}
 	}
-	if (f->sp != NULL && f->sp->len > 0)
+	if ((*f->pipe)->len > 0)
 		return splice_out(w, f);
 	return 0;
 }
@@ -404,11 +418,11 @@ flush(struct worker *w, struct dp_flow *f)
 static int
 splice_out(struct worker *w, struct dp_flow *f)
 {
-	struct dp_pipe	*p = f->sp->pipe;
+	struct dp_pipe	*p = *f->pipe;
 	ssize_t		 n;
 
-	while (f->sp->len > 0) {
-		n = splice(p->rfd, NULL, f->dst->fd, NULL, f->sp->len,
+	while (p->len > 0) {
+		n = splice(p->rfd, NULL, f->dst->fd, NULL, p->len,
 		    SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 		if (n == -1) {
 			if (errno == EINTR)
@@ -424,9 +438,9 @@ splice_out(struct worker *w, struct dp_flow *f)
 			f->err = DP_ERR_DST;
 			return -1;
 		}
-		f->sp->len -= n;
+		p->len -= n;
 		w->piped -= n;
-		dp_count_out(w, f, n);
+		dp_count_out(w, n);
 		w->st.spliced += n;
 		conn_touch(f->c, tk_loop_now(w->l));
 	}
@@ -441,7 +455,7 @@ splice_out(struct worker *w, struct dp_flow *f)
 static int
 splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
 {
-	struct dp_pipe	*p = f->sp->pipe;
+	struct dp_pipe	*p = *f->pipe;
 	size_t		 room;
 	ssize_t		 n;
 
@@ -460,13 +474,13 @@ splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
 		read_end(f, n);
 		return 0;
 	}
-	f->sp->len = n;
+	p->len = (uint32_t)n;
 	w->piped += n;
 	dp_count_in(w, f, n);
 	spend(budget, n);
 	if ((f->dst->ready & TK_EV_WRITE) && splice_out(w, f) == -1)
 		return -1;
-	if (f->sp->pipe != NULL && f->sp->len == 0 && (size_t)n < DP_SMALL) {
+	if (*f->pipe != &dp_nopipe && p->len == 0 && (size_t)n < DP_SMALL) {
 		/* Interactive again: copying costs fewer calls. */
 		dp_release(w, f);
 	}
@@ -480,15 +494,15 @@ splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
 static void
 splice_off(struct worker *w, struct dp_flow *f)
 {
-	struct dp_pipe	*p = f->sp->pipe;
+	struct dp_pipe	*p = *f->pipe;
 	ssize_t		 n;
 
 	log_debug("%s: fd %d to fd %d: %s: copying", __func__, f->src->fd,
 	    f->dst->fd, strerror(errno));
-	f->sp->off = 1;
-	while (f->sp->len > 0) {
-		n = read(p->rfd, w->scratch, f->sp->len < SCRATCH_SIZE ?
-		    f->sp->len : SCRATCH_SIZE);
+	*f->spl |= DP_S_OFF;
+	while (p->len > 0) {
+		n = read(p->rfd, w->scratch, p->len < SCRATCH_SIZE ?
+		    p->len : SCRATCH_SIZE);
 		if (n <= 0) {
 			if (n == -1 && errno == EINTR)
 				continue;
@@ -497,7 +511,7 @@ splice_off(struct worker *w, struct dp_flow *f)
 		/* The queue takes it whole, or the pipe's close drops it. */
 		if (tk_bufq_append(f->q, &w->pool, w->scratch, n) == -1)
 			break;
-		f->sp->len -= n;
+		p->len -= n;
 		w->piped -= n;
 	}
 	dp_release(w, f);
@@ -507,20 +521,21 @@ splice_off(struct worker *w, struct dp_flow *f)
 static void
 dp_release(struct worker *w, struct dp_flow *f)
 {
-	if (f->sp != NULL)
-		dp_splice_end(w, f->sp);
+	dp_splice_end(w, f->pipe, f->spl);
 }
 
-/* Give sp's pipe back, if it has one: at a flow's quiet or its end. */
+/*
+ * Give a direction's pipe (*pp, its DP_S_* bits *spl) back, if it has
+ * one: at a flow's quiet or its end.
+ */
 void
-dp_splice_end(struct worker *w, struct dp_splice *sp)
+dp_splice_end(struct worker *w, struct dp_pipe **pp, uint8_t *spl)
 {
-	if (sp->pipe == NULL)
+	if (*pp == &dp_nopipe)
 		return;
-	pipe_put(w, sp->pipe, sp->len);
-	sp->pipe = NULL;
-	sp->len = 0;
-	sp->streak = 0;
+	pipe_put(w, *pp);
+	*pp = &dp_nopipe;
+	*spl &= ~DP_S_STREAK;
 }
 
 /*
@@ -551,6 +566,7 @@ pipe_get(struct worker *w)
 		(void)fcntl(fds[1], F_SETPIPE_SZ, (int)pipe_size);
 	p->rfd = fds[0];
 	p->wfd = fds[1];
+	p->len = 0;
 	w->npipes++;
 	if (w->pipe_timer.fn == NULL)
 		tk_timer_init(&w->pipe_timer, pipes_idle, w);
@@ -558,16 +574,15 @@ pipe_get(struct worker *w)
 }
 
 /*
- * Back to the pool, holding len bytes: kept when empty and spares are
- * few, else closed (a pipe that still holds bytes cannot serve another
- * flow).  A spare is closed once it has gone DP_PIPE_IDLE unused
- * (pipes_idle), so that a burst of bulk streams does not hold its
- * descriptors for ever.
+ * Back to the pool: kept when empty and spares are few, else closed (a
+ * pipe that still holds bytes cannot serve another flow).  A spare is
+ * closed once it has gone DP_PIPE_IDLE unused (pipes_idle), so that a
+ * burst of bulk streams does not hold its descriptors for ever.
  */
 static void
-pipe_put(struct worker *w, struct dp_pipe *p, size_t len)
+pipe_put(struct worker *w, struct dp_pipe *p)
 {
-	if (len == 0 && w->npipes_free < DP_SPARE_PIPES) {
+	if (p->len == 0 && w->npipes_free < DP_SPARE_PIPES) {
 		p->since = tk_loop_now(w->l);
 		SLIST_INSERT_HEAD(&w->pipes, p, link);
 		w->npipes_free++;
@@ -575,7 +590,7 @@ pipe_put(struct worker *w, struct dp_pipe *p, size_t len)
 			(void)tk_timer_arm(w->l, &w->pipe_timer, DP_PIPE_IDLE);
 		return;
 	}
-	w->piped -= len;
+	w->piped -= p->len;
 	pipe_close(w, p);
 }
 

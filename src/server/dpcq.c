@@ -137,7 +137,7 @@ dp_sent(struct tk_loop *l, struct tk_io *io, ssize_t n)
 		dp_fail(&f, DP_F_DSTERR, (int)-n);
 	else {
 		tk_bufq_consume(f.q, &w->pool, (size_t)n);
-		dp_count_out(w, &f, (size_t)n);
+		dp_count_out(w, (size_t)n);
 		conn_touch(c, tk_loop_now(w->l));
 	}
 	conn_step(w, c);

@@ -57,6 +57,8 @@ echo_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 static struct conn *
 echo_flow(struct tk_io *io, int role, struct dp_flow *f)
 {
+	static struct dp_pipe	*nopipe = &dp_nopipe;
+	static uint8_t		 off = DP_S_OFF;
 	struct conn		*c = (struct conn *)io;
 	struct conn_acct	*a = c->acct ? CONN_ACCT(
 				    (struct worker *)io->arg, c) : NULL;
@@ -66,9 +68,10 @@ echo_flow(struct tk_io *io, int role, struct dp_flow *f)
 	f->src = f->dst = &c->io;
 	f->q = &c->outq;
 	f->flags = &c->state;
+	f->pipe = &nopipe;		/* never spliced */
+	f->spl = &off;
 	f->c = c;
 	f->nin = a != NULL ? &a->in : NULL;
-	f->nout = a != NULL ? &a->out : NULL;
 	return c;
 }
 
