@@ -42,6 +42,10 @@
  *   once everything is out, and for the memory budget's choice of whom
  *   to close.
  *
+ * A splice takes no more than the pass's budget has left (at least a
+ * copy read's worth, as a copy read may), so that a bulk stream gets its
+ * share of a pass of the run queue and no more.
+ *
  * A spliced flow goes back to copying, and its pipe back to the pool,
  * when a splice brings in less than DP_SMALL bytes and the pipe is
  * empty again (the stream has turned interactive), or when it ends.  An
@@ -459,8 +463,15 @@ splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
 	size_t		 room;
 	ssize_t		 n;
 
-	/* The queue is empty while splicing: the pipe may fill. */
-	room = pipe_size;
+	/*
+	 * The queue is empty while splicing: the pipe may fill, but no
+	 * further than the pass's budget has left, or a copy read's worth
+	 * (SCRATCH_SIZE, what a copy read may take past it): one splice of
+	 * a whole pipe made the other sessions wait for it (issue 22).
+	 */
+	room = *budget < pipe_size ? *budget : pipe_size;
+	if (room < SCRATCH_SIZE)
+		room = SCRATCH_SIZE;
 	do {
 		n = splice(f->src->fd, NULL, p->wfd, NULL, room,
 		    SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
@@ -481,7 +492,7 @@ splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
 	if ((f->dst->ready & TK_EV_WRITE) && splice_out(w, f) == -1)
 		return -1;
 	if (*f->pipe != &dp_nopipe && p->len == 0 && (size_t)n < DP_SMALL) {
-		/* Interactive again: copying costs fewer calls. */
+		/* Interactive again (room is more): copying costs less. */
 		dp_release(w, f);
 	}
 	return 0;
