@@ -1158,6 +1158,8 @@ ur_recv_done(struct tk_loop *l, struct ur_state *ur, const struct ur_cqe *c)
 		/* fn may have closed io, or grown the slot table. */
 		s = &ur->slot[fd];
 		live = (s->flags & UR_CQ) && (s->gen & UR_GENMASK) == gen;
+		if (live)
+			loop_io_ready(l, io, TK_EV_READ);
 	}
 	if (c->res == -ENOBUFS)
 		ur->st.nobufs++;
@@ -1183,10 +1185,17 @@ ur_recv_done(struct tk_loop *l, struct ur_state *ur, const struct ur_cqe *c)
 		(void)ur_pend(ur, fd);
 }
 
+static int
+ur_live(const struct ur_slot *s, uint64_t udata)
+{
+	return (s->flags & UR_CQ) && (s->gen & UR_GENMASK) == UR_UD_GEN(udata);
+}
+
 static void
 ur_send_done(struct tk_loop *l, struct ur_state *ur, const struct ur_cqe *c)
 {
 	struct ur_slot	*s;
+	struct tk_io	*io;
 	int		 fd = UR_UD_FD(c->udata);
 
 	s = &ur->slot[fd];
@@ -1204,7 +1213,11 @@ ur_send_done(struct tk_loop *l, struct ur_state *ur, const struct ur_cqe *c)
 		s->flags |= UR_SEND_POLL;
 		ur->st.send_again++;
 	}
-	s->send_fn(l, s->udata, c->res);
+	io = s->udata;
+	s->send_fn(l, io, c->res);
+	/* send_fn may have closed io, or grown the slot table. */
+	if (ur_live(&ur->slot[fd], c->udata))
+		loop_io_ready(l, io, TK_EV_WRITE);
 }
 
 static int
@@ -1264,11 +1277,6 @@ ur_accept_retry(int err)
 	return 0;
 }
 
-static int
-ur_live(const struct ur_slot *s, uint64_t udata)
-{
-	return (s->flags & UR_CQ) && (s->gen & UR_GENMASK) == UR_UD_GEN(udata);
-}
 
 /*
  * One accept completion.  A connection goes to fn.  A request that

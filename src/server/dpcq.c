@@ -7,14 +7,15 @@
  *
  * - a flow's source has one multishot recv on while the flow has room,
  *   capped at that room.  Each chunk lands in a buffer of the thread's
- *   ring; dp_recvd appends
- *   it to the flow's queue (the ring buffer goes back when the callback
- *   returns, so an idle connection holds none), counts it and runs the
- *   connection's step.
+ *   ring; dp_recvd appends it to the flow's queue (the ring buffer goes
+ *   back when the callback returns, so an idle connection holds none)
+ *   and counts it.  That is all a callback does: the completion queues
+ *   the watcher on the run queue (tenk/uring.h), and the connection's
+ *   step runs from there, once a pass whatever came, as on readiness.
  * - the step's dp_pump sends what the queue holds as one submission of
  *   up to TK_SEND_IOVMAX pool buffers, one in flight per destination so
  *   bytes stay in order; the bytes stay queued until dp_sent hears the
- *   send completed, consumes them and runs the step again.
+ *   send completed and consumes them, and the step runs again.
  * - backpressure: the recv's cap is the room left under the buffer
  *   limit, so it ends when the flow is full (its last chunk may pass the
  *   limit by less than a ring buffer, 16k), and the step starts it
@@ -63,6 +64,12 @@ dp_cq_pump(struct worker *w, struct dp_flow *f)
 	size_t		n = f->q->len;
 	int		niov;
 
+	/*
+	 * What came for the flow is seen now: a proxy's other watcher,
+	 * queued by the same completions, has nothing left to step for.
+	 */
+	tk_io_block(f->src, TK_EV_READ);
+	tk_io_block(f->dst, TK_EV_WRITE);
 	if (fl & (DP_F_DSTERR | DP_F_NOMEM))
 		return dp_settle(w, f);
 	if (n > 0 && !(fl & DP_F_SENDING)) {
@@ -99,16 +106,18 @@ dp_cq_send(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 	return 0;
 }
 
-/* A chunk, the end or a failure from the source of a flow. */
+/*
+ * A chunk, the end or a failure from the source of a flow: taken, for
+ * the step to act on (from the run queue).
+ */
 static void
 dp_recvd(struct tk_loop *l, struct tk_io *io, const void *data, ssize_t n)
 {
 	struct worker	*w = io->arg;
 	struct dp_flow	 f;
-	struct conn	*c;
 
 	(void)l;
-	c = w->proto->flow(io, DP_SRC, &f);
+	(void)w->proto->flow(io, DP_SRC, &f);
 	if (n > 0) {
 		dp_count_in(w, &f, (size_t)n);
 		if (tk_bufq_append(f.q, &w->pool, data, (size_t)n) == -1)
@@ -117,10 +126,9 @@ dp_recvd(struct tk_loop *l, struct tk_io *io, const void *data, ssize_t n)
 		*f.flags |= DP_F_EOF;
 	else
 		dp_fail(&f, DP_F_SRCERR, (int)-n);
-	conn_step(w, c);
 }
 
-/* The send of a flow's queue to its destination completed. */
+/* The send of a flow's queue to its destination completed: taken. */
 static void
 dp_sent(struct tk_loop *l, struct tk_io *io, ssize_t n)
 {
@@ -140,5 +148,4 @@ dp_sent(struct tk_loop *l, struct tk_io *io, ssize_t n)
 		dp_count_out(w, (size_t)n);
 		conn_touch(c, tk_loop_now(w->l));
 	}
-	conn_step(w, c);
 }

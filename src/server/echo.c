@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "tenk/log.h"
+#include "tenk/uring.h"
 #include "tenkd.h"
 
 /*
@@ -45,9 +46,12 @@ echo_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 	(void)sa;
 	(void)salen;
 	c->state = 0;
-	/* On completions nothing happens until the step starts the recv. */
+	/*
+	 * On completions nothing happens until the step starts the recv:
+	 * the first runs from the run queue, as the others do.
+	 */
 	if (w->cq)
-		echo_step(w, c);
+		tk_io_wake(w->l, &c->io);
 }
 
 /*
