@@ -147,6 +147,7 @@ struct tk_loop_stats {
 	uint64_t	 send_again;	/* sends that said EAGAIN (uring.h) */
 	uint64_t	 accepts;	/* fds a multishot accept brought */
 	uint64_t	 accept_closed;	/* ... after tk_io_stop: closed */
+	uint64_t	 ring_bytes;	/* its queues and receive buffers */
 };
 void		 tk_loop_stats(struct tk_loop *l, struct tk_loop_stats *st);
 

@@ -122,6 +122,13 @@ dp_recvd(struct tk_loop *l, struct tk_io *io, const void *data, ssize_t n)
 		dp_count_in(w, &f, (size_t)n);
 		if (tk_bufq_append(f.q, &w->pool, data, (size_t)n) == -1)
 			dp_fail(&f, DP_F_NOMEM, ENOMEM);
+		/*
+		 * Near the budget, look now, not after the whole batch: one
+		 * dispatch may bring a ring's worth (mem.c), and shedding,
+		 * which only closes, is safe from a callback.
+		 */
+		if (w->pool.alert)
+			mem_check(w);
 	} else if (n == 0)
 		*f.flags |= DP_F_EOF;
 	else

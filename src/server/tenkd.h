@@ -358,6 +358,8 @@ struct server {
 	 * own, and the flag that the data path reads on the next.
 	 */
 	size_t			 mem_budget;	/* bytes, 0 = none */
+	size_t			 mem_rings;	/* of it, io_uring's rings */
+	size_t			 mem_cap;	/* for queues: budget - rings */
 	size_t			 mem_high;	/* an episode from here */
 	size_t			 mem_low;	/* until below here */
 	_Alignas(64) atomic_size_t mem_held;	/* bytes in handed-out bufs */
@@ -396,6 +398,7 @@ const char	*worker_sessions(uint64_t);
 
 /* mem.c */
 void		 mem_init(void);
+unsigned int	 mem_ring_bufs(void);
 void		 mem_worker_init(struct worker *);
 void		 mem_check(struct worker *);
 int		 mem_watch(struct worker *);
@@ -504,10 +507,12 @@ void		 dp_discard(struct worker *, struct tk_io *);
 
 /*
  * dpcq.c: the completion data path, under dp_pump and dp_send.  Each
- * thread's receive ring: 4 MiB, whatever the number of connections.
+ * thread's receive ring: 4 MiB, whatever the number of connections, or
+ * less where the memory budget is tight (mem_ring_bufs).
  */
 #define DP_RING_BUFS	256
 #define DP_RING_BUFSIZE	(16 * 1024)
+#define DP_RING_MIN	8		/* when the budget sizes it */
 
 int		 dp_cq_pump(struct worker *, struct dp_flow *);
 int		 dp_cq_send(struct worker *, struct dp_flow *, const void *,

@@ -124,8 +124,8 @@ worker_init(struct worker *w, int id, const int *lfds)
 		    srv.cfg.backend != NULL ? srv.cfg.backend : "default");
 	/* io_uring on Linux 6.1 or later: the completion data path. */
 	w->cq = tk_loop_completion(w->l);
-	if (w->cq && tk_loop_bufring(w->l, srv.cfg.ring_bufs != 0 ?
-	    srv.cfg.ring_bufs : DP_RING_BUFS, DP_RING_BUFSIZE) == -1)
+	if (w->cq && tk_loop_bufring(w->l, mem_ring_bufs(),
+	    DP_RING_BUFSIZE) == -1)
 		fatal("thread %d: io_uring buffer ring", id);
 	w->scratch = xmalloc(SCRATCH_SIZE);
 	tk_bufpool_init(&w->pool, POOL_BUFSIZE, POOL_MAXFREE);
