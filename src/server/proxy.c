@@ -147,8 +147,9 @@ struct psess {
 /*
  * An idle session holds only its struct psess, and that within 224
  * bytes of malloc'd memory (issue 22): what only some sessions use is
- * elsewhere, and the upstream is an index.  The timer and what connecting needs are a struct pxwait
- * while a connect or the fin timeout runs; the client's address and
+ * elsewhere, and the upstream is an index.  The timer and what
+ * connecting needs are a struct pxwait while a connect or the fin
+ * timeout runs; the client's address and
  * start time are conn.c's struct conn_acct, after the session, when
  * the access log or the options want them (proxy_peer); the bytes sent
  * each way are what was read less what is still queued at the end.
@@ -413,7 +414,8 @@ connect_next(struct worker *w, struct psess *s, int err)
 			close(fd);
 			s->up.fd = -1;
 			end(w, s, WHO_TENKD, err == ERANGE ? WHY_FDLIMIT :
-			    WHY_ERROR, err == ERANGE ? CONN_FDLIMIT : CONN_ERROR);
+			    WHY_ERROR, err == ERANGE ? CONN_FDLIMIT :
+			    CONN_ERROR);
 			return -1;
 		}
 		if (tk_timer_arm(w->l, &s->wait->t, pxcf.connect_timeout) ==

@@ -142,7 +142,7 @@ struct conn {
  */
 struct conn_acct {
 	uint64_t		 start;		/* monotonic ns */
-	uint64_t		 in;		/* out: in less what is queued */
+	uint64_t		 in;		/* out: less what is queued */
 	struct sockaddr_in6	 peer;		/* or a sockaddr_in */
 	uint32_t		 tc;		/* proxy: connect, in us */
 };

@@ -18,7 +18,7 @@ tenkd_start proxy --threads 1 -u "$UPADDR" --access-log "$T/acc"
 s=$(tenkd_stats) || exit 1
 [ "$(stat_val "$s" spliced)" -eq 0 ] || fail "64-byte messages spliced: $s"
 fds() {
-	ls "/proc/$TENKD_PID/fd" | wc -l
+	find "/proc/$TENKD_PID/fd" -mindepth 1 -maxdepth 1 | wc -l
 }
 fd0=$(fds)
 
