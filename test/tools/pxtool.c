@@ -91,6 +91,19 @@ usage(void)
 	exit(2);
 }
 
+/* optarg as a number from lo to hi, or the usage. */
+static long
+num(long lo, long hi)
+{
+	const char	*errstr;
+	long		 v;
+
+	v = strtonum(optarg, lo, hi, &errstr);
+	if (errstr != NULL)
+		usage();
+	return v;
+}
+
 static int
 readn(int fd, void *buf, size_t n)
 {
@@ -502,7 +515,7 @@ client(const char *addr, long bytes, int recv_first, double timeout)
 int
 main(int argc, char *argv[])
 {
-	const char	*addr = "127.0.0.1:0", *cmd, *errstr, *src = NULL;
+	const char	*addr = "127.0.0.1:0", *cmd, *src = NULL;
 	double		 timeout = 30;
 	long		 bytes = 1000;
 	long		 tries = 1;
@@ -520,30 +533,22 @@ main(int argc, char *argv[])
 			opt_count = 1;
 			break;
 		case 'd':
-			opt_delay = strtonum(optarg, 0, 600000, &errstr);
-			if (errstr != NULL)
-				usage();
+			opt_delay = num(0, 600000);
 			break;
 		case 'f':
-			opt_first = strtonum(optarg, 0, 1 << 30, &errstr);
-			if (errstr != NULL)
-				usage();
+			opt_first = num(0, 1 << 30);
 			break;
 		case 'e':
 			est = 1;
 			break;
 		case 'k':
-			tries = strtonum(optarg, 1, 1000000, &errstr);
-			if (errstr != NULL)
-				usage();
+			tries = num(1, 1000000);
 			break;
 		case 'l':
 			addr = optarg;
 			break;
 		case 'n':
-			bytes = strtonum(optarg, 0, 1 << 30, &errstr);
-			if (errstr != NULL)
-				usage();
+			bytes = num(0, 1 << 30);
 			break;
 		case 'P':
 			opt_peer = 1;
@@ -561,9 +566,7 @@ main(int argc, char *argv[])
 			opt_silent = 1;
 			break;
 		case 'T':
-			timeout = strtonum(optarg, 1, 3600, &errstr);
-			if (errstr != NULL)
-				usage();
+			timeout = num(1, 3600);
 			break;
 		default:
 			usage();
