@@ -195,6 +195,18 @@ read_proxy(int fd)
 	return 0;
 }
 
+/* Up to BUFSZ bytes from fd into buf, as recv(2), EINTR retried. */
+static ssize_t
+recv_some(int fd, char *buf)
+{
+	ssize_t	n;
+
+	do {
+		n = recv(fd, buf, BUFSZ, 0);
+	} while (n == -1 && errno == EINTR);
+	return n;
+}
+
 /*
  * Upstream -c: read until EOF or a reset, echoing what the socket
  * takes, then print what came and the stream's first line.
@@ -207,12 +219,7 @@ count(int fd, char *buf)
 	ssize_t	n;
 	int	echo = 1;
 
-	for (;;) {
-		n = recv(fd, buf, BUFSZ, 0);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
+	while ((n = recv_some(fd, buf)) > 0) {
 		if (len < sizeof(tag)) {
 			k = sizeof(tag) - len < (size_t)n ? sizeof(tag) - len :
 			    (size_t)n;
@@ -265,12 +272,7 @@ serve(void *arg)
 				goto done;
 		shutdown(fd, SHUT_WR);
 	}
-	for (;;) {
-		n = recv(fd, buf, BUFSZ, 0);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
+	while ((n = recv_some(fd, buf)) > 0) {
 		if (opt_delay >= 0) {
 			if (len + n > cap) {
 				cap = (len + n) * 2;
