@@ -134,11 +134,11 @@ struct pin;
 
 /*
  * A connection, kept small: an idle one holds no data buffer, so this
- * struct (about 104 bytes) is most of what it costs in user space.  The
+ * struct (88 bytes) is most of what it costs in user space.  The
  * watcher comes first, so the handler finds the conn from its tk_io; its
- * arg is the worker.  When the access log is on, a struct conn_acct
- * follows the protocol's struct (proto->size bytes) in the same
- * allocation, unless the protocol writes its own line.
+ * arg is the worker.  When the access log is on, or the protocol wants
+ * its peer's address (proto->peer), a struct conn_acct follows the
+ * protocol's struct (proto->size bytes) in the same allocation.
  */
 struct conn {
 	struct tk_io		 io;		/* arg: the worker */
@@ -149,12 +149,16 @@ struct conn {
 	uint8_t			 acct:1;	/* a conn_acct follows */
 };
 
-/* Per-connection figures for the access log. */
+/*
+ * Per-connection figures for the access log; a proxy session keeps its
+ * client's address here for its options too (proto->peer), and its own
+ * byte count (in unused).
+ */
 struct conn_acct {
 	uint64_t		 start;		/* monotonic ns */
-	uint64_t		 in;
-	uint64_t		 out;
+	uint64_t		 in;		/* out: less what is queued */
 	struct sockaddr_in6	 peer;		/* or a sockaddr_in */
+	uint32_t		 tc;		/* proxy: connect, in us */
 };
 
 #define CONN_ACCT(w, c)	\
@@ -321,6 +325,7 @@ struct worker {
 	SLIST_HEAD(, dp_pipe)	 pipes;
 	int			 npipes;
 	int			 npipes_free;
+	struct tk_timer		 pipe_timer;	/* closes idle spares */
 	uint64_t		 piped;		/* bytes in the pipes */
 
 	/* Rate-limited warnings: when the last one went out, how many since. */
@@ -373,6 +378,8 @@ struct server {
 	 * own, and the flag that the data path reads on the next.
 	 */
 	size_t			 mem_budget;	/* bytes, 0 = none */
+	size_t			 mem_rings;	/* of it, io_uring's rings */
+	size_t			 mem_cap;	/* for queues: budget - rings */
 	size_t			 mem_high;	/* an episode from here */
 	size_t			 mem_low;	/* until below here */
 	_Alignas(64) atomic_size_t mem_held;	/* bytes in handed-out bufs */
@@ -411,6 +418,7 @@ const char	*worker_sessions(uint64_t);
 
 /* mem.c */
 void		 mem_init(void);
+unsigned int	 mem_ring_bufs(void);
 void		 mem_worker_init(struct worker *);
 void		 mem_check(struct worker *);
 int		 mem_watch(struct worker *);
@@ -448,17 +456,21 @@ void		 conn_access_free(struct worker *);
  * dpath.c: the data path (see there).  A flow is one direction of a
  * stream, described by the protocol from the fields of its session for
  * the time of a call: bytes read from src are sent to dst, and what dst
- * did not take waits in q (or, spliced, in a pipe).  flags (DP_F_*)
- * and sp are the direction's own state in the session; nin and nout,
- * when not NULL, count its bytes for the access log.
+ * did not take waits in q (or, spliced, in a pipe).  flags (DP_F_*),
+ * pipe and spl are the direction's own state in the session; nin, when
+ * not NULL, counts the bytes read (what was sent is what was read less
+ * what is left in q and the pipe).
  */
 #define DP_F_EOF	0x01	/* the source finished (read 0) */
 #define DP_F_SHUT	0x02	/* and its FIN was passed on */
-/* The completion data path's own: see dpath.c. */
-#define DP_F_SENDING	0x04	/* a send of q to dst is in flight */
-#define DP_F_ERR	0x30	/* a failure waits: enum dp_err << 4 */
-#define DP_F_RESET	0x40	/* ... and it was a reset */
-#define DP_F_ERRSHIFT	4
+#define DP_F_SENDING	0x04	/* completions: a send of q is in flight */
+/* Failures noted for dp_pump to report (dp_fail, dpath.c). */
+#define DP_F_SRCERR	0x08	/* reading the source failed */
+#define DP_F_DSTERR	0x10	/* sending to the destination failed */
+#define DP_F_NOMEM	0x20	/* no buffer for bytes read */
+#define DP_F_RESET	0x40	/* the first failure was a reset */
+#define DP_F_ERR	(DP_F_SRCERR | DP_F_DSTERR | DP_F_NOMEM)
+#define DP_F_END	(DP_F_EOF | DP_F_SRCERR)	/* no more reads */
 
 #define DP_SRC		0	/* roles for proto->flow */
 #define DP_DST		1
@@ -469,23 +481,34 @@ enum dp_err {
 	DP_ERR_NOMEM,		/* no buffer for the tail */
 };
 
-/* A direction's splice state; all zeroes is "copying, may splice". */
-struct dp_splice {
-	struct dp_pipe		*pipe;	/* spliced through it, or NULL */
-	uint32_t		 len;	/* bytes in the pipe */
-	uint8_t			 streak; /* full copy reads in a row */
-	uint8_t			 off;	/* splice(2) refused: copy */
-	uint8_t			 denied; /* found no pipe, counted */
+/*
+ * A pipe of a thread's splicing pool (dpath.c) and the bytes it holds
+ * on their way.  A direction's splice state is a pointer to the pipe it
+ * splices through (&dp_nopipe while copying) and a byte of DP_S_* bits,
+ * zero for "copying, may splice".
+ */
+struct dp_pipe {
+	int			 rfd;
+	int			 wfd;
+	uint32_t		 len;	/* bytes in it */
+	uint64_t		 since;	/* a spare since, monotonic ns */
+	SLIST_ENTRY(dp_pipe)	 link;
 };
+
+#define DP_S_STREAK	0x03	/* full copy reads in a row */
+#define DP_S_OFF	0x04	/* splice(2) refused: copy */
+#define DP_S_DENIED	0x08	/* found no pipe, counted */
+
+extern struct dp_pipe	 dp_nopipe;	/* none: holds no bytes */
 
 struct dp_flow {
 	struct tk_io		*src;
 	struct tk_io		*dst;
 	struct tk_bufq		*q;
 	uint8_t			*flags;	/* DP_F_* */
-	struct dp_splice	*sp;	/* NULL: never splice */
+	struct dp_pipe	       **pipe;	/* its pipe, or &dp_nopipe */
+	uint8_t			*spl;	/* DP_S_*: DP_S_OFF never splices */
 	uint64_t		*nin;	/* bytes read from src, or NULL */
-	uint64_t		*nout;	/* bytes sent to dst, or NULL */
 	struct conn		*c;	/* stamped on activity */
 	/*
 	 * Optional: whether a read of 0 from src is not yet the end, and
@@ -497,20 +520,24 @@ struct dp_flow {
 };
 
 void		 dp_init(void);
+void		 dp_fail(struct dp_flow *, unsigned int, int);
+int		 dp_settle(struct worker *, struct dp_flow *);
 int		 dp_pump(struct worker *, struct dp_flow *, size_t *);
 int		 dp_send(struct worker *, struct dp_flow *, const void *,
 		    size_t);
 enum conn_reason dp_reason(int);
-void		 dp_splice_end(struct worker *, struct dp_splice *);
+void		 dp_splice_end(struct worker *, struct dp_pipe **, uint8_t *);
 void		 dp_pipes_free(struct worker *);
 void		 dp_discard(struct worker *, struct tk_io *);
 
 /*
  * dpcq.c: the completion data path, under dp_pump and dp_send.  Each
- * thread's receive ring: 4 MiB, whatever the number of connections.
+ * thread's receive ring: 4 MiB, whatever the number of connections, or
+ * less where the memory budget is tight (mem_ring_bufs).
  */
 #define DP_RING_BUFS	256
 #define DP_RING_BUFSIZE	(16 * 1024)
+#define DP_RING_MIN	8		/* when the budget sizes it */
 
 int		 dp_cq_pump(struct worker *, struct dp_flow *);
 int		 dp_cq_send(struct worker *, struct dp_flow *, const void *,
@@ -530,20 +557,19 @@ dp_count_in(struct worker *w, struct dp_flow *f, size_t n)
 	conn_touch(f->c, tk_loop_now(w->l));
 }
 
+/* n bytes sent to f's destination: count them on its side. */
 static inline void
 dp_count_out(struct worker *w, struct dp_flow *f, size_t n)
 {
 	w->st.bytes_out[f->dst == &f->c->io ? SIDE_CLIENT : SIDE_UPSTREAM] +=
 	    n;
-	if (f->nout != NULL)
-		*f->nout += n;
 }
 
 /* Bytes f holds for its destination, queued or in its pipe. */
 static inline size_t
 dp_pending(const struct dp_flow *f)
 {
-	return f->q->len + (f->sp != NULL ? f->sp->len : 0);
+	return f->q->len + (*f->pipe)->len;
 }
 
 /*
@@ -557,8 +583,8 @@ dp_want_src(const struct dp_flow *f)
 {
 	size_t	n = dp_pending(f);
 
-	if ((*f->flags & DP_F_EOF) || n >= conn_limit(n) ||
-	    (f->sp != NULL && f->sp->len > 0))
+	if ((*f->flags & DP_F_END) || n >= conn_limit(n) ||
+	    (*f->pipe)->len > 0)
 		return 0;
 	return TK_EV_READ;
 }
@@ -863,6 +889,7 @@ void		 pidfile_end(int);
 void		 upstream_connect_time(uint64_t);
 void		 upstream_metrics(struct msnap *);
 const char	*upstream_name_at(int);
+struct upstream	*upstream_at(int);
 
 /* master.c */
 #define LISTEN_FDS(cfg)	((cfg)->threads * ((cfg)->workers > 1 ? \

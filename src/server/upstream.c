@@ -798,3 +798,10 @@ upstream_name_at(int i)
 {
 	return ups[i].name;
 }
+
+/* An upstream by index (upstream_index), which a session keeps. */
+struct upstream *
+upstream_at(int i)
+{
+	return &ups[i];
+}

@@ -16,6 +16,8 @@
  *		hold the connections idle until -d seconds or SIGTERM; with
  *		-e expect the server to close every one (idle timeout).
  *	noread	send without ever reading until the server stops taking
+ *		bytes (with -a, a connection the server closes is counted
+ *		and left, not a failure)
  *		bytes, say "stalled after N bytes", then sleep until killed.
  *	rst	send, read a little, then reset the connection (SO_LINGER 0)
  *		in the middle of the transfer, for -c connections.
@@ -120,7 +122,7 @@ usage(void)
 	    "[-w size[-size]] addr:port\n"
 	    "       tkcli hold [-ev] [-c conns] [-d secs] [-P parallel] "
 	    "[-T timeout] addr:port\n"
-	    "       tkcli noread [-c conns] [-n bytes] addr:port\n"
+	    "       tkcli noread [-c conns] [-a 0] [-n bytes] addr:port\n"
 	    "       tkcli rst [-c conns] [-b bytes] addr:port\n");
 	exit(2);
 }
@@ -629,7 +631,7 @@ cmd_noread(uint64_t limit)
 	struct pollfd	*p;
 	uint64_t	 total = 0, *sent;
 	double		 lastp;
-	long		 i;
+	long		 i, closed = 0;
 	int		 n;
 	ssize_t		 r;
 
@@ -658,6 +660,13 @@ cmd_noread(uint64_t limit)
 			if (r == -1) {
 				if (errno == EAGAIN || errno == EINTR)
 					continue;
+				if (o.allow >= 0 && (errno == EPIPE ||
+				    errno == ECONNRESET)) {
+					close(p[i].fd);
+					p[i].fd = -1;
+					closed++;
+					continue;
+				}
 				fail("conn %ld: send after %llu bytes: %s", i,
 				    (unsigned long long)sent[i],
 				    strerror(errno));
@@ -667,7 +676,10 @@ cmd_noread(uint64_t limit)
 			lastp = tool_now();
 		}
 	}
-	printf("stalled after %llu bytes\n", (unsigned long long)total);
+	printf("stalled after %llu bytes", (unsigned long long)total);
+	if (closed > 0)
+		printf(", %ld closed by the server", closed);
+	printf("\n");
 	fflush(stdout);
 	for (;;)
 		pause();
@@ -755,7 +767,7 @@ main(int argc, char *argv[])
 		o.hold = -1;
 		o.ready = 1;
 	} else if (strcmp(o.cmd, "noread") == 0)
-		opts = "c:n:";
+		opts = "a:c:n:";
 	else if (strcmp(o.cmd, "rst") == 0)
 		opts = "b:c:";
 	else
