@@ -68,7 +68,7 @@ LIB_SRCS	:= $(wildcard src/loop/*.c src/net/*.c src/util/*.c)
 ifeq ($(URING_LIBS),)
 LIB_SRCS	:= $(filter-out src/loop/uring.c,$(LIB_SRCS))
 endif
-TENKD_SRCS	:= $(wildcard src/server/*.c)
+TENKD_SRCS	:= $(filter-out %.bpf.c,$(wildcard src/server/*.c))
 FRAME_SRCS	:= loadgen/framing.c loadgen/frame_bytes.c loadgen/frame_http.c \
 		   loadgen/frame_prefix.c loadgen/frame_redis.c \
 		   loadgen/frame_until.c loadgen/frame_memcache.c \
@@ -91,7 +91,8 @@ FUZZ_LINK	:= src/server/proxyproto.c src/server/conffile.c \
 FUZZ_SRCS	:= $(wildcard test/fuzz/fuzz_*.c)
 RUNNER_SRCS	:= test/run.c $(wildcard test/unit/*.c) loadgen/json.c \
 		   src/server/chash.c \
-		   $(FUZZ_LINK) $(FUZZ_SRCS) test/fuzz/replay.c
+		   $(FUZZ_LINK) $(FUZZ_SRCS) test/fuzz/replay.c \
+		   src/server/fastpath.c
 TOOL_SRCS	:= $(wildcard test/tools/*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
@@ -171,6 +172,27 @@ $(eval $(call program,$(B)/tenkbench,$(TENKBENCH_SRCS)))
 $(eval $(call program,$(LOOPBENCH),$(LOOPBENCH_SRCS)))
 $(eval $(call program,$(RUNNER),$(RUNNER_SRCS)))
 $(foreach t,$(TOOL_SRCS),$(eval $(call program,$(call tool,$(t)),$(t))))
+
+# The proxy's fast path (src/server/fastpath.c): its BPF program built by
+# clang's BPF target into a bpftool skeleton, where mk/deps.sh found
+# clang, libbpf and bpftool (FP_LIBS); else fastpath.c builds without
+# it and says so when asked.  Only tenkd and the runner link libbpf.
+ifneq ($(FP_LIBS),)
+FP_SKEL	:= $(B)/gen/fastpath.skel.h
+$(B)/gen/fastpath.bpf.o: src/server/fastpath.bpf.c src/server/fastpath_bpf.h \
+    $(B)/config.mk
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  BPF     $<")
+	$(Q)$(BPF_CLANG) -O2 -g -target bpf $(BPF_CFLAGS) -Wall -c -o $@ $<
+
+$(FP_SKEL): $(B)/gen/fastpath.bpf.o
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)$(BPFTOOL) gen skeleton $< name fastpath >$@.tmp && mv $@.tmp $@
+
+$(B)/obj/src/server/fastpath.o: $(FP_SKEL)
+$(B)/obj/src/server/fastpath.o: ALL_CFLAGS += $(FP_CFLAGS) -I$(B)/gen
+$(B)/tenkd $(RUNNER): ALL_LIBS += $(FP_LIBS)
+endif
 
 $(B)/test/%.so: test/shim/%.c $(B)/config.mk
 	@mkdir -p $(@D)

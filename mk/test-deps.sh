@@ -5,7 +5,9 @@
 # proxy_peers.sh, ops_promtool.sh, test/bench/load-compare.sh,
 # proxy-iperf.sh): redis-server, redis-benchmark, nginx (and its stream
 # module), wrk, haproxy, iperf3, and promtool (Debian's prometheus
-# package, whose server is a service too).
+# package, whose server is a service too); and what the proxy's
+# --fastpath is built with (clang, libbpf-dev, bpftool: large, so never
+# a plain make's), so that its tests run.
 # Installs the missing ones with apt-get when we are root on Debian or
 # Ubuntu, with their services kept from starting (see below); otherwise
 # one line on stderr naming the packages, and exit 1.
@@ -40,6 +42,10 @@ missing() {
 	have haproxy || _m="$_m haproxy"
 	have iperf3 || _m="$_m iperf3"
 	have promtool || _m="$_m prometheus"
+	have clang || _m="$_m clang"
+	have bpftool || _m="$_m bpftool"
+	[ -e /usr/include/bpf/libbpf.h ] ||
+	    ! command -v apt-get >/dev/null 2>&1 || _m="$_m libbpf-dev"
 	echo "${_m# }"
 }
 
@@ -55,7 +61,7 @@ fi
 need=$(missing)
 if [ -z "$need" ]; then
 	echo "test-deps: redis-server, redis-benchmark, nginx, wrk, haproxy," \
-	    "iperf3 and promtool found"
+	    "iperf3, promtool, clang, libbpf and bpftool found"
 	exit 0
 fi
 
@@ -83,7 +89,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	need=$(missing)
 	if [ -z "$need" ]; then
 		echo "test-deps: redis-server, redis-benchmark, nginx, wrk," \
-		    "haproxy, iperf3 and promtool installed"
+		    "haproxy, iperf3, promtool, clang, libbpf and bpftool installed"
 		exit 0
 	fi
 fi

@@ -160,6 +160,11 @@ wheel_fire(struct tk_loop *l, struct tk_timer *t)
 		LIST_SWAP(&tmp, &w->wheel[tick % WHEEL_SLOTS], conn, slot);
 		while ((c = LIST_FIRST(&tmp)) != NULL) {
 			last = conn_last_ns(c, now);
+			if (now - last >= srv.cfg.idle_timeout &&
+			    w->proto->idle != NULL) {
+				w->proto->idle(w, c);
+				last = conn_last_ns(c, now);
+			}
 			if (now - last >= srv.cfg.idle_timeout) {
 				/* Unlinks c from tmp. */
 				conn_close(w, c, CONN_TIMEOUT);

@@ -86,6 +86,7 @@ enum {
 	OPT_CONNECT_TIMEOUT,
 	OPT_FAIL_MAX,
 	OPT_FAIL_TIMEOUT,
+	OPT_FASTPATH,
 	OPT_FIN_TIMEOUT,
 	OPT_HASH_KEY,
 	OPT_MAXPERIP,
@@ -120,6 +121,7 @@ static const struct option longopts[] = {
 	{ "drain-timeout",	required_argument, NULL, OPT_DRAIN },
 	{ "fail-max",		required_argument, NULL, OPT_FAIL_MAX },
 	{ "fail-timeout",	required_argument, NULL, OPT_FAIL_TIMEOUT },
+	{ "fastpath",		required_argument, NULL, OPT_FASTPATH },
 	{ "fin-timeout",	required_argument, NULL, OPT_FIN_TIMEOUT },
 	{ "group",		required_argument, NULL, OPT_GROUP },
 	{ "hash-key",		required_argument, NULL, OPT_HASH_KEY },
@@ -242,6 +244,7 @@ usage(int full)
 	    "\t[--fail-timeout dur] [--max-conns-per-ip n] "
 	    "[--send-proxy v1|v2]\n"
 	    "\t[--source addr,...] [--splice auto|off] [--splice-pipes n]\n"
+	    "\t[--fastpath sockmap|off]\n"
 	    "\t[--check-interval dur] [--check-rise n] [--check-fall n]\n"
 	    "\t[--check-send text] [--check-expect text] [echo's options]\n"
 	    "       tenkd --help | --version\n");
@@ -336,6 +339,9 @@ usage(int full)
 	    "(default auto)\n"
 	    "      --splice-pipes N     pipes per thread for it (default "
 	    "64)\n"
+	    "      --fastpath sockmap|off  let the kernel forward established "
+	    "sessions\n"
+	    "                           (BPF sockmap; default off)\n"
 	    "  (--buffer-limit is per direction in proxy mode, default 16k;\n"
 	    "   --max-conns counts both sockets of a session)\n"
 	    "  -h, --help               this help\n"
@@ -853,6 +859,14 @@ proxy_option(int ch, const char *opt, const char *arg)
 	case OPT_SPLICE_PIPES:
 		srv.cfg.splice_pipes = (int)tk_cli_num(opt, arg, 0,
 		    MAXPIPES);
+		break;
+	case OPT_FASTPATH:
+		if (strcmp(arg, "sockmap") == 0)
+			srv.cfg.fastpath = 1;
+		else if (strcmp(arg, "off") == 0)
+			srv.cfg.fastpath = 0;
+		else
+			tk_cli_bad(opt, arg, "not a choice (sockmap, off)");
 		break;
 	}
 }
@@ -1583,6 +1597,7 @@ main(int argc, char *argv[], char *envp[])
 		bind_fail("--metrics", metrics_addr());
 	lfds = open_listeners();
 	reopen_init();
+	pxfast_load();
 	drop_privileges();
 	if (pidfile_put(getpid()) == -1)
 		fatal("pidfile %s", cfg->pidfile);

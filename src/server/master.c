@@ -333,6 +333,8 @@ snap_add(struct msnap *a, const struct msnap *b, int gauges, int ul)
 	}
 	a->st.spliced += b->st.spliced;
 	a->st.nopipe += b->st.nopipe;
+	a->st.fpbytes += b->st.fpbytes;
+	a->st.fpsess += b->st.fpsess;
 	a->st.noport += b->st.noport;
 	a->st.iterations += b->st.iterations;
 	a->st.ring_dry += b->st.ring_dry;

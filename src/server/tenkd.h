@@ -90,6 +90,7 @@ struct config {
 	int		 workers;		/* processes; 1 = no master */
 	int		 splice;		/* proxy: --splice auto */
 	int		 splice_pipes;		/* pipes per thread */
+	int		 fastpath;		/* proxy: --fastpath sockmap */
 	int		 access_json;		/* --access-log-format json */
 };
 
@@ -114,6 +115,8 @@ struct stats {
 	uint64_t	 bufs_free;		/* spare pool buffers */
 	uint64_t	 noport;		/* proxy: no local port */
 	uint64_t	 spliced;		/* bytes out by splice(2) */
+	uint64_t	 fpbytes;		/* by the kernel (--fastpath) */
+	uint64_t	 fpsess;		/* sessions it forwarded */
 	uint64_t	 nopipe;		/* bulk flows left copying */
 	uint64_t	 pipes;			/* pipes in use */
 	uint64_t	 piped;			/* bytes in them */
@@ -221,6 +224,12 @@ struct proto {
 	 * the worker reads it (getpeername) only then.
 	 */
 	int		(*peer)(void);
+	/*
+	 * Optional: bring c->last up to date with activity the step did
+	 * not see (the kernel's, --fastpath); before the idle wheel
+	 * closes c.
+	 */
+	void		(*idle)(struct worker *, struct conn *);
 	int		 own_log;	/* writes its own access-log line */
 };
 
@@ -501,6 +510,11 @@ struct dp_flow {
 	uint8_t			*spl;	/* DP_S_*: DP_S_OFF never splices */
 	uint64_t		*nin;	/* bytes read from src, or NULL */
 	struct conn		*c;	/* stamped on activity */
+	/*
+	 * Optional: whether a read of 0 from src is not yet the end, and
+	 * when to look again (the fast path's bytes on their way).
+	 */
+	int			(*more)(struct dp_flow *);
 	enum dp_err		 err;	/* after a -1 */
 	int			 stop;	/* dp_pump's own */
 };
@@ -594,6 +608,21 @@ void		 stats_request(void);
 /* stats.c, for the metrics listener (issue 14) */
 struct msnap;
 void		 stats_fill(struct msnap *);
+
+/* pxfast.c: --fastpath sockmap, for proxy.c */
+struct pxfast;
+void		 pxfast_load(void);
+struct pxfast	*pxfast_new(struct worker *, struct conn *,
+		    const struct dp_flow *);
+int		 pxfast_more(struct worker *, struct pxfast *, int,
+		    struct dp_flow *);
+int		 pxfast_pump(struct worker *, struct pxfast *, int,
+		    struct dp_flow *);
+void		 pxfast_grant(struct worker *, struct pxfast *, int,
+		    const struct dp_flow *);
+unsigned int	 pxfast_want(const struct pxfast *, int);
+void		 pxfast_touch(struct worker *, struct pxfast *, struct conn *);
+void		 pxfast_end(struct worker *, struct pxfast *, uint64_t *);
 
 /* proxy.c */
 #define MAXUPSTREAMS	64
