@@ -1559,6 +1559,14 @@ main(int argc, char *argv[], char *envp[])
 	    srv.nworkers, srv.nworkers == 1 ? "" : "s", name,
 	    cfg->nlisten > 1 ? " ..." : "");
 	tk_loop_run(srv.l, 0);
+	/*
+	 * Drained.  tk_loop_free() gives the signals their default actions
+	 * back, and a SIGUSR1 from logrotate, one the master passes on, or
+	 * a second SIGTERM would kill us before the last figures, the
+	 * access log and the pidfile are seen to: blocked, they are dropped
+	 * at exit.  The worker threads block them all already.
+	 */
+	(void)tk_signal_block_all();
 
 	for (i = 0; i < srv.nworkers; i++)
 		pthread_join(srv.workers[i].thread, NULL);
