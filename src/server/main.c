@@ -44,6 +44,9 @@
 #define DEFAULT_PORT		7777
 #define DEFAULT_IDLE		(300 * TK_SEC)
 #define DEFAULT_DRAIN		(10 * TK_SEC)
+#define DEFAULT_READY		(30 * TK_SEC)	/* --ready-timeout */
+#define DEFAULT_METRICS_CLIENTS	16		/* --metrics-max-clients */
+#define DEFAULT_ALOG_BUFFER	(4 << 20)	/* --access-log-buffer */
 #define DEFAULT_BUFLIMIT	(64 * 1024)
 /*
  * --buffer-limit's default in proxy mode, per direction: the 16k of
@@ -76,6 +79,10 @@ enum {
 	/* issue 15: PROXY protocol in (pin.c) */
 	OPT_ACCEPT_PROXY,
 	OPT_ACCEPT_PROXY_TIMEOUT,
+	/* issue 22 */
+	OPT_ACCESS_BUFFER,
+	OPT_METRICS_CLIENTS,
+	OPT_READY_TIMEOUT,
 	/* proxy mode only, from here on */
 	OPT_PROXY,
 	OPT_BALANCE = OPT_PROXY,
@@ -84,6 +91,7 @@ enum {
 	OPT_CHECK_INTERVAL,
 	OPT_CHECK_RISE,
 	OPT_CHECK_SEND,
+	OPT_CHECK_TIMEOUT,
 	OPT_CONNECT_TIMEOUT,
 	OPT_FAIL_MAX,
 	OPT_FAIL_TIMEOUT,
@@ -101,6 +109,7 @@ static const struct option longopts[] = {
 	{ "accept-proxy-timeout", required_argument, NULL,
 	    OPT_ACCEPT_PROXY_TIMEOUT },
 	{ "access-log",		required_argument, NULL, OPT_ACCESS_LOG },
+	{ "access-log-buffer",	required_argument, NULL, OPT_ACCESS_BUFFER },
 	{ "access-log-format",	required_argument, NULL, OPT_ACCESS_FORMAT },
 	{ "backend",		required_argument, NULL, 'b' },
 	{ "backlog",		required_argument, NULL, OPT_BACKLOG },
@@ -113,6 +122,7 @@ static const struct option longopts[] = {
 	{ "check-interval",	required_argument, NULL, OPT_CHECK_INTERVAL },
 	{ "check-rise",		required_argument, NULL, OPT_CHECK_RISE },
 	{ "check-send",		required_argument, NULL, OPT_CHECK_SEND },
+	{ "check-timeout",	required_argument, NULL, OPT_CHECK_TIMEOUT },
 	{ "config",		required_argument, NULL, 'f' },
 	{ "connect-timeout",	required_argument, NULL, OPT_CONNECT_TIMEOUT },
 	{ "drain-timeout",	required_argument, NULL, OPT_DRAIN },
@@ -128,7 +138,10 @@ static const struct option longopts[] = {
 	{ "max-memory",		required_argument, NULL, OPT_MAXMEM },
 	{ "max-conns-per-ip",	required_argument, NULL, OPT_MAXPERIP },
 	{ "metrics",		required_argument, NULL, OPT_METRICS },
+	{ "metrics-max-clients", required_argument, NULL,
+	    OPT_METRICS_CLIENTS },
 	{ "pidfile",		required_argument, NULL, OPT_PIDFILE },
+	{ "ready-timeout",	required_argument, NULL, OPT_READY_TIMEOUT },
 	{ "retries",		required_argument, NULL, OPT_RETRIES },
 	{ "send-proxy",		required_argument, NULL, OPT_SEND_PROXY },
 	{ "source",		required_argument, NULL, OPT_SOURCE },
@@ -216,9 +229,11 @@ usage(int full)
 	    "\t[--backlog n] [--idle-timeout dur] [--drain-timeout dur]\n"
 	    "\t[--buffer-limit size] [--max-memory size] [--log-level level]\n"
 	    "\t[--syslog] [--syslog-facility name] [--access-log path]\n"
-	    "\t[--access-log-format text|json] [--ring-buffers n]\n"
-	    "\t[--pidfile path] [--user user] [--group group] [--workers n]\n"
-	    "\t[--metrics addr:port] [--accept-proxy] "
+	    "\t[--access-log-format text|json] [--access-log-buffer size]\n"
+	    "\t[--ring-buffers n] [--pidfile path] [--user user] "
+	    "[--group group]\n"
+	    "\t[--workers n] [--ready-timeout dur] [--metrics addr:port]\n"
+	    "\t[--metrics-max-clients n] [--accept-proxy] "
 	    "[--accept-proxy-timeout dur]\n"
 	    "\t[--check] [-f file]\n"
 	    "       tenkd proxy -u host:port[,weight=n][,backup] ...\n"
@@ -228,7 +243,9 @@ usage(int full)
 	    "[--send-proxy v1|v2]\n"
 	    "\t[--source addr,...] [--splice auto|off] [--splice-pipes n]\n"
 	    "\t[--check-interval dur] [--check-rise n] [--check-fall n]\n"
-	    "\t[--check-send text] [--check-expect text] [echo's options]\n"
+	    "\t[--check-send text] [--check-expect text] "
+	    "[--check-timeout dur]\n"
+	    "\t[echo's options]\n"
 	    "       tenkd --help | --version\n");
 	if (!full)
 		exit(2);
@@ -262,14 +279,24 @@ usage(int full)
 	    "implies --syslog\n"
 	    "      --access-log PATH    one line per connection at close\n"
 	    "      --access-log-format text|json  its lines (default text)\n"
+	    "      --access-log-buffer SIZE  records waiting to be written; "
+	    "past it\n"
+	    "                           they are dropped, counted (default "
+	    "4m)\n"
 	    "      --pidfile PATH       write and lock a pid file\n"
 	    "      --user USER          drop to this user after binding\n"
 	    "      --group GROUP        drop to this group after binding\n"
 	    "      --workers N          worker processes under a master "
 	    "(default 1: no\n"
 	    "                           master, unless -f)\n"
+	    "      --ready-timeout DUR  for a reload's workers or an "
+	    "upgrade's master to\n"
+	    "                           start (default 30s)\n"
 	    "      --metrics ADDR:PORT  serve /metrics (Prometheus) and "
 	    "/stats over HTTP\n"
+	    "      --metrics-max-clients N  its clients at once; more are "
+	    "refused (default\n"
+	    "                           16)\n"
 	    "      --accept-proxy       read a PROXY protocol header (v1 "
 	    "or v2) first;\n"
 	    "                           its client is the peer\n"
@@ -302,6 +329,9 @@ usage(int full)
 	    "      --check-send TEXT    after connecting, send TEXT and "
 	    "CRLF\n"
 	    "      --check-expect TEXT  the reply must begin with TEXT\n"
+	    "      --check-timeout DUR  for a whole check (default: the "
+	    "interval, or\n"
+	    "                           --connect-timeout if shorter)\n"
 	    "      --max-conns-per-ip N  sessions per client address "
 	    "(default 0: no cap)\n"
 	    "      --send-proxy VER     PROXY protocol header v1 or v2\n"
@@ -363,6 +393,9 @@ parse_args(int argc, char *argv[])
 	cfg->max_conns = -1;
 	cfg->idle_timeout = DEFAULT_IDLE;
 	cfg->drain_timeout = DEFAULT_DRAIN;
+	cfg->ready_timeout = DEFAULT_READY;
+	cfg->metrics_clients = DEFAULT_METRICS_CLIENTS;
+	cfg->access_buffer = DEFAULT_ALOG_BUFFER;
 	cfg->buffer_limit = 0;		/* by mode, after parsing */
 	cfg->max_memory = -1;		/* mem_init() decides */
 	cfg->log_level = LOG_LVL_INFO;
@@ -409,6 +442,10 @@ parse_args(int argc, char *argv[])
 				cfg->access_json = 0;
 			else
 				tk_cli_bad(opt, optarg, "text or json");
+			break;
+		case OPT_ACCESS_BUFFER:
+			cfg->access_buffer = tk_cli_size(opt, optarg,
+			    ACCESS_BUFSIZE, 1ULL << 30);
 			break;
 		case OPT_BACKLOG:
 			cfg->backlog = tk_cli_num(opt, optarg, 1, 1000000);
@@ -479,6 +516,14 @@ parse_args(int argc, char *argv[])
 			break;
 		case OPT_METRICS:
 			metrics_option(opt, optarg);
+			break;
+		case OPT_METRICS_CLIENTS:
+			cfg->metrics_clients = (int)tk_cli_num(opt, optarg, 1,
+			    METRICS_MAXCLIENTS);
+			break;
+		case OPT_READY_TIMEOUT:
+			cfg->ready_timeout = tk_cli_duration(opt, optarg,
+			    TK_SEC, 3600 * TK_SEC, "1s to 1h");
 			break;
 		case OPT_SYSLOG_FACILITY:
 			if ((lvl = log_facility_parse(optarg)) == -1)
@@ -699,6 +744,10 @@ proxy_option(int ch, const char *opt, const char *arg)
 			fatal("asprintf");
 		free(hccf.send);
 		hccf.send = line;
+		break;
+	case OPT_CHECK_TIMEOUT:
+		hccf.timeout = tk_cli_duration(opt, arg, 10 * TK_MSEC,
+		    3600 * TK_SEC, "10ms to 1h");
 		break;
 	case OPT_CONNECT_TIMEOUT:
 		pxcf.connect_timeout = tk_cli_duration(opt, arg, 10 * TK_MSEC,

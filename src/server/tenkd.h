@@ -90,6 +90,9 @@ struct config {
 	int		 splice;		/* proxy: --splice auto */
 	int		 splice_pipes;		/* pipes per thread */
 	int		 access_json;		/* --access-log-format json */
+	size_t		 access_buffer;		/* bytes waiting, at most */
+	uint64_t	 ready_timeout;		/* ns, new workers, master */
+	int		 metrics_clients;	/* at once, at most */
 };
 
 /* Counters of one worker; only its own thread writes them. */
@@ -638,6 +641,7 @@ struct hcconf {
 	int		 fall;			/* failures to go */
 	char		*send;			/* a line, CRLF included */
 	char		*expect;		/* the reply's first bytes */
+	uint64_t	 timeout;		/* ns, 0: by the interval */
 };
 extern struct hcconf	 hccf;
 
@@ -677,6 +681,7 @@ int		 conf_load(const char *, char **, size_t *, char *, size_t);
  */
 #define MHIST_N		14		/* connect-time buckets, +Inf last */
 #define MSNAP_TEXTMAX	16384		/* the /stats lines */
+#define METRICS_MAXCLIENTS 1024		/* --metrics-max-clients */
 
 struct msnap {
 	int32_t		 pid;

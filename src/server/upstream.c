@@ -80,7 +80,7 @@ struct upstream {
 	int			 hc_bad;	/* failures in a row */
 };
 
-struct hcconf		 hccf = { 0, 2, 3, NULL, NULL };
+struct hcconf		 hccf = { 0, 2, 3, NULL, NULL, 0 };
 static struct tk_timer	 hc_timer;
 static struct tk_loop	*hc_loop;
 static int		 nprimary;
