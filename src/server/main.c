@@ -839,7 +839,8 @@ set_limits(void)
 		log_warn("RLIMIT_NOFILE %llu not raised to the hard limit",
 		    (unsigned long long)srv.nofile);
 	reserve = 3 + 16 + (uint64_t)cfg->threads * (cfg->nlisten + 3) +
-	    (cfg->access_log != NULL) + (cfg->pidfile != NULL);
+	    (cfg->access_log != NULL) + (cfg->pidfile != NULL) +
+	    metrics_fds();
 	/* Two descriptors a splice pipe; pipes take at most a quarter. */
 	if (cfg->splice) {
 		fit = srv.nofile / 4 / (2 * (uint64_t)cfg->threads);

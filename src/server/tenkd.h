@@ -718,10 +718,13 @@ struct http_srv {
 	struct tk_io		 io;		/* the listener */
 	http_fn			*fn;
 	LIST_HEAD(, http_client) clients;
+	int			 nclients;
+	int			 max;		/* clients at once */
+	uint64_t		 refused;	/* closed at once, at max */
 };
 
 int		 http_start(struct http_srv *, struct tk_loop *, int,
-		    http_fn *);
+		    http_fn *, int);
 void		 http_stop(struct http_srv *, int);
 void		 http_reply(struct http_client *, int, const char *,
 		    const char *, size_t);
@@ -737,6 +740,7 @@ void		 metrics_stop(void);
 void		 metrics_collected(void);
 void		 metrics_answer(const struct msnap *, int, int);
 void		 metrics_self(struct msnap *);
+uint64_t	 metrics_fds(void);
 void		 promtext_write(FILE *, const struct msnap *, int, int);
 
 /* systemd.c (issue 14) */
