@@ -1581,6 +1581,7 @@ main(int argc, char *argv[], char *envp[])
 	}
 	free(lfds);
 
+	alog_start();
 	/* Threads start with every signal blocked; main unblocks after. */
 	sigfillset(&all);
 	if ((error = pthread_sigmask(SIG_BLOCK, &all, &old)) != 0) {
@@ -1624,6 +1625,7 @@ main(int argc, char *argv[], char *envp[])
 	for (i = 0; i < srv.nworkers; i++)
 		worker_free(&srv.workers[i]);
 	free(srv.workers);
+	alog_stop();
 	upstream_check_stop();
 	tk_timer_cancel(srv.l, &srv.drain_timer);
 	metrics_stop();

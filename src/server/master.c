@@ -342,6 +342,7 @@ snap_add(struct msnap *a, const struct msnap *b, int gauges, int ul)
 	a->st.cq_overflow += b->st.cq_overflow;
 	a->st.ms_accepted += b->st.ms_accepted;
 	a->st.accept_dropped += b->st.accept_dropped;
+	a->st.log_dropped += b->st.log_dropped;
 	for (i = 0; i < CAP_NKINDS; i++)
 		a->caps[i] += b->caps[i];
 	for (i = 0; i < MAXUPSTREAMS; i++) {

@@ -114,6 +114,7 @@ struct stats {
 	uint64_t	 cq_overflow;		/* io_uring: CQ was full */
 	uint64_t	 ms_accepted;		/* io_uring: by ms accept */
 	uint64_t	 accept_dropped;	/* io_uring: closed unserved */
+	uint64_t	 log_dropped;		/* access-log records */
 };
 
 struct worker;
@@ -252,6 +253,7 @@ enum warn_kind {
 	WARN_FDLIMIT,		/* fd beyond what the backend can watch */
 	WARN_NOMEM,		/* no memory for a connection */
 	WARN_NOPORT,		/* proxy: connect found no local port */
+	WARN_ALOG,		/* access-log records dropped */
 	WARN_NKINDS
 };
 
@@ -426,6 +428,11 @@ void		 conn_access_record(struct worker *, const struct acct_rec *);
 void		 conn_access_init(struct worker *);
 void		 conn_access_flush(struct worker *);
 void		 conn_access_free(struct worker *);
+
+/* alog.c: the access log's writer thread */
+void		 alog_start(void);
+int		 alog_put(char **, size_t);
+void		 alog_stop(void);
 
 /*
  * dpath.c: the data path (see there).  A flow is one direction of a
