@@ -12,6 +12,7 @@
 # deps.sh test: the same for the test-only tools (the Prometheus text
 # parser of python3-prometheus-client, for the system python3); never
 # fails: a test whose tool is missing skips, saying why.
+# deps.sh stress: the same for stress-ng, the load of make test-stress.
 # On failure one line on stderr naming the packages, and exit 1.
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 
@@ -50,6 +51,14 @@ lint)
 	fi
 	exit 0
 	;;
+stress)
+	command -v stress-ng >/dev/null 2>&1 || apt_install stress-ng
+	if ! command -v stress-ng >/dev/null 2>&1; then
+		echo "deps: make test-stress needs stress-ng: apt install stress-ng | dnf install stress-ng | apk add stress-ng | brew install stress-ng" >&2
+		exit 1
+	fi
+	exit 0
+	;;
 test)
 	if [ -x /usr/bin/python3 ] && ! have_prom; then
 		apt_install python3-prometheus-client
@@ -59,7 +68,7 @@ test)
 '')
 	;;
 *)
-	echo "usage: deps.sh [lint|test]" >&2
+	echo "usage: deps.sh [lint|test|stress]" >&2
 	exit 2
 	;;
 esac
