@@ -16,7 +16,7 @@
  * nonblocking send and closed, and counted (refused), rather than left
  * in the backlog: a scraper gets its answer at once, and what the
  * listener may hold is max + 2 descriptors, which main.c keeps out of
- * --max-conns (metrics_fds).
+ * --max-conns where it serves them (metrics_fds).
  */
 #include <sys/socket.h>
 

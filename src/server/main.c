@@ -839,8 +839,10 @@ set_limits(void)
 		log_warn("RLIMIT_NOFILE %llu not raised to the hard limit",
 		    (unsigned long long)srv.nofile);
 	reserve = 3 + 16 + (uint64_t)cfg->threads * (cfg->nlisten + 3) +
-	    (cfg->access_log != NULL) + (cfg->pidfile != NULL) +
-	    metrics_fds();
+	    (cfg->access_log != NULL) + (cfg->pidfile != NULL);
+	/* Under a master, the master serves the metrics, not a worker. */
+	if (cfg->workers <= 1 && conf_path == NULL)
+		reserve += metrics_fds();
 	/* Two descriptors a splice pipe; pipes take at most a quarter. */
 	if (cfg->splice) {
 		fit = srv.nofile / 4 / (2 * (uint64_t)cfg->threads);

@@ -230,8 +230,8 @@ child_read(struct tk_loop *l, struct tk_io *io)
  * keeps them out of --max-conns rather than counting them in it: a
  * scraper then never takes a unit from the data path, nor does a full
  * data path leave the metrics without a descriptor, when they are
- * wanted most.  Under --workers only the master serves them; its
- * workers keep the same room.
+ * wanted most.  Under a master only the master serves them, and its
+ * workers keep no room for them.
  */
 uint64_t
 metrics_fds(void)
