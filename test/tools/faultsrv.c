@@ -552,8 +552,8 @@ main(int argc, char *argv[])
 	if (delay_ns > 0) {
 		qsort(late, nlate, sizeof(late[0]), cmp_u64);
 		qsort(cycle, ncycle, sizeof(cycle[0]), cmp_u64);
-		fprintf(stderr, "delay: %zu chunks, late p50 %llu ns, cycle p50 "
-		    "%llu ns\n", nlate,
+		fprintf(stderr, "delay: %zu chunks, late p50 %llu ns, "
+		    "cycle p50 %llu ns\n", nlate,
 		    nlate > 0 ? (unsigned long long)late[(nlate - 1) / 2] : 0,
 		    ncycle > 0 ? (unsigned long long)cycle[(ncycle - 1) / 2] :
 		    0);
