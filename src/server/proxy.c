@@ -9,10 +9,14 @@
  * wheel and closing are conn.c's; the options main.c's; the PROXY
  * protocol header proxyproto.c's.
  *
- * A session is one allocation: the client's struct conn first (its
- * watcher is what conn.c and the run queue know), the client's address
- * and start time (for the access log, the per-IP cap and source
- * hashing), then the upstream's watcher and queue.  Both watchers run
+ * A session is one allocation (struct psess, 232 bytes): the client's
+ * struct conn first (its watcher is what conn.c and the run queue
+ * know), then the upstream's watcher and queue; conn.c's struct
+ * conn_acct follows with the client's address and start time when the
+ * access log, the per-IP cap, --balance hash or --send-proxy wants
+ * them.  A timer is a struct pxwait of its own while one is due (the
+ * connect, the fin timeout), so an idle session holds none.  Both
+ * watchers run
  * proxy_step(), which serves both directions; a direction is "client to
  * upstream" (C2U) or "upstream to client" (U2C), with the queue toward
  * the receiving side.
@@ -33,7 +37,10 @@
  * once its queue is flushed, shutdown(SHUT_WR) passes the FIN on, and
  * the other direction keeps flowing.  The session ends when both FINs
  * have been passed on, or once it has been half-closed and silent for
- * --fin-timeout.
+ * --fin-timeout.  A side that fails (a reset) ends the direction toward
+ * it at once, but what was read from it still reaches the other side
+ * first, as a FIN would let it: the session ends, with the failure as
+ * its reason, once that direction is done too (failed()).
  *
  * --max-conns counts sockets: the client's unit is taken by worker.c
  * before accept, the upstream's here, and both go back through
@@ -46,10 +53,12 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tenk/log.h"
+#include "tenk/uring.h"
 #include "tenkd.h"
 
 enum proxy_state {
@@ -70,6 +79,31 @@ static const char *const who_names[] = {
 	"-", "client", "upstream", "timeout", "tenkd"
 };
 
+/* How a session ended, for the log; WHY_CONN: conn.c's reason says. */
+enum px_why {
+	WHY_CONN = 0,
+	WHY_EOF,
+	WHY_RESET,
+	WHY_ERROR,
+	WHY_NOMEM,
+	WHY_NOPORT,
+	WHY_NOFD,
+	WHY_FDLIMIT,
+	WHY_IPLIMIT,
+	WHY_NOUPSTREAM,
+	WHY_CONNTIMEOUT,
+	WHY_REFUSED,
+	WHY_CONNERROR,
+	WHY_FINTIMEOUT,
+	WHY_IDLE,
+};
+
+static const char *const why_names[] = {
+	NULL, "eof", "reset", "error", "nomem", "no-port", "no-fd", "fdlimit",
+	"ip-limit", "no-upstream", "connect-timeout", "refused",
+	"connect-error", "fin-timeout", "idle"
+};
+
 #define C2U		0	/* client to upstream */
 #define U2C		1	/* upstream to client */
 
@@ -82,33 +116,51 @@ static const char *const who_names[] = {
  * two directions each, four times what an echo connection gets.
  */
 #define PX_BUDGET	(2 * SCRATCH_SIZE)
-#define PX_IOV		16
+
 struct psess {
 	struct conn		 c;	/* the client; first */
-	struct conn_acct	 a;	/* peer and start, always */
 	struct tk_io		 up;	/* the upstream; arg: worker */
 	struct tk_bufq		 upq;	/* toward the upstream */
-	struct tk_timer		 timer;	/* connect, fin timeout */
-	struct upstream		*u;	/* picked, or NULL */
-	const char		*why;	/* termination detail */
-	uint64_t		 tried;	/* bitmask of upstreams */
+	struct pxwait		*wait;	/* while a timer is due, or NULL */
+	struct dp_pipe		*pipe[2]; /* per direction, or &dp_nopipe */
 	uint64_t		 in;	/* bytes from the client */
-	uint64_t		 out;	/* bytes to the client */
-	uint64_t		 tx;	/* bytes to the upstream */
 	uint64_t		 rx;	/* bytes from the upstream */
-	uint64_t		 turn;	/* the pass budget is for */
-	uint64_t		 cstart; /* connect(2) began, ns (metrics) */
-	uint64_t		 tc;	/* ns it took, once connected */
+	uint32_t		 turn;	/* the pass budget is for */
 	uint32_t		 budget; /* bytes left to move in it */
+	uint8_t			 ups;	/* picked: its index + 1, 0: none */
 	uint8_t			 attempts;
 	uint8_t			 first_dir; /* pumped first this pass */
 	uint8_t			 who;	/* enum px_who, at end */
+	uint8_t			 why;	/* enum px_why, at end */
 	uint8_t			 first_fin; /* enum px_who */
 	uint8_t			 flags[2]; /* per direction, DP_F_* */
-	struct dp_splice	 sp[2];	/* per direction */
+	uint8_t			 spl[2]; /* per direction, DP_S_* */
+	uint8_t			 failed; /* enum conn_reason, once dead */
+	uint8_t			 fail_who; /* enum px_who, once dead */
+	uint8_t			 hdr;	/* PROXY header bytes queued */
+	uint8_t			 dead;	/* directions over after a failure */
 	unsigned int		 unit:1; /* upstream's --max-conns unit */
 	unsigned int		 perip:1; /* counted per IP */
 	unsigned int		 fin_armed:1;
+};
+
+/*
+ * An idle session holds only its struct psess, and that within 224
+ * bytes of malloc'd memory (issue 22): what only some sessions use is
+ * elsewhere, and the upstream is an index.  The timer and what
+ * connecting needs are a struct pxwait while a connect or the fin
+ * timeout runs; the client's address and
+ * start time are conn.c's struct conn_acct, after the session, when
+ * the access log or the options want them (proxy_peer); the bytes sent
+ * each way are what was read less what is still queued at the end.
+ */
+_Static_assert(sizeof(struct psess) <= 216, "struct psess outgrew 216 bytes");
+
+/* A session's timer, and what its connect needs, while one is due. */
+struct pxwait {
+	struct tk_timer		 t;	/* connect, fin timeout; arg: psess */
+	uint64_t		 tried;	/* bitmask of upstreams */
+	uint64_t		 cstart; /* connect(2) began, ns (metrics) */
 };
 
 struct pxconf	 pxcf = {
@@ -132,17 +184,28 @@ static void	no_port(struct worker *, struct psess *, struct upstream *,
 		    int);
 static int	connect_next(struct worker *, struct psess *, int);
 static int	connect_done(struct worker *, struct psess *);
+static inline int done(const struct psess *, int);
 static void	flow(struct psess *, int, struct dp_flow *);
 static int	pump(struct worker *, struct psess *, struct dp_flow *, int);
+static int	failed(struct worker *, struct psess *, struct dp_flow *,
+		    int);
+static void	failing(struct worker *, struct psess *, struct dp_flow *);
+static void	fin_arm(struct worker *, struct psess *);
 static void	set_wants(struct worker *, struct psess *,
 		    const struct dp_flow *);
-static void	end(struct worker *, struct psess *, int, const char *,
+static void	end(struct worker *, struct psess *, int, enum px_why,
 		    enum conn_reason);
-static void	fail(struct worker *, struct psess *, int);
-static void	access_line(struct worker *, struct psess *, const char *);
+static void	end_failed(struct worker *, struct psess *);
+static void	access_line(struct worker *, struct psess *, const char *,
+		    const char *, uint64_t);
+static inline struct upstream *up_of(const struct psess *);
 static size_t	queued(const struct conn *);
 static struct conn *proxy_flow(struct tk_io *, int, struct dp_flow *);
 static int	proxy_peer(void);
+static uint32_t	hash_slot(struct worker *, struct psess *);
+static const struct sockaddr_in6 *peer(struct worker *, struct psess *);
+static int	wait_new(struct psess *);
+static void	wait_free(struct worker *, struct psess *);
 
 const struct proto proto_proxy = {
 	.name = "proxy",
@@ -169,24 +232,29 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 {
 	struct psess	*s = (struct psess *)c;
 
+	/* conn.c keeps the address (CONN_ACCT) when proxy_peer() asks. */
+	(void)sa;
+	(void)salen;
+	s->pipe[C2U] = s->pipe[U2C] = &dp_nopipe;
+	if (!srv.cfg.splice)
+		s->spl[C2U] = s->spl[U2C] = DP_S_OFF;
 	tk_io_init(&s->up, -1, up_io, w);
-	tk_timer_init(&s->timer, px_timer, s);
 	c->state = PX_CONNECT;
-	s->a.start = tk_loop_now(w->l);
-	if (sa != NULL && (size_t)salen <= sizeof(s->a.peer))
-		memcpy(&s->a.peer, sa, salen);
-	else
-		s->a.peer.sin6_family = AF_UNSPEC;
+	s->turn = (uint32_t)tk_loop_iterations(w->l) - 1;
 	if (!w->cq && tk_io_want(w->l, &c->io, 0) == -1) {
-		end(w, s, WHO_TENKD, "error", CONN_ERROR);
+		end(w, s, WHO_TENKD, WHY_ERROR, CONN_ERROR);
 		return;
 	}
 	if (pxcf.max_per_ip > 0) {
-		if (perip_take(&s->a.peer, pxcf.max_per_ip) == -1) {
-			end(w, s, WHO_TENKD, "ip-limit", CONN_ERROR);
+		if (perip_take(peer(w, s), pxcf.max_per_ip) == -1) {
+			end(w, s, WHO_TENKD, WHY_IPLIMIT, CONN_ERROR);
 			return;
 		}
 		s->perip = 1;
+	}
+	if (wait_new(s) == -1) {
+		end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+		return;
 	}
 	worker_reserve_more();
 	s->unit = 1;
@@ -197,13 +265,55 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 
 /*
  * Whether a session needs its client's address beyond the access log:
- * for --max-conns-per-ip, --balance source and --send-proxy.
+ * for --max-conns-per-ip, --balance hash and --send-proxy.
  */
 static int
 proxy_peer(void)
 {
-	return pxcf.max_per_ip > 0 || pxcf.balance == BALANCE_SOURCE ||
+	return pxcf.max_per_ip > 0 || pxcf.balance == BALANCE_HASH ||
 	    pxcf.send_proxy != 0;
+}
+
+/*
+ * For --balance hash, the slot of the session's key: its client's
+ * address (the PROXY header's with --accept-proxy), with the port for
+ * --hash-key source-port.  --hash-key sni is to hash here the server
+ * name that TLS routing reads from the ClientHello.
+ */
+static uint32_t
+hash_slot(struct worker *w, struct psess *s)
+{
+	return chash_addr(peer(w, s), pxcf.hash_key == HKEY_SOURCE_PORT);
+}
+
+/* The client's address, or an AF_UNSPEC one where none was kept. */
+static const struct sockaddr_in6 *
+peer(struct worker *w, struct psess *s)
+{
+	static const struct sockaddr_in6	none;
+
+	return s->c.acct ? &CONN_ACCT(w, &s->c)->peer : &none;
+}
+
+/* s's timer and connect state (s->wait); -1 without memory. */
+static int
+wait_new(struct psess *s)
+{
+	if ((s->wait = calloc(1, sizeof(*s->wait))) == NULL)
+		return -1;
+	tk_timer_init(&s->wait->t, px_timer, s);
+	return 0;
+}
+
+/* The timer is no longer due: cancel it and free s->wait, if any. */
+static void
+wait_free(struct worker *w, struct psess *s)
+{
+	if (s->wait == NULL)
+		return;
+	tk_timer_cancel(w->l, &s->wait->t);
+	free(s->wait);
+	s->wait = NULL;
 }
 
 /* The run-queue handler of the upstream watcher. */
@@ -217,13 +327,27 @@ up_io(struct tk_loop *l, struct tk_io *io)
 	conn_step(io->arg, &s->c);
 }
 
+/* The upstream s picked, or NULL. */
+static inline struct upstream *
+up_of(const struct psess *s)
+{
+	return s->ups != 0 ? upstream_at(s->ups - 1) : NULL;
+}
+
+/* The bytes in direction d's pipe. */
+static inline size_t
+piped(const struct psess *s, int d)
+{
+	return s->pipe[d]->len;
+}
+
 /* What a session holds both ways, queued or in a pipe. */
 static size_t
 queued(const struct conn *c)
 {
 	const struct psess	*s = (const struct psess *)c;
 
-	return c->outq.len + s->upq.len + s->sp[C2U].len + s->sp[U2C].len;
+	return c->outq.len + s->upq.len + piped(s, C2U) + piped(s, U2C);
 }
 
 /*
@@ -243,7 +367,7 @@ no_port(struct worker *w, struct psess *s, struct upstream *u, int err)
 		    "client closed (no-port; %llu similar suppressed)", w->id,
 		    upstream_name(u), strerror(err),
 		    (unsigned long long)skipped);
-	end(w, s, WHO_TENKD, "no-port", CONN_ERROR);
+	end(w, s, WHO_TENKD, WHY_NOPORT, CONN_ERROR);
 }
 
 /*
@@ -262,37 +386,38 @@ connect_next(struct worker *w, struct psess *s, int err)
 	for (;;) {
 		if (s->attempts > pxcf.retries) {
 			if (err == ETIMEDOUT)
-				end(w, s, WHO_TIMEOUT, "connect-timeout",
+				end(w, s, WHO_TIMEOUT, WHY_CONNTIMEOUT,
 				    CONN_TIMEOUT);
 			else
 				end(w, s, WHO_UPSTREAM, err == ECONNREFUSED ?
-				    "refused" : "connect-error", CONN_ERROR);
+				    WHY_REFUSED : WHY_CONNERROR, CONN_ERROR);
 			return -1;
 		}
-		if ((u = upstream_pick(&s->a.peer, s->tried, now)) == NULL) {
-			end(w, s, WHO_TENKD, "no-upstream", CONN_ERROR);
+		if ((u = upstream_pick(pxcf.balance == BALANCE_HASH ?
+		    hash_slot(w, s) : 0, s->wait->tried, now)) == NULL) {
+			end(w, s, WHO_TENKD, WHY_NOUPSTREAM, CONN_ERROR);
 			return -1;
 		}
 		s->attempts++;
-		s->tried |= 1ULL << upstream_index(u);
-		s->u = u;
-		s->cstart = now;
+		s->wait->tried |= 1ULL << upstream_index(u);
+		s->ups = (uint8_t)(upstream_index(u) + 1);
+		s->wait->cstart = now;
 		if ((fd = upstream_connect(u)) == -1) {
 			err = errno;
 			if (err == EMFILE || err == ENFILE || err == ENOBUFS ||
 			    err == ENOMEM) {
-				end(w, s, WHO_TENKD, "no-fd", CONN_ERROR);
+				end(w, s, WHO_TENKD, WHY_NOFD, CONN_ERROR);
 				return -1;
 			}
 			if (upstream_port_error(err)) {
-				s->u = NULL;
+				s->ups = 0;
 				upstream_failed(u, now, err);
 				no_port(w, s, u, err);
 				return -1;
 			}
 			log_debug("%s: %s: %s", __func__, upstream_name(u),
 			    strerror(err));
-			s->u = NULL;
+			s->ups = 0;
 			upstream_failed(u, now, err);
 			continue;
 		}
@@ -301,13 +426,14 @@ connect_next(struct worker *w, struct psess *s, int err)
 			err = errno;
 			close(fd);
 			s->up.fd = -1;
-			end(w, s, WHO_TENKD, err == ERANGE ? "fdlimit" :
-			    "error", err == ERANGE ? CONN_FDLIMIT : CONN_ERROR);
+			end(w, s, WHO_TENKD, err == ERANGE ? WHY_FDLIMIT :
+			    WHY_ERROR, err == ERANGE ? CONN_FDLIMIT :
+			    CONN_ERROR);
 			return -1;
 		}
-		if (tk_timer_arm(w->l, &s->timer, pxcf.connect_timeout) ==
+		if (tk_timer_arm(w->l, &s->wait->t, pxcf.connect_timeout) ==
 		    -1) {
-			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
 			return -1;
 		}
 		return 0;
@@ -324,17 +450,18 @@ connect_done(struct worker *w, struct psess *s)
 	struct upstream	*u;
 	struct dp_flow	 f;
 	char		 hdr[PP_MAXLEN];
+	uint64_t	 tc;
 	int		 err, n;
 
 	if ((err = tk_sock_error(s->up.fd)) == -1)
 		err = errno;
-	tk_timer_cancel(w->l, &s->timer);
+	tk_timer_cancel(w->l, &s->wait->t);
 	if (err != 0) {
-		log_debug("%s: %s: %s", __func__, upstream_name(s->u),
+		u = up_of(s);
+		log_debug("%s: %s: %s", __func__, upstream_name(u),
 		    strerror(err));
 		(void)tk_io_close(w->l, &s->up);
-		u = s->u;
-		s->u = NULL;
+		s->ups = 0;
 		upstream_failed(u, tk_loop_now(w->l), err);
 		if (upstream_port_error(err)) {
 			no_port(w, s, u, err);
@@ -345,23 +472,30 @@ connect_done(struct worker *w, struct psess *s)
 	/* On completions, the connect's watcher gives way to requests. */
 	if (w->cq)
 		tk_io_stop(w->l, &s->up);
-	upstream_connected(s->u);
-	s->tc = tk_loop_now(w->l) - s->cstart;
-	upstream_connect_time(s->tc);
+	upstream_connected(up_of(s));
+	tc = tk_loop_now(w->l) - s->wait->cstart;
+	upstream_connect_time(tc);
+	if (s->c.acct)
+		CONN_ACCT(w, &s->c)->tc = tc / 1000 < UINT32_MAX ?
+		    (uint32_t)(tc / 1000) : UINT32_MAX;
+	wait_free(w, s);
 	(void)tk_sock_nodelay(s->up.fd);
 	s->c.state = PX_DATA;
 	conn_touch(&s->c, tk_loop_now(w->l));
 	if (pxcf.send_proxy != 0) {
-		n = pp_header(pxcf.send_proxy, &s->a.peer, s->c.io.fd, hdr,
+		n = pp_header(pxcf.send_proxy, peer(w, s), s->c.io.fd, hdr,
 		    sizeof(hdr));
 		flow(s, C2U, &f);
 		if (dp_send(w, &f, hdr, n) == -1) {
 			if (f.err == DP_ERR_NOMEM)
-				end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+				end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
 			else
-				fail(w, s, WHO_UPSTREAM);
+				end(w, s, WHO_UPSTREAM, dp_reason(errno) ==
+				    CONN_RESET ? WHY_RESET : WHY_ERROR,
+				    dp_reason(errno));
 			return -1;
 		}
+		s->hdr = (uint8_t)n;
 	}
 	return 0;
 }
@@ -376,10 +510,10 @@ px_timer(struct tk_loop *l, struct tk_timer *t)
 
 	if (s->c.state == PX_CONNECT) {
 		log_debug("%s: %s: connect timeout", __func__,
-		    upstream_name(s->u));
+		    upstream_name(up_of(s)));
 		(void)tk_io_close(l, &s->up);
-		upstream_failed(s->u, tk_loop_now(l), ETIMEDOUT);
-		s->u = NULL;
+		upstream_failed(up_of(s), tk_loop_now(l), ETIMEDOUT);
+		s->ups = 0;
 		if (connect_next(w, s, ETIMEDOUT) == -1)
 			return;
 		set_wants(w, s, NULL);
@@ -395,7 +529,7 @@ px_timer(struct tk_loop *l, struct tk_timer *t)
 	if (tk_loop_now(l) - last < pxcf.fin_timeout &&
 	    tk_timer_arm_at(l, t, last + pxcf.fin_timeout) == 0)
 		return;
-	end(w, s, WHO_TIMEOUT, "fin-timeout", CONN_TIMEOUT);
+	end(w, s, WHO_TIMEOUT, WHY_FINTIMEOUT, CONN_TIMEOUT);
 }
 
 /*
@@ -408,7 +542,8 @@ proxy_step(struct worker *w, struct conn *c)
 {
 	struct psess	*s = (struct psess *)c;
 	struct dp_flow	 fl[2];
-	uint64_t	 now;
+	uint32_t	 it;
+	int		 r;
 
 	if (c->state == PX_CONNECT) {
 		if (s->up.fd == -1 || (s->up.ready & (TK_EV_WRITE |
@@ -424,34 +559,78 @@ proxy_step(struct worker *w, struct conn *c)
 		}
 	}
 	/*
-	 * One budget per session and pass of the run queue.  The pass is
-	 * told by the loop's time, which the loop reads once per
-	 * iteration, before the pass; a new time is a new pass.  The
-	 * direction that goes first alternates, so that one direction
-	 * cannot spend every budget while the other waits.
+	 * One budget per session and pass of the run queue: a pass is one
+	 * iteration of the loop (its low 32 bits: two passes 2^32 apart
+	 * that look alike only share a budget).  The direction that goes
+	 * first alternates, so that one direction cannot spend every
+	 * budget while the other waits.
 	 */
-	now = tk_loop_now(w->l);
-	if (s->turn != now) {
-		s->turn = now;
+	it = (uint32_t)tk_loop_iterations(w->l);
+	if (s->turn != it) {
+		s->turn = it;
 		s->budget = PX_BUDGET;
 		s->first_dir ^= 1;
 	}
 	/* Described once a step, for the pumps and then the wants. */
 	flow(s, C2U, &fl[C2U]);
 	flow(s, U2C, &fl[U2C]);
-	if (pump(w, s, fl, s->first_dir) == -1 ||
-	    pump(w, s, fl, s->first_dir ^ 1) == -1)
-		return;
-	if ((s->flags[C2U] & s->flags[U2C]) & DP_F_SHUT) {
-		end(w, s, s->first_fin, "eof", CONN_EOF);
+	if (s->dead) {
+		failing(w, s, fl);
 		return;
 	}
-	if (s->first_fin != WHO_NONE && !s->fin_armed &&
-	    pxcf.fin_timeout != 0) {
-		s->fin_armed = 1;
-		(void)tk_timer_arm(w->l, &s->timer, pxcf.fin_timeout);
+	if ((r = pump(w, s, fl, s->first_dir)) != 0 ||
+	    (r = pump(w, s, fl, s->first_dir ^ 1)) != 0) {
+		if (r == 1)
+			failing(w, s, fl);
+		return;
 	}
+	if (s->flags[C2U] & s->flags[U2C] & DP_F_SHUT) {
+		end(w, s, s->first_fin, WHY_EOF, CONN_EOF);
+		return;
+	}
+	if (s->first_fin != WHO_NONE)
+		fin_arm(w, s);
 	set_wants(w, s, fl);
+}
+
+/*
+ * The step of a session with a failed side (failed()): the direction
+ * out of it, if still live, moves on; once it is done too, the session
+ * ends with the failure.  The fin timeout bounds the wait.
+ */
+static void
+failing(struct worker *w, struct psess *s, struct dp_flow *fl)
+{
+	int	d = s->dead & 1 << C2U ? U2C : C2U;
+
+	if (!done(s, d) && pump(w, s, fl, d) == -1)
+		return;
+	if (done(s, d)) {
+		end_failed(w, s);
+		return;
+	}
+	fin_arm(w, s);
+	if (!w->cq && (tk_io_want(w->l, &s->c.io, d == C2U ?
+	    dp_want_src(&fl[d]) : dp_want_dst(&fl[d])) == -1 ||
+	    tk_io_want(w->l, &s->up, d == C2U ? dp_want_dst(&fl[d]) :
+	    dp_want_src(&fl[d])) == -1)) {
+		log_warn("%s: fd %d", __func__, s->c.io.fd);
+		end(w, s, WHO_TENKD, WHY_ERROR, CONN_ERROR);
+	}
+}
+
+/*
+ * Half-closed or failed: arm the fin timeout, once.  Without memory
+ * for its timer, the idle timeout is the bound.
+ */
+static void
+fin_arm(struct worker *w, struct psess *s)
+{
+	if (s->fin_armed || pxcf.fin_timeout == 0)
+		return;
+	s->fin_armed = 1;
+	if (wait_new(s) == 0)
+		(void)tk_timer_arm(w->l, &s->wait->t, pxcf.fin_timeout);
 }
 
 /*
@@ -475,8 +654,15 @@ set_wants(struct worker *w, struct psess *s, const struct dp_flow *fl)
 	    (s->up.fd != -1 &&
 	    tk_io_want(w->l, &s->up, uw) == -1)) {
 		log_warn("%s: fd %d", __func__, s->c.io.fd);
-		end(w, s, WHO_TENKD, "error", CONN_ERROR);
+		end(w, s, WHO_TENKD, WHY_ERROR, CONN_ERROR);
 	}
+}
+
+/* Whether direction d of s is over: its FIN passed on, or failed. */
+static inline int
+done(const struct psess *s, int d)
+{
+	return (s->dead & 1 << d) || (s->flags[d] & DP_F_SHUT);
 }
 
 /* Direction d of s as a flow of the data path, for the time of a step. */
@@ -488,9 +674,9 @@ flow(struct psess *s, int d, struct dp_flow *f)
 	f->dst = d == C2U ? &s->up : &s->c.io;
 	f->q = d == C2U ? &s->upq : &s->c.outq;
 	f->flags = &s->flags[d];
-	f->sp = srv.cfg.splice ? &s->sp[d] : NULL;
+	f->pipe = &s->pipe[d];
+	f->spl = &s->spl[d];
 	f->nin = d == C2U ? &s->in : &s->rx;
-	f->nout = d == C2U ? &s->tx : &s->out;
 	f->c = &s->c;
 }
 
@@ -512,45 +698,77 @@ proxy_flow(struct tk_io *io, int role, struct dp_flow *f)
 
 /*
  * Move direction d's bytes (its flow fl[d]) within the session's
- * budget; note who finished first.  Returns 0, or -1 after ending the
- * session: a failure is the source's side or the destination's.
+ * budget; note who finished first.  Returns 0; 1 when a failure ended
+ * the direction and the other runs on (failed()); or -1 after ending
+ * the session.
  */
 static int
 pump(struct worker *w, struct psess *s, struct dp_flow *fl, int d)
 {
 	struct dp_flow	*f = &fl[d];
 	size_t		 budget = s->budget;
-	int		 src = d == C2U ? WHO_CLIENT : WHO_UPSTREAM;
-	int		 dst = d == C2U ? WHO_UPSTREAM : WHO_CLIENT;
 
 	if (dp_pump(w, f, &budget) == -1) {
-		if (f->err == DP_ERR_NOMEM)
-			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
-		else
-			fail(w, s, f->err == DP_ERR_SRC ? src : dst);
-		return -1;
+		if (f->err == DP_ERR_NOMEM) {
+			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+			return -1;
+		}
+		return failed(w, s, fl, d);
 	}
 	s->budget = (uint32_t)budget;
 	if ((s->flags[d] & DP_F_EOF) && s->first_fin == WHO_NONE)
-		s->first_fin = src;
+		s->first_fin = d == C2U ? WHO_CLIENT : WHO_UPSTREAM;
 	return 0;
 }
 
-/* A recv or send on side who failed; errno tells why. */
-static void
-fail(struct worker *w, struct psess *s, int who)
+/*
+ * Direction d failed on the side f->err names (errno says why).  That
+ * side takes no more bytes, so the direction toward it is over; but
+ * what was read from it still goes to the other side (the data path
+ * reports a source's failure only once its flow has sent what it
+ * read), so the direction out of the failed side runs on until it ends
+ * too, as a half-closed session would, within --fin-timeout.  The
+ * first failure is what the session ends with.  Returns 1 while that
+ * direction runs on, -1 after ending the session.
+ */
+static int
+failed(struct worker *w, struct psess *s, struct dp_flow *fl, int d)
 {
-	enum conn_reason	r = dp_reason(errno);
+	enum conn_reason	 r = dp_reason(errno);
+	int			 side, out;
 
-	if (r != CONN_RESET)
-		log_debug("%s: fd %d: %s: %s", __func__, s->c.io.fd,
-		    who_names[who], strerror(errno));
-	end(w, s, who, r == CONN_RESET ? "reset" : "error", r);
+	side = (fl[d].err == DP_ERR_SRC) == (d == C2U) ? WHO_CLIENT :
+	    WHO_UPSTREAM;
+	out = side == WHO_CLIENT ? C2U : U2C;
+	if (!s->dead) {
+		if (r != CONN_RESET)
+			log_debug("%s: fd %d: %s: %s", __func__, s->c.io.fd,
+			    who_names[side], strerror(errno));
+		s->fail_who = side;
+		s->failed = r;
+	}
+	s->dead |= 1 << d;
+	if (done(s, out)) {
+		end_failed(w, s);
+		return -1;
+	}
+	/* Nothing more that d's source sends can go anywhere. */
+	if (w->cq)
+		tk_io_recv_stop(w->l, fl[d].src);
+	return 1;
+}
+
+/* End the session with its first failure (failed()). */
+static void
+end_failed(struct worker *w, struct psess *s)
+{
+	end(w, s, s->fail_who, s->failed == CONN_RESET ? WHY_RESET : WHY_ERROR,
+	    s->failed);
 }
 
 /* End the session: who ended it and why, for the log; s is freed. */
 static void
-end(struct worker *w, struct psess *s, int who, const char *why,
+end(struct worker *w, struct psess *s, int who, enum px_why why,
     enum conn_reason reason)
 {
 	s->who = who;
@@ -572,11 +790,11 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 {
 	struct psess	*s = (struct psess *)c;
 	const char	*phase;
+	uint64_t	 tx, out;
 
 	if (s->who == WHO_NONE) {
 		s->who = reason == CONN_TIMEOUT ? WHO_TIMEOUT : WHO_TENKD;
-		s->why = reason == CONN_TIMEOUT ? "idle" :
-		    conn_reasons[reason];
+		s->why = reason == CONN_TIMEOUT ? WHY_IDLE : WHY_CONN;
 	}
 	if (c->state == PX_CONNECT)
 		phase = "connect";
@@ -586,20 +804,24 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 		phase = "fin";
 	else
 		phase = "data";
-	tk_timer_cancel(w->l, &s->timer);
+	/* Sent: what was read (and the PROXY header) less what is left. */
+	tx = s->in + s->hdr - s->upq.len - piped(s, C2U);
+	out = s->rx - c->outq.len - piped(s, U2C);
+	wait_free(w, s);
 	if (s->up.fd != -1)
 		(void)tk_io_close(w->l, &s->up);
 	tk_bufq_clear(&s->upq, &w->pool);
-	dp_splice_end(w, &s->sp[C2U]);
-	dp_splice_end(w, &s->sp[U2C]);
-	if (s->u != NULL)
-		upstream_release(s->u, s->tx, s->rx);
+	dp_splice_end(w, &s->pipe[C2U], &s->spl[C2U]);
+	dp_splice_end(w, &s->pipe[U2C], &s->spl[U2C]);
+	if (s->ups != 0)
+		upstream_release(up_of(s), tx, s->rx);
 	if (s->unit)
 		worker_conn_gone(w);
 	if (s->perip)
-		perip_put(&s->a.peer);
+		perip_put(peer(w, s));
 	if (srv.access_fd != -1)
-		access_line(w, s, phase);
+		access_line(w, s, phase, s->why != WHY_CONN ?
+		    why_names[s->why] : conn_reasons[reason], out);
 }
 
 /* SIGUSR1, after the thread totals: the upstreams and the sockets. */
@@ -614,16 +836,18 @@ proxy_stats(void)
 
 /* The session's access-log record (conn_access_record). */
 static void
-access_line(struct worker *w, struct psess *s, const char *phase)
+access_line(struct worker *w, struct psess *s, const char *phase,
+    const char *why, uint64_t out)
 {
-	char		term[64];
-	struct acct_rec	r = {
-		.peer = &s->a.peer, .start = s->a.start, .in = s->in,
-		.out = s->out, .tries = s->attempts, .term = term,
-		.why = s->why, .tc = s->tc,
-		.connected = s->u != NULL && s->c.state == PX_DATA,
-		.upstream = s->u != NULL && s->c.state == PX_DATA ?
-		    upstream_name(s->u) : "-",
+	struct conn_acct	*a = CONN_ACCT(w, &s->c);
+	char			 term[64];
+	struct acct_rec		 r = {
+		.peer = &a->peer, .start = a->start, .in = s->in,
+		.out = out, .tries = s->attempts, .term = term,
+		.why = why, .tc = (uint64_t)a->tc * 1000,
+		.connected = s->ups != 0 && s->c.state == PX_DATA,
+		.upstream = s->ups != 0 && s->c.state == PX_DATA ?
+		    upstream_name(up_of(s)) : "-",
 	};
 
 	snprintf(term, sizeof(term), "%s/%s", who_names[s->who], phase);
