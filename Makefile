@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tenk: GNU make.  make [all|test|check|demo|bench|loopbench|install|
-# uninstall|clean|lint|man-lint|valgrind|deps|test-deps|fuzz|deb|
-# test-deb]
+# uninstall|clean|lint|man-lint|valgrind|deps|test-deps|test-stress|fuzz|
+# deb|test-deb]
 # [SAN=asan|tsan] [SANITIZE=address,undefined|thread] [WERROR=1] [V=1]
 
 PREFIX	?= /usr/local
@@ -109,7 +109,8 @@ RUNNER	:= $(B)/test/run
 LOOPBENCH := $(B)/loopbench
 
 .PHONY: all test check demo bench c100k c1m loopbench install uninstall \
-	clean man-lint lint valgrind deps test-deps fuzz deb test-deb FORCE
+	clean man-lint lint valgrind deps test-deps test-stress fuzz deb test-deb \
+	FORCE
 .DEFAULT_GOAL := all
 
 all: $(PROGS) $(TOOLS) $(SHIMS) $(RUNNER) $(LOOPBENCH)
@@ -204,6 +205,16 @@ TEST_JOBS ?= 2
 test check: all
 	$(Q)sh mk/deps.sh test
 	$(Q)TK_SRC=$(CURDIR) $(RUNNER) -j $(TEST_JOBS) $(TESTS)
+
+# The same suite on a loaded machine, as CI's shared one can be: beside
+# stress-ng --cpu 4 (installed like shellcheck for lint, by deps.sh),
+# which mk/test-stress.sh stops by its pid when the suite ends; the exit
+# status is the suite's.
+test-stress: all
+	$(Q)sh mk/deps.sh test
+	$(Q)sh mk/deps.sh stress
+	$(Q)TK_SRC=$(CURDIR) sh mk/test-stress.sh $(RUNNER) -j $(TEST_JOBS) \
+	    $(TESTS)
 
 # Each unit test runs in a forked child, which valgrind follows: a memory
 # error or a leak there makes that child, and so that test, fail.

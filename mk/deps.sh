@@ -19,6 +19,7 @@
 # deps.sh deb: the same for make deb, which builds the Debian package:
 # dpkg-buildpackage, debhelper, lintian and the build dependencies of
 # debian/control; fails naming what is missing.
+# deps.sh stress: the same for stress-ng, the load of make test-stress.
 # On failure one line on stderr naming the packages, and exit 1.
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 
@@ -65,6 +66,14 @@ lint)
 	fi
 	exit 0
 	;;
+stress)
+	command -v stress-ng >/dev/null 2>&1 || apt_install stress-ng
+	if ! command -v stress-ng >/dev/null 2>&1; then
+		echo "deps: make test-stress needs stress-ng: apt install stress-ng | dnf install stress-ng | apk add stress-ng | brew install stress-ng" >&2
+		exit 1
+	fi
+	exit 0
+	;;
 test)
 	if [ -x /usr/bin/python3 ] && ! have_prom; then
 		apt_install python3-prometheus-client
@@ -96,7 +105,7 @@ deb)
 '')
 	;;
 *)
-	echo "usage: deps.sh [lint|test|bench|deb]" >&2
+	echo "usage: deps.sh [lint|test|bench|deb|stress]" >&2
 	exit 2
 	;;
 esac

@@ -42,6 +42,9 @@
 #define DEFAULT_PORT		7777
 #define DEFAULT_IDLE		(300 * TK_SEC)
 #define DEFAULT_DRAIN		(10 * TK_SEC)
+#define DEFAULT_READY		(30 * TK_SEC)	/* --ready-timeout */
+#define DEFAULT_METRICS_CLIENTS	16		/* --metrics-max-clients */
+#define DEFAULT_ALOG_BUFFER	(4 << 20)	/* --access-log-buffer */
 #define DEFAULT_BUFLIMIT	(64 * 1024)
 /*
  * --buffer-limit's default in proxy mode, per direction: the 16k of
@@ -75,6 +78,9 @@ enum {
 	OPT_ACCEPT_PROXY,
 	OPT_ACCEPT_PROXY_TIMEOUT,
 	OPT_ACCEPT_PROXY_FROM,		/* issue 22 */
+	OPT_ACCESS_BUFFER,
+	OPT_METRICS_CLIENTS,
+	OPT_READY_TIMEOUT,
 	/* proxy mode only, from here on */
 	OPT_PROXY,
 	OPT_BALANCE = OPT_PROXY,
@@ -83,6 +89,7 @@ enum {
 	OPT_CHECK_INTERVAL,
 	OPT_CHECK_RISE,
 	OPT_CHECK_SEND,
+	OPT_CHECK_TIMEOUT,
 	OPT_CONNECT_TIMEOUT,
 	OPT_FAIL_MAX,
 	OPT_FAIL_TIMEOUT,
@@ -104,6 +111,7 @@ static const struct option longopts[] = {
 	{ "accept-proxy-timeout", required_argument, NULL,
 	    OPT_ACCEPT_PROXY_TIMEOUT },
 	{ "access-log",		required_argument, NULL, OPT_ACCESS_LOG },
+	{ "access-log-buffer",	required_argument, NULL, OPT_ACCESS_BUFFER },
 	{ "access-log-format",	required_argument, NULL, OPT_ACCESS_FORMAT },
 	{ "backend",		required_argument, NULL, 'b' },
 	{ "backlog",		required_argument, NULL, OPT_BACKLOG },
@@ -116,6 +124,7 @@ static const struct option longopts[] = {
 	{ "check-interval",	required_argument, NULL, OPT_CHECK_INTERVAL },
 	{ "check-rise",		required_argument, NULL, OPT_CHECK_RISE },
 	{ "check-send",		required_argument, NULL, OPT_CHECK_SEND },
+	{ "check-timeout",	required_argument, NULL, OPT_CHECK_TIMEOUT },
 	{ "config",		required_argument, NULL, 'f' },
 	{ "connect-timeout",	required_argument, NULL, OPT_CONNECT_TIMEOUT },
 	{ "drain-timeout",	required_argument, NULL, OPT_DRAIN },
@@ -133,7 +142,10 @@ static const struct option longopts[] = {
 	{ "max-memory",		required_argument, NULL, OPT_MAXMEM },
 	{ "max-conns-per-ip",	required_argument, NULL, OPT_MAXPERIP },
 	{ "metrics",		required_argument, NULL, OPT_METRICS },
+	{ "metrics-max-clients", required_argument, NULL,
+	    OPT_METRICS_CLIENTS },
 	{ "pidfile",		required_argument, NULL, OPT_PIDFILE },
+	{ "ready-timeout",	required_argument, NULL, OPT_READY_TIMEOUT },
 	{ "retries",		required_argument, NULL, OPT_RETRIES },
 	{ "send-proxy",		required_argument, NULL, OPT_SEND_PROXY },
 	{ "source",		required_argument, NULL, OPT_SOURCE },
@@ -231,9 +243,11 @@ usage(int full)
 	    "\t[--backlog n] [--idle-timeout dur] [--drain-timeout dur]\n"
 	    "\t[--buffer-limit size] [--max-memory size] [--log-level level]\n"
 	    "\t[--syslog] [--syslog-facility name] [--access-log path]\n"
-	    "\t[--access-log-format text|json] [--ring-buffers n]\n"
-	    "\t[--pidfile path] [--user user] [--group group] [--workers n]\n"
-	    "\t[--metrics addr:port] [--accept-proxy] "
+	    "\t[--access-log-format text|json] [--access-log-buffer size]\n"
+	    "\t[--ring-buffers n] [--pidfile path] [--user user] "
+	    "[--group group]\n"
+	    "\t[--workers n] [--ready-timeout dur] [--metrics addr:port]\n"
+	    "\t[--metrics-max-clients n] [--accept-proxy] "
 	    "[--accept-proxy-timeout dur]\n"
 	    "\t[--accept-proxy-from cidr,...] [--check] [-f file]\n"
 	    "       tenkd proxy -u host:port[,weight=n][,backup][,name=name] "
@@ -246,7 +260,9 @@ usage(int full)
 	    "\t[--source addr,...] [--splice auto|off] [--splice-pipes n]\n"
 	    "\t[--fastpath sockmap|off]\n"
 	    "\t[--check-interval dur] [--check-rise n] [--check-fall n]\n"
-	    "\t[--check-send text] [--check-expect text] [echo's options]\n"
+	    "\t[--check-send text] [--check-expect text] "
+	    "[--check-timeout dur]\n"
+	    "\t[echo's options]\n"
 	    "       tenkd --help | --version\n");
 	if (!full)
 		exit(2);
@@ -280,14 +296,24 @@ usage(int full)
 	    "implies --syslog\n"
 	    "      --access-log PATH    one line per connection at close\n"
 	    "      --access-log-format text|json  its lines (default text)\n"
+	    "      --access-log-buffer SIZE  records waiting to be written; "
+	    "past it\n"
+	    "                           they are dropped, counted (default "
+	    "4m)\n"
 	    "      --pidfile PATH       write and lock a pid file\n"
 	    "      --user USER          drop to this user after binding\n"
 	    "      --group GROUP        drop to this group after binding\n"
 	    "      --workers N          worker processes under a master "
 	    "(default 1: no\n"
 	    "                           master, unless -f)\n"
+	    "      --ready-timeout DUR  for a reload's workers or an "
+	    "upgrade's master to\n"
+	    "                           start (default 30s)\n"
 	    "      --metrics ADDR:PORT  serve /metrics (Prometheus) and "
 	    "/stats over HTTP\n"
+	    "      --metrics-max-clients N  its clients at once; more are "
+	    "refused (default\n"
+	    "                           16)\n"
 	    "      --accept-proxy       read a PROXY protocol header (v1 "
 	    "or v2) first;\n"
 	    "                           its client is the peer\n"
@@ -330,6 +356,9 @@ usage(int full)
 	    "      --check-send TEXT    after connecting, send TEXT and "
 	    "CRLF\n"
 	    "      --check-expect TEXT  the reply must begin with TEXT\n"
+	    "      --check-timeout DUR  for a whole check (default: the "
+	    "interval, or\n"
+	    "                           --connect-timeout if shorter)\n"
 	    "      --max-conns-per-ip N  sessions per client address "
 	    "(default 0: no cap)\n"
 	    "      --send-proxy VER     PROXY protocol header v1 or v2\n"
@@ -430,6 +459,9 @@ parse_args(int argc, char *argv[])
 	cfg->max_conns = -1;
 	cfg->idle_timeout = DEFAULT_IDLE;
 	cfg->drain_timeout = DEFAULT_DRAIN;
+	cfg->ready_timeout = DEFAULT_READY;
+	cfg->metrics_clients = DEFAULT_METRICS_CLIENTS;
+	cfg->access_buffer = DEFAULT_ALOG_BUFFER;
 	cfg->buffer_limit = 0;		/* by mode, after parsing */
 	cfg->max_memory = -1;		/* mem_init() decides */
 	cfg->log_level = LOG_LVL_INFO;
@@ -481,6 +513,10 @@ parse_args(int argc, char *argv[])
 				cfg->access_json = 0;
 			else
 				tk_cli_bad(opt, optarg, "text or json");
+			break;
+		case OPT_ACCESS_BUFFER:
+			cfg->access_buffer = tk_cli_size(opt, optarg,
+			    ACCESS_BUFSIZE, 1ULL << 30);
 			break;
 		case OPT_BACKLOG:
 			cfg->backlog = tk_cli_num(opt, optarg, 1, 1000000);
@@ -551,6 +587,14 @@ parse_args(int argc, char *argv[])
 			break;
 		case OPT_METRICS:
 			metrics_option(opt, optarg);
+			break;
+		case OPT_METRICS_CLIENTS:
+			cfg->metrics_clients = (int)tk_cli_num(opt, optarg, 1,
+			    METRICS_MAXCLIENTS);
+			break;
+		case OPT_READY_TIMEOUT:
+			cfg->ready_timeout = tk_cli_duration(opt, optarg,
+			    TK_SEC, 3600 * TK_SEC, "1s to 1h");
 			break;
 		case OPT_SYSLOG_FACILITY:
 			if ((lvl = log_facility_parse(optarg)) == -1)
@@ -803,6 +847,10 @@ proxy_option(int ch, const char *opt, const char *arg)
 		free(hccf.send);
 		hccf.send = line;
 		break;
+	case OPT_CHECK_TIMEOUT:
+		hccf.timeout = tk_cli_duration(opt, arg, 10 * TK_MSEC,
+		    3600 * TK_SEC, "10ms to 1h");
+		break;
 	case OPT_CONNECT_TIMEOUT:
 		pxcf.connect_timeout = tk_cli_duration(opt, arg, 10 * TK_MSEC,
 		    3600 * TK_SEC, "10ms to 1h");
@@ -915,6 +963,9 @@ set_limits(void)
 		    (unsigned long long)srv.nofile);
 	reserve = 3 + 16 + (uint64_t)cfg->threads * (cfg->nlisten + 3) +
 	    (cfg->access_log != NULL) + (cfg->pidfile != NULL);
+	/* Under a master, the master serves the metrics, not a worker. */
+	if (cfg->workers <= 1 && conf_path == NULL)
+		reserve += metrics_fds();
 	/* Two descriptors a splice pipe; pipes take at most a quarter. */
 	if (cfg->splice) {
 		fit = srv.nofile / 4 / (2 * (uint64_t)cfg->threads);
@@ -1646,6 +1697,7 @@ main(int argc, char *argv[], char *envp[])
 	}
 	free(lfds);
 
+	alog_start();
 	/* Threads start with every signal blocked; main unblocks after. */
 	sigfillset(&all);
 	if ((error = pthread_sigmask(SIG_BLOCK, &all, &old)) != 0) {
@@ -1674,6 +1726,14 @@ main(int argc, char *argv[], char *envp[])
 	    srv.nworkers, srv.nworkers == 1 ? "" : "s", name,
 	    cfg->nlisten > 1 ? " ..." : "");
 	tk_loop_run(srv.l, 0);
+	/*
+	 * Drained.  tk_loop_free() gives the signals their default actions
+	 * back, and a SIGUSR1 from logrotate, one the master passes on, or
+	 * a second SIGTERM would kill us before the last figures, the
+	 * access log and the pidfile are seen to: blocked, they are dropped
+	 * at exit.  The worker threads block them all already.
+	 */
+	(void)tk_signal_block_all();
 
 	for (i = 0; i < srv.nworkers; i++)
 		pthread_join(srv.workers[i].thread, NULL);
@@ -1681,6 +1741,7 @@ main(int argc, char *argv[], char *envp[])
 	for (i = 0; i < srv.nworkers; i++)
 		worker_free(&srv.workers[i]);
 	free(srv.workers);
+	alog_stop();
 	upstream_check_stop();
 	tk_timer_cancel(srv.l, &srv.drain_timer);
 	metrics_stop();

@@ -113,6 +113,9 @@ static const struct fam {
 	{ "tenkd_uring_accept_dropped_total", "counter",
 	    "io_uring: connections accepted by the kernel, closed unserved.",
 	    U64(st.accept_dropped), LAB_NONE, F_URING },
+	{ "tenkd_access_log_dropped_total", "counter",
+	    "Access-log records dropped: the log fell --access-log-buffer "
+	    "behind.", U64(st.log_dropped), LAB_NONE, 0 },
 	{ "tenkd_upstream_up", "gauge",
 	    "Whether the upstream takes connects (not failed out).", UPS(up),
 	    LAB_UPSTREAM, F_PROXY },

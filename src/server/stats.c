@@ -110,6 +110,7 @@ stats_add(struct stats *dst, const struct stats *src)
 	dst->cq_overflow += src->cq_overflow;
 	dst->ms_accepted += src->ms_accepted;
 	dst->accept_dropped += src->accept_dropped;
+	dst->log_dropped += src->log_dropped;
 }
 
 /*
@@ -122,7 +123,7 @@ stats_add(struct stats *dst, const struct stats *src)
 static void
 stats_log(const char *who, const struct stats *s)
 {
-	char	closed[320], noport[288], ring[128];
+	char	closed[320], noport[288], ring[128], alog[48];
 	size_t	len = 0;
 	int	i, n;
 
@@ -168,13 +169,18 @@ stats_log(const char *who, const struct stats *s)
 		    (unsigned long long)s->cq_overflow,
 		    (unsigned long long)s->ms_accepted,
 		    (unsigned long long)s->accept_dropped);
+	/* Access-log records dropped, the log behind (alog.c). */
+	alog[0] = '\0';
+	if (srv.access_fd != -1)
+		snprintf(alog, sizeof(alog), " log-dropped %llu",
+		    (unsigned long long)s->log_dropped);
 	log_info("stats %s: accepted %llu active %llu closed%s in %llu "
-	    "out %llu bufs %llu spare %llu%s%s", who,
+	    "out %llu bufs %llu spare %llu%s%s%s", who,
 	    (unsigned long long)s->accepted, (unsigned long long)s->active,
 	    closed, (unsigned long long)s->bytes_in[SIDE_CLIENT],
 	    (unsigned long long)s->bytes_out[SIDE_CLIENT],
 	    (unsigned long long)s->bufs_inuse,
-	    (unsigned long long)s->bufs_free, noport, ring);
+	    (unsigned long long)s->bufs_free, noport, ring, alog);
 }
 
 /* "stats caps: max-conns 3 ip-limit 0": how often each cap was reached. */

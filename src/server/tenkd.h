@@ -92,6 +92,9 @@ struct config {
 	int		 splice_pipes;		/* pipes per thread */
 	int		 fastpath;		/* proxy: --fastpath sockmap */
 	int		 access_json;		/* --access-log-format json */
+	size_t		 access_buffer;		/* bytes waiting, at most */
+	uint64_t	 ready_timeout;		/* ns, new workers, master */
+	int		 metrics_clients;	/* at once, at most */
 };
 
 /*
@@ -125,6 +128,7 @@ struct stats {
 	uint64_t	 cq_overflow;		/* io_uring: CQ was full */
 	uint64_t	 ms_accepted;		/* io_uring: by ms accept */
 	uint64_t	 accept_dropped;	/* io_uring: closed unserved */
+	uint64_t	 log_dropped;		/* access-log records */
 };
 
 struct worker;
@@ -273,6 +277,7 @@ enum warn_kind {
 	WARN_FDLIMIT,		/* fd beyond what the backend can watch */
 	WARN_NOMEM,		/* no memory for a connection */
 	WARN_NOPORT,		/* proxy: connect found no local port */
+	WARN_ALOG,		/* access-log records dropped */
 	WARN_NKINDS
 };
 
@@ -451,6 +456,11 @@ void		 conn_access_record(struct worker *, const struct acct_rec *);
 void		 conn_access_init(struct worker *);
 void		 conn_access_flush(struct worker *);
 void		 conn_access_free(struct worker *);
+
+/* alog.c: the access log's writer thread */
+void		 alog_start(void);
+int		 alog_put(char **, size_t);
+void		 alog_stop(void);
 
 /*
  * dpath.c: the data path (see there).  A flow is one direction of a
@@ -727,6 +737,7 @@ struct hcconf {
 	int		 fall;			/* failures to go */
 	char		*send;			/* a line, CRLF included */
 	char		*expect;		/* the reply's first bytes */
+	uint64_t	 timeout;		/* ns, 0: by the interval */
 };
 extern struct hcconf	 hccf;
 
@@ -789,6 +800,7 @@ int		 conf_load(const char *, char **, size_t *, char *, size_t);
  */
 #define MHIST_N		14		/* connect-time buckets, +Inf last */
 #define MSNAP_TEXTMAX	16384		/* the /stats lines */
+#define METRICS_MAXCLIENTS 1024		/* --metrics-max-clients */
 
 struct msnap {
 	int32_t		 pid;
@@ -826,10 +838,13 @@ struct http_srv {
 	struct tk_io		 io;		/* the listener */
 	http_fn			*fn;
 	LIST_HEAD(, http_client) clients;
+	int			 nclients;
+	int			 max;		/* clients at once */
+	uint64_t		 refused;	/* closed at once, at max */
 };
 
 int		 http_start(struct http_srv *, struct tk_loop *, int,
-		    http_fn *);
+		    http_fn *, int);
 void		 http_stop(struct http_srv *, int);
 void		 http_reply(struct http_client *, int, const char *,
 		    const char *, size_t);
@@ -846,6 +861,7 @@ void		 metrics_stop(void);
 void		 metrics_collected(void);
 void		 metrics_answer(const struct msnap *, int, int);
 void		 metrics_self(struct msnap *);
+uint64_t	 metrics_fds(void);
 void		 promtext_write(FILE *, const struct msnap *, int, int);
 
 /* systemd.c (issue 14) */
