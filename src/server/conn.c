@@ -372,8 +372,7 @@ conn_access_path(char *err, size_t errlen)
 	struct fowner	o;
 
 	safefile_owner(&srv.cfg, &o);
-	return safefile_open(srv.cfg.access_log, O_WRONLY | O_APPEND | O_CREAT,
-	    0644, &o, err, errlen);
+	return safefile_open_log(srv.cfg.access_log, &o, err, errlen);
 }
 
 /*

@@ -220,7 +220,7 @@ static void	set_limits(void);
 static int	*open_listeners(void);
 static int	*inherit_listeners(void);
 static void	probe_owner(const struct tk_addr *);
-static void	check_path(const char *, const char *);
+static void	check_path(const char *, const char *, int);
 static void	drop_privileges(void);
 static uint64_t	sessions_now(void);
 static void	on_signal(struct tk_loop *, int, void *);
@@ -1225,7 +1225,7 @@ open_listeners(void)
  * dropped.  Dies with one line otherwise.
  */
 static void
-check_path(const char *what, const char *path)
+check_path(const char *what, const char *path, int log)
 {
 	struct fowner	o;
 	char		err[256];
@@ -1233,7 +1233,7 @@ check_path(const char *what, const char *path)
 	if (path == NULL)
 		return;
 	safefile_owner(&srv.cfg, &o);
-	if (safefile_check(path, &o, err, sizeof(err)) == -1)
+	if (safefile_check(path, &o, log, err, sizeof(err)) == -1)
 		fatalx("%s %s: %s", what, path, err);
 }
 
@@ -1623,8 +1623,8 @@ main(int argc, char *argv[], char *envp[])
 		if ((l = tk_loop_new(cfg->backend, 0)) == NULL)
 			fatal("backend %s", cfg->backend != NULL ?
 			    cfg->backend : "default");
-		check_path("pidfile", cfg->pidfile);
-		check_path("access log", cfg->access_log);
+		check_path("pidfile", cfg->pidfile, 0);
+		check_path("access log", cfg->access_log, 1);
 		/* Sockets from systemd take the place of --listen. */
 		for (i = 0; getenv("LISTEN_FDS") == NULL && i < cfg->nlisten;
 		    i++)

@@ -2,7 +2,8 @@
 /*
  * Opening a file by the path the operator gave: the access log, the
  * pidfile, the -f file.  Every such open goes through safefile_open(),
- * which owns two rules.
+ * which owns two rules (a log may also be a pipe or a device: see
+ * safefile_open_log()).
  *
  * Only regular files, and never blocking to find out.  A FIFO would
  * hold open(2) until a writer or reader came (the master at a reload,
@@ -253,17 +254,69 @@ safefile_open(const char *path, int flags, mode_t mode,
 }
 
 /*
+ * A log's path (the access log) opened for appending.  A regular file
+ * as safefile_open() opens one for user o; where tenkd opens for itself
+ * (no --user to open for as root), also a FIFO or a pipe that has a
+ * reader, and a character device, as the operator named it: a container
+ * logs to /dev/stdout, a pipe, and a test to /dev/null.  A FIFO without
+ * a reader is refused at once (O_NONBLOCK: ENXIO), not waited on; the
+ * descriptor is blocking, since only alog.c's thread writes to it.
+ * Returns the descriptor, or -1 with errno and err set.  Any thread.
+ */
+int
+safefile_open_log(const char *path, const struct fowner *o, char *err,
+    size_t errlen)
+{
+	struct stat	sb;
+	int		fd, saved;
+
+	if (strict(o) || stat(path, &sb) == -1 ||
+	    !(S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode)))
+		return safefile_open(path, O_WRONLY | O_APPEND | O_CREAT, 0644,
+		    o, err, errlen);
+	if ((fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s", errno == ENXIO ?
+		    "a FIFO or pipe with no reader" : strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &sb) == -1 ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1) {
+		saved = errno;
+		snprintf(err, errlen, "%s", strerror(saved));
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	if (!(S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode))) {
+		/* Renamed over between the two looks: take it as a file. */
+		close(fd);
+		return safefile_open(path, O_WRONLY | O_APPEND | O_CREAT, 0644,
+		    o, err, errlen);
+	}
+	return fd;
+}
+
+/*
  * --check: whether path can be opened for writing as tenkd will open
- * it for user o.  An existing file is opened for append and left as it
+ * it for user o (a log: as safefile_open_log() opens it).  An existing file is opened for append and left as it
  * was (a running tenkd's pidfile, lock and all); a missing one is
  * created and removed.  Returns 0, or -1 with err set.  Start-up.
  */
 int
-safefile_check(const char *path, const struct fowner *o, char *err,
-    size_t errlen)
+safefile_check(const char *path, const struct fowner *o, int log,
+    char *err, size_t errlen)
 {
-	int	fd, created = 0;
+	struct stat	sb;
+	int		fd, created = 0;
 
+	if (log && !strict(o) && stat(path, &sb) == 0 &&
+	    (S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode))) {
+		if ((fd = safefile_open_log(path, o, err, errlen)) == -1)
+			return -1;
+		close(fd);
+		return 0;
+	}
 	fd = safefile_open(path, O_WRONLY | O_APPEND, 0, o, err, errlen);
 	if (fd == -1 && errno == ENOENT) {
 		fd = safefile_open(path, O_WRONLY | O_CREAT | O_EXCL, 0644, o,

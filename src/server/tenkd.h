@@ -891,8 +891,10 @@ struct fowner {
 void		 safefile_owner(const struct config *, struct fowner *);
 int		 safefile_open(const char *, int, mode_t, const struct fowner *,
 		    char *, size_t);
-int		 safefile_check(const char *, const struct fowner *, char *,
+int		 safefile_open_log(const char *, const struct fowner *, char *,
 		    size_t);
+int		 safefile_check(const char *, const struct fowner *, int,
+		    char *, size_t);
 
 /* pidfile.c (issue 22) */
 void		 pidfile_start(const char *, const struct fowner *, int);
