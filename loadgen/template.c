@@ -30,11 +30,16 @@
  *
  * Random values come from the caller's state through tp_rand()
  * (wyrand), one state per connection, so that a seeded state
- * renders the same requests again.  {zipf} samples by rejection-
- * inversion (W. Hormann and G. Derflinger, "Rejection-inversion to
- * generate variates from monotone discrete distributions", ACM TOMACS
- * 6(3), 1996): O(1) per value for any N, no table, about two logarithms
- * and an exponential each.  The counters that all processes of a run
+ * renders the same requests again.  {zipf} of up to TP_ZIPFTAB values
+ * draws from a table made at start-up by Vose's alias method (M. D.
+ * Vose, "A linear algorithm for generating random numbers with a given
+ * distribution", IEEE TSE 17(9), 1991): one random number, a multiply
+ * and a look-up a value, 8 bytes of table a value.  A larger N samples
+ * by rejection-inversion (W. Hormann and G. Derflinger, "Rejection-
+ * inversion to generate variates from monotone discrete
+ * distributions", ACM TOMACS 6(3), 1996): O(1) per value with no
+ * table, but about two logarithms and an exponential each, some ten
+ * times the work.  The counters that all processes of a run
  * share ({seq:global}, {line:FILE} in order) live in one shared
  * anonymous mapping made here, before tenkload forks.
  */
@@ -55,6 +60,7 @@
 
 #define TP_MAXCTRS	512		/* shared counters per run */
 #define TP_MAXZIPF	(1ULL << 53)	/* {zipf:N}: N exact in a double */
+#define TP_ZIPFTAB	(1U << 20)	/* {zipf:N}: up to it, a table */
 #define TP_MAXEXP	100.0		/* {zipf:N:S}: S */
 #define TP_NAMELEN	16
 #define TP_POOL		4093		/* prime: {bytes} offsets do not
@@ -74,8 +80,22 @@ enum tp_kind {
 	TP_BODY			/* where the body TP_CLEN counts starts */
 };
 
-/* Rejection-inversion's constants for one {zipf:N:S}. */
+/*
+ * One column of an alias table: value i when the draw's fraction is
+ * below cut / 2^32, else alias.
+ */
+struct tz_cell {
+	uint32_t	 cut;
+	uint32_t	 alias;
+};
+
+/*
+ * One {zipf:N:S}: its alias table (N up to TP_ZIPFTAB), else
+ * rejection-inversion's constants.
+ */
 struct tp_zipf {
+	uint64_t	 nn;
+	struct tz_cell	*tab;
 	double		 n;
 	double		 s;
 	double		 hx1;		/* H(1.5) - 1 */
@@ -353,19 +373,117 @@ tz_hinv(const struct tp_zipf *z, double x)
 	return exp(fabs(t) > 1e-8 ? log1p(t) / t * x : x);
 }
 
-static void
-tz_init(struct tp_zipf *z, uint64_t n, double s)
+/*
+ * z's alias table, by Vose's method: each value's probability times N
+ * is its column's share; a column short of 1 is filled up from one
+ * with more, which becomes its alias.  Returns 0, or -1 when out of
+ * memory.
+ */
+static int
+tz_table(struct tp_zipf *z)
 {
-	z->n = (double)n;
-	z->s = s;
-	z->hx1 = tz_h(z, 1.5) - 1;
-	z->hxn = tz_h(z, z->n + 0.5);
-	z->sval = 2 - tz_hinv(z, tz_h(z, 2.5) - tz_hd(z, 2));
+	double		*q, sum = 0;
+	uint32_t	*w, *sm, *lg, n = (uint32_t)z->nn, i, a, b;
+
+	q = reallocarray(NULL, n, sizeof(*q));
+	w = reallocarray(NULL, n, sizeof(*w));
+	z->tab = reallocarray(NULL, n, sizeof(*z->tab));
+	if (q == NULL || w == NULL || z->tab == NULL) {
+		free(q);
+		free(w);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		sum += q[i] = exp(-z->s * log((double)i + 1));
+	/* The short columns from the front of w, the others from its end. */
+	sm = w;
+	lg = w + n;
+	for (i = 0; i < n; i++) {
+		q[i] *= (double)n / sum;
+		if (q[i] < 1)
+			*sm++ = i;
+		else
+			*--lg = i;
+	}
+	while (sm > w && lg < w + n) {
+		a = *--sm;
+		b = *lg;
+		/* Rounding may leave a column a hair below 0. */
+		z->tab[a].cut = q[a] > 0 ? (uint32_t)(q[a] * 4294967296.0) :
+		    0;
+		z->tab[a].alias = b;
+		q[b] -= 1 - q[a];
+		if (q[b] < 1) {
+			lg++;
+			*sm++ = b;
+		}
+	}
+	/* Full columns, and any that rounding left short: themselves. */
+	while (sm > w) {
+		a = *--sm;
+		z->tab[a].alias = a;
+	}
+	for (; lg < w + n; lg++)
+		z->tab[*lg].alias = *lg;
+	free(q);
+	free(w);
+	return 0;
 }
 
-/* A rank in [1, N], rank k drawn with probability k^-s / sum. */
+/*
+ * The {zipf:N:S} of ts, made (or found, when another placeholder has
+ * the same N and S) with its table or its constants.  NULL when out of
+ * memory.
+ */
+static struct tp_zipf *
+tz_new(struct tmpl_set *ts, uint64_t n, double s)
+{
+	struct tp_zipf	*z;
+
+	for (z = ts->zipfs; z != NULL; z = z->next)
+		if (z->nn == n && z->s == s)
+			return z;
+	if ((z = calloc(1, sizeof(*z))) == NULL)
+		return NULL;
+	z->nn = n;
+	z->n = (double)n;
+	z->s = s;
+	if (n <= TP_ZIPFTAB) {
+		if (tz_table(z) == -1) {
+			free(z->tab);
+			free(z);
+			return NULL;
+		}
+	} else {
+		z->hx1 = tz_h(z, 1.5) - 1;
+		z->hxn = tz_h(z, z->n + 0.5);
+		z->sval = 2 - tz_hinv(z, tz_h(z, 2.5) - tz_hd(z, 2));
+	}
+	z->next = ts->zipfs;
+	ts->zipfs = z;
+	return z;
+}
+
+/*
+ * A value in [0, N) from z's table: the column from the high half of
+ * a 128-bit product, the coin from the top of its low half.
+ */
+static inline uint64_t
+tz_draw(const struct tp_zipf *z, uint64_t *s)
+{
+	unsigned __int128	 x = (unsigned __int128)tp_rand(s) * z->nn;
+	uint64_t		 i = (uint64_t)(x >> 64);
+
+	return (uint32_t)((uint64_t)x >> 32) < z->tab[i].cut ? i :
+	    z->tab[i].alias;
+}
+
+/*
+ * By rejection-inversion, a value in [0, N): rank k + 1 drawn with
+ * probability (k + 1)^-s / sum.
+ */
 static uint64_t
-tz_sample(const struct tp_zipf *z, uint64_t *s)
+tz_reject(const struct tp_zipf *z, uint64_t *s)
 {
 	double		 u, x, k;
 
@@ -379,8 +497,15 @@ tz_sample(const struct tp_zipf *z, uint64_t *s)
 		else if (k > z->n)
 			k = z->n;
 		if (k - x <= z->sval || u >= tz_h(z, k + 0.5) - tz_hd(z, k))
-			return (uint64_t)k;
+			return (uint64_t)k - 1;
 	}
+}
+
+/* A value of z in [0, N), each way. */
+static inline uint64_t
+tz_sample(const struct tp_zipf *z, uint64_t *s)
+{
+	return z->tab != NULL ? tz_draw(z, s) : tz_reject(z, s);
 }
 
 static void
@@ -421,7 +546,7 @@ tp_var(const struct tp_part *p, struct tp_ctx *x, unsigned char *o)
 		tp_utoaw(o, v, p->width, p->len);
 		return p->width;
 	case TP_ZIPF:
-		v = tz_sample(p->z, x->rng) - 1;
+		v = tz_sample(p->z, x->rng);
 		if (p->len == 0)
 			return tp_utoa(o, v, p->width);
 		tp_utoaw(o, v, p->width, p->len);
@@ -795,11 +920,8 @@ tp_placeholder(struct tmpl_set *ts, struct tmpl *t, const char *s,
 			    "at most 100", acol + (size_t)(a - arg));
 		if (n == 0 || n > TP_MAXZIPF)
 			return tp_fail(err, "zipf: N is 1 to 2^53", acol);
-		if ((z = calloc(1, sizeof(*z))) == NULL)
+		if ((z = tz_new(ts, n, e)) == NULL)
 			return tp_fail(err, strerror(ENOMEM), col);
-		tz_init(z, n, e);
-		z->next = ts->zipfs;
-		ts->zipfs = z;
 		p->kind = TP_ZIPF;
 		p->z = z;
 		p->width = (uint8_t)w1;
@@ -1059,6 +1181,7 @@ tmpl_free(struct tmpl_set *ts)
 	}
 	for (z = ts->zipfs; z != NULL; z = nz) {
 		nz = z->next;
+		free(z->tab);
 		free(z);
 	}
 	if (ts->ctrs != NULL)

@@ -265,20 +265,20 @@ TEST(template_seeded)
 
 /*
  * {zipf:N:S}: value k - 1 for rank k, with probability k^-S / H(N,S);
- * 200,000 draws from a seeded state, each rank within 5 standard
- * deviations of its expectation.
+ * 200,000 draws from a seeded state, each of the first 16 ranks and
+ * the rest together within 5 standard deviations of its expectation.
+ * N up to 2^20 draws from a table, a larger one by rejection.
  */
 static void
 zipf_check(uint64_t n, double s)
 {
 	struct tmpl_set	 ts;
-	uint64_t	 rng = 99, cnt[16] = { 0 }, k, draws = 200000;
+	uint64_t	 rng = 99, cnt[17] = { 0 }, k, draws = 200000;
 	struct tp_ctx	 x = { &rng, 0, 0 };
 	char		 text[64], out[64];
-	double		 h = 0, p, sd;
+	double		 h = 0, p, e[17] = { 0 }, sd;
 	uint64_t	 i;
 
-	T_LE(n, 16);
 	snprintf(text, sizeof(text), "{zipf:%llu:%g}", (unsigned long long)n,
 	    s);
 	tp_setup(&ts, text);
@@ -286,18 +286,20 @@ zipf_check(uint64_t n, double s)
 		tp_render(&ts, &x, out);
 		k = tp_num(out);
 		T_LT(k, n);
-		cnt[k]++;
+		cnt[k < 16 ? k : 16]++;
 	}
-	for (k = 1; k <= n; k++)
+	for (k = n; k >= 1; k--)
 		h += pow((double)k, -s);
-	for (k = 1; k <= n; k++) {
-		p = pow((double)k, -s) / h;
+	for (k = 1; k <= n; k++)
+		e[k <= 16 ? k - 1 : 16] += pow((double)k, -s) / h;
+	for (k = 0; k < 17; k++) {
+		p = e[k];
 		sd = sqrt((double)draws * p * (1 - p));
-		if (fabs((double)cnt[k - 1] - (double)draws * p) > 5 * sd + 1)
-			T_FAIL("zipf %llu %g: rank %llu drawn %llu times, "
+		if (fabs((double)cnt[k] - (double)draws * p) > 5 * sd + 1)
+			T_FAIL("zipf %llu %g: value %llu%s drawn %llu times, "
 			    "expected %.0f", (unsigned long long)n, s,
-			    (unsigned long long)k,
-			    (unsigned long long)cnt[k - 1], (double)draws * p);
+			    (unsigned long long)k, k == 16 ? " or more" : "",
+			    (unsigned long long)cnt[k], (double)draws * p);
 	}
 	tmpl_free(&ts);
 }
@@ -315,6 +317,10 @@ TEST(template_zipf)
 	zipf_check(16, 0.99);
 	zipf_check(5, 2.5);
 	zipf_check(1, 1);
+	zipf_check(100000, 0.99);
+	zipf_check(1 << 20, 1.2);
+	zipf_check((1 << 20) + 1, 0.99);
+	zipf_check((1 << 20) + 1, 1.5);
 
 	/* A billion keys: in range, padded, most draws small. */
 	tp_setup(&ts, "{zipf:01000000000:1.1}");
