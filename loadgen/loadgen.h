@@ -321,8 +321,6 @@ struct lg_conn {
 	uint32_t		 wmsgs;		/* messages in the window */
 	uint32_t		 mi;
 	uint32_t		 tin;
-	uint32_t		 rt;		/* template at rpos + 1, or 0 */
-	uint32_t		 rpos;
 	uint8_t			 state;
 	unsigned int		 idle:1;	/* one round trip, then quiet */
 	unsigned int		 wblocked:1;	/* the last send met EAGAIN */
