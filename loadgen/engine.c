@@ -150,13 +150,6 @@ engine_conf(const struct lg_thread *th)
 	return th->e->conf;
 }
 
-static int
-engine_measuring(const struct lg_thread *th)
-{
-	return atomic_load_explicit(&th->e->phase, memory_order_relaxed) ==
-	    PHASE_MEASURE;
-}
-
 /*
  * File descriptors one process needs for the configured connections:
  * one per connection plus a reserve for the loops and stdio.
@@ -405,17 +398,16 @@ tickets_lost(struct lg_conn *c)
 }
 
 /*
- * The reply to the oldest request of c in flight came in, at now: 1
- * when the measured figures count it (without -n, any reply in the
- * window; with it, one of its requests), else 0.
+ * -n: the reply to the oldest request of c in flight came in, at now:
+ * 1 when it answers one of -n's requests, which the measured figures
+ * count, else 0.  (Without -n, the figures count any reply in the
+ * measured window.)
  */
 int
 engine_retired(struct lg_conn *c, uint64_t now)
 {
 	struct lg_thread	*th = c->th;
 
-	if (th->nreq == 0)
-		return engine_measuring(th);
 	/* The counted ones are the newest: c->inflight was the oldest's. */
 	if (c->tin <= c->inflight)
 		return 0;
@@ -1425,6 +1417,8 @@ thread_setup(struct engine *e, struct lg_thread *th, int id)
 	size_t			 i;
 
 	th->e = e;
+	th->phase = &e->phase;
+	th->rate = conf->mode == MODE_RATE;
 	th->nconns = (size_t)(e->total / (uint64_t)e->nthreads +
 	    ((uint64_t)id < e->total % (uint64_t)e->nthreads ? 1 : 0));
 	th->conns = th->nconns > 0 ? xcalloc(th->nconns, sizeof(*c)) : NULL;
