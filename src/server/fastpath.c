@@ -553,31 +553,42 @@ fastpath_grant(int src, int dst, struct fp_dir *d, uint64_t window,
 	if (fastpath_written(dst, &d->base) == -1)
 		return -1;
 	d->bbase = out.bytes;
-	if (put_ctl(d, nread - d->rbase, out.bytes + window, out.segs +
-	    segs) == -1)
+	d->taken = nread - d->rbase;
+	if (put_ctl(d, d->taken, out.bytes + window, out.segs + segs) == -1)
 		return -1;
 	d->granted = 1;
 	return 1;
 }
 
 /*
- * Take direction d back from the kernel: from the return, the program
- * redirects nothing more and fp_out.bytes is final.  The program runs
- * with src's socket lock held (in softirq, or in a recv); a readable
- * src may be a segment it is judging at that very moment, to be
- * redirected still.  So the grant is replaced by none, then src's lock
- * taken once (a SIOCINQ): a run that read the old grant has ended, and
- * every later one reads the new.  0, or -1 with errno (d keeps its
- * grant: try again).
+ * Take direction d back from the kernel: 1 when, from the return, the
+ * program redirects nothing more and fp_out.bytes is final; 0 not yet
+ * (look again later); -1 with errno.  The program runs with src's
+ * socket lock held (in softirq, or in a recv); a readable src may be a
+ * segment it is judging at that very moment, to be redirected still.
+ * So the grant is replaced by none, then src's lock taken once (a
+ * SIOCINQ): a run that read the old grant has ended, and every later
+ * one reads the new.  Where the map refuses the update, the program
+ * still stops by itself once it has passed a segment under the grant
+ * (passed then differs from taken for good), and after a FIN or an RST
+ * no segment comes.
  */
 int
 fastpath_revoke(int src, struct fp_dir *d)
 {
-	int	n;
+	struct pollfd	pfd = { .fd = src, .events = POLLRDHUP };
+	struct fp_out	out;
+	int		n, r;
 
-	if (put_ctl(d, UINT64_MAX, 0, 0) == -1)
+	r = put_ctl(d, UINT64_MAX, 0, 0);
+	if (ioctl(src, SIOCINQ, &n) == -1)
 		return -1;
-	return ioctl(src, SIOCINQ, &n) == -1 ? -1 : 0;
+	if (r == 0)
+		return 1;
+	if (fastpath_out(d, &out) == -1 || poll(&pfd, 1, 0) == -1)
+		return -1;
+	return out.passed != d->taken || (pfd.revents & (POLLRDHUP |
+	    POLLHUP | POLLERR)) != 0;
 }
 
 /*

@@ -31,6 +31,7 @@ struct fp_dir {
 	uint64_t	 bbase;		/* fp_out.bytes at the grant */
 	uint64_t	 counted;	/* fp_out.bytes counted by the caller */
 	uint64_t	 rbase;		/* bytes read from src before the map */
+	uint64_t	 taken;		/* the grant's */
 	uint8_t		 granted;	/* a grant not yet drained */
 };
 

@@ -237,9 +237,10 @@ pxfast_pump(struct worker *w, struct pxfast *fp, int dir, struct dp_flow *f)
 			return 1;
 		}
 		/* Taken back, so that the redirect stops; else again. */
-		if (r == -1 || fastpath_revoke(f->src->fd, d) == -1) {
-			log_debug("%s: fd %d: %s", __func__, f->src->fd,
-			    strerror(errno));
+		if (r == -1 || (r = fastpath_revoke(f->src->fd, d)) != 1) {
+			if (r == -1)
+				log_debug("%s: fd %d: %s", __func__,
+				    f->src->fd, strerror(errno));
 			if (!tk_timer_pending(&fp->timer))
 				(void)tk_timer_arm(w->l, &fp->timer,
 				    FP_POLL_MAX);

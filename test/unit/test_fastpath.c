@@ -164,7 +164,9 @@ rdir_step(struct rdir *r)
 		T_SYS(g = fastpath_readable(r->src));
 		if (g == 0)
 			return;
-		T_SYS(fastpath_revoke(r->src, r->d));
+		T_SYS(g = fastpath_revoke(r->src, r->d));
+		if (g == 0)
+			return;
 		r->state = R_DRAIN;
 		r->drains++;
 	}
