@@ -195,13 +195,6 @@ fastpath_unload(void)
 	fd_socks = fd_ctl = fd_out = -1;
 }
 
-/* Whether the program is loaded: 1 yes, 0 no. */
-int
-fastpath_loaded(void)
-{
-	return skel != NULL;
-}
-
 /*
  * The kernel memory the maps hold, from their fdinfo's memlock (what
  * the kernel charges for them, preallocated at load): bytes, 0 if not
@@ -398,12 +391,6 @@ fastpath_load(int maxsocks, unsigned int opts, char *why, size_t size)
 	    "bpftool)");
 	errno = ENOSYS;
 	return -1;
-}
-
-int
-fastpath_loaded(void)
-{
-	return 0;
 }
 
 size_t

@@ -36,7 +36,6 @@ struct fp_dir {
 };
 
 int		 fastpath_load(int, unsigned int, char *, size_t);
-int		 fastpath_loaded(void);
 size_t		 fastpath_mem(void);
 int		 fastpath_sweep(void);
 int		 fastpath_pair(int, int, uint32_t, uint32_t, struct fp_dir *);
