@@ -72,7 +72,7 @@ struct access_fields {
 };
 
 const char *const conn_reasons[CONN_NREASONS] = {
-	"eof", "reset", "error", "timeout", "shutdown", "fdlimit", "nomem",
+	"eof", "reset", "error", "timeout", "shutdown", "nomem",
 	"memory", "proxy-header", "proxy-untrusted"
 };
 
@@ -234,22 +234,11 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 	tk_io_init(&c->io, fd, conn_io, w);
 	/* On completions the protocol's first step starts the recv. */
 	if (!w->cq && tk_io_start(w->l, &c->io, TK_EV_READ) == -1) {
-		if (errno == ERANGE) {
-			why = CONN_FDLIMIT;
-			if (worker_warn_ok(w, WARN_FDLIMIT, &skipped))
-				log_warnx("thread %d: fd %d is beyond what the "
-				    "%s backend can watch (FD_SETSIZE %d): "
-				    "connection closed (%llu similar "
-				    "suppressed)", w->id, fd,
-				    tk_loop_backend(w->l), FD_SETSIZE,
-				    (unsigned long long)skipped);
-		} else {
-			why = CONN_ERROR;
-			if (worker_warn_ok(w, WARN_ACCEPT, &skipped))
-				log_warn("thread %d: watching fd %d (%llu "
-				    "similar suppressed)", w->id, fd,
-				    (unsigned long long)skipped);
-		}
+		why = CONN_ERROR;
+		if (worker_warn_ok(w, WARN_ACCEPT, &skipped))
+			log_warn("thread %d: watching fd %d (%llu similar "
+			    "suppressed)", w->id, fd,
+			    (unsigned long long)skipped);
 		free(c);
 		goto fail;
 	}

@@ -239,10 +239,8 @@ pin_take(struct worker *w, int fd, const struct sockaddr *sa,
 	tk_io_init(&p->io, fd, pin_io, p);
 	tk_timer_init(&p->timer, pin_timeout, p);
 	if (tk_io_start(w->l, &p->io, TK_EV_READ) == -1) {
-		/* ERANGE: beyond FD_SETSIZE on select, as in conn_new(). */
-		why = errno == ERANGE ? CONN_FDLIMIT : CONN_ERROR;
-		if (worker_warn_ok(w, why == CONN_FDLIMIT ? WARN_FDLIMIT :
-		    WARN_ACCEPT, &skipped))
+		why = CONN_ERROR;
+		if (worker_warn_ok(w, WARN_ACCEPT, &skipped))
 			log_warn("thread %d: watching fd %d for its PROXY "
 			    "header (%llu similar suppressed)", w->id, fd,
 			    (unsigned long long)skipped);

@@ -93,7 +93,6 @@ enum px_why {
 	WHY_NOMEM,
 	WHY_NOPORT,
 	WHY_NOFD,
-	WHY_FDLIMIT,
 	WHY_IPLIMIT,
 	WHY_NOUPSTREAM,
 	WHY_CONNTIMEOUT,
@@ -104,9 +103,9 @@ enum px_why {
 };
 
 static const char *const why_names[] = {
-	NULL, "eof", "reset", "error", "nomem", "no-port", "no-fd", "fdlimit",
-	"ip-limit", "no-upstream", "connect-timeout", "refused",
-	"connect-error", "fin-timeout", "idle"
+	NULL, "eof", "reset", "error", "nomem", "no-port", "no-fd", "ip-limit",
+	"no-upstream", "connect-timeout", "refused", "connect-error",
+	"fin-timeout", "idle"
 };
 
 #define C2U		0	/* client to upstream */
@@ -448,12 +447,9 @@ connect_next(struct worker *w, struct psess *s, int err)
 		}
 		tk_io_init(&s->up, fd, up_io, w);
 		if (tk_io_start(w->l, &s->up, TK_EV_WRITE) == -1) {
-			err = errno;
 			close(fd);
 			s->up.fd = -1;
-			end(w, s, WHO_TENKD, err == ERANGE ? WHY_FDLIMIT :
-			    WHY_ERROR, err == ERANGE ? CONN_FDLIMIT :
-			    CONN_ERROR);
+			end(w, s, WHO_TENKD, WHY_ERROR, CONN_ERROR);
 			return -1;
 		}
 		if (tk_timer_arm(w->l, &s->wait->t, pxcf.connect_timeout) ==
@@ -906,7 +902,7 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 		    why_names[s->why] : conn_reasons[reason], out);
 }
 
-/* SIGUSR1, after the thread totals: the upstreams and the sockets. */
+/* /stats, after the thread totals: the upstreams and the sockets. */
 static void
 proxy_stats(void)
 {

@@ -57,7 +57,6 @@ enum conn_reason {
 	CONN_ERROR,		/* any other socket error */
 	CONN_TIMEOUT,		/* --idle-timeout */
 	CONN_SHUTDOWN,		/* force-closed at the drain deadline */
-	CONN_FDLIMIT,		/* fd beyond what the backend can watch */
 	CONN_NOMEM,		/* no buffer for the unsent tail */
 	CONN_MEMORY,		/* shed at the --max-memory budget */
 	CONN_PROXYHDR,		/* --accept-proxy: no good header in time */
@@ -207,9 +206,10 @@ struct proto {
 	void		(*start)(struct worker *, struct conn *,
 			    const struct sockaddr *, socklen_t);
 	void		(*step)(struct worker *, struct conn *);
-	/* Optional: called by conn_close() before the free, and on SIGUSR1. */
+	/* Optional: called by conn_close() before the free. */
 	void		(*close)(struct worker *, struct conn *,
 			    enum conn_reason);
+	/* Optional: the protocol's own lines of /stats (stats.c). */
 	void		(*stats)(void);
 	/*
 	 * Optional: the bytes c holds queued in every direction, for the
@@ -251,7 +251,7 @@ struct listener {
 
 /*
  * The caps that hold clients back, each counted for the whole process
- * and logged at most once a second (stats_cap); SIGUSR1 prints the
+ * and logged at most once a second (stats_cap); /stats shows the
  * counts as "stats caps: max-conns N ip-limit N".  A new cap adds its
  * kind before CAP_NKINDS and its name to cap_names in stats.c, and
  * calls stats_cap() where it bites.  The memory budget has a line of
@@ -274,7 +274,6 @@ struct capcount {
 enum warn_kind {
 	WARN_EMFILE = 0,	/* accept4: out of descriptors */
 	WARN_ACCEPT,		/* accept4, or watching its fd, failed */
-	WARN_FDLIMIT,		/* fd beyond what the backend can watch */
 	WARN_NOMEM,		/* no memory for a connection */
 	WARN_NOPORT,		/* proxy: connect found no local port */
 	WARN_ALOG,		/* access-log records dropped */

@@ -4,7 +4,7 @@
  * one per connect attempt (weighted round-robin, least connections or
  * a consistent hash of the client, chash.c), passive health (--fail-max
  * consecutive connect failures take an upstream out for --fail-timeout)
- * and the per-upstream counters that SIGUSR1 logs.  Connecting and
+ * and the per-upstream counters of /stats and /metrics.  Connecting and
  * moving bytes are proxy.c's.
  *
  * The list is fixed after start-up and shared by all worker threads of
@@ -537,7 +537,7 @@ upstream_release(struct upstream *u, uint64_t tx, uint64_t rx)
 }
 
 /*
- * One line per upstream on SIGUSR1, after the thread totals:
+ * One line per upstream on /stats, after the thread totals:
  * "stats upstream 127.0.0.1:7000: up weight 1 active 2 sessions 9
  * fails 0 tx 123 rx 123", and with --balance hash " hash web1 slots
  * 52429 share 20.00%": the name it hashes by and its part of the
