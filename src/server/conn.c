@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "tenk/clock.h"
+#include "tenk/json.h"
 #include "tenk/log.h"
 #include "tenk/xmalloc.h"
 #include "tenkd.h"
@@ -457,39 +458,6 @@ access_time(char *buf, size_t size, uint64_t real)
 	    (unsigned long long)(real % TK_SEC / TK_MSEC));
 }
 
-/*
- * s as a JSON string, quotes included, at buf + *n: '"', '\\' and every
- * byte outside printable ASCII escaped as \u00XX, so that invalid UTF-8
- * from outside cannot make the line unparsable.  Returns -1 when buf
- * (size bytes) is full.
- */
-static int
-json_str(char *buf, size_t size, size_t *n, const char *s)
-{
-	unsigned char	ch;
-	int		r;
-
-	if (*n + 1 >= size)
-		return -1;
-	buf[(*n)++] = '"';
-	for (; (ch = (unsigned char)*s) != '\0'; s++) {
-		if (*n + 7 >= size)
-			return -1;
-		if (ch == '"' || ch == '\\') {
-			buf[(*n)++] = '\\';
-			buf[(*n)++] = (char)ch;
-		} else if (ch < 0x20 || ch >= 0x7f) {
-			r = snprintf(buf + *n, size - *n, "\\u%04x", ch);
-			*n += (size_t)r;
-		} else
-			buf[(*n)++] = (char)ch;
-	}
-	if (*n + 1 >= size)
-		return -1;
-	buf[(*n)++] = '"';
-	return 0;
-}
-
 /* Printf to buf + *n; -1 when it did not fit in size bytes. */
 static int
 json_fmt(char *buf, size_t size, size_t *n, const char *fmt, ...)
@@ -506,13 +474,17 @@ json_fmt(char *buf, size_t size, size_t *n, const char *fmt, ...)
 	return 0;
 }
 
-/* "key": "string", with the key as is: ours, plain ASCII. */
+/*
+ * "key": "string", with the key as is (ours, plain ASCII) and the
+ * string as tenk/json.h writes one: invalid UTF-8 from outside cannot
+ * make the line unparsable.
+ */
 static int
 json_kv(char *buf, size_t size, size_t *n, const char *key, const char *s)
 {
 	if (json_fmt(buf, size, n, ", \"%s\": ", key) == -1)
 		return -1;
-	return json_str(buf, size, n, s);
+	return tk_json_strbuf(buf, size, n, s);
 }
 
 /*
