@@ -109,20 +109,6 @@ stop_server() {
 	SPID=
 }
 
-
-# sampler OUT SPID CPID: "usec server_ticks client_ticks" every 50 ms
-# while CPID lives.
-sampler() {
-	while kill -0 "$3" 2>/dev/null; do
-		t=$(date +%s%6N)
-		ticks "$2" || break
-		s=$TICKS
-		ticks "$3" || break
-		echo "$t $s $TICKS"
-		sleep 0.05
-	done >"$1"
-}
-
 echo "# echo-compare: $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 \
     /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "# peer: $PEER; tenkload -t $CT -s $SIZE -d ${DUR}s --warmup ${WARM}s;" \

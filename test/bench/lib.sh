@@ -125,6 +125,23 @@ ticks() {
 	done
 }
 
+# sampler OUT SPID CPID: "usec server_ticks client_ticks" every 50 ms
+# while CPID lives.  Not once it is a zombie: its threads are gone, and
+# so are their ticks from its stat.
+sampler() {
+	while kill -0 "$3" 2>/dev/null; do
+		case $(sed 's/.*) //' "/proc/$3/stat" 2>/dev/null) in
+		Z*|'') break ;;
+		esac
+		_t=$(date +%s%6N)
+		ticks "$2" || break
+		_s=$TICKS
+		ticks "$3" || break
+		echo "$_t $_s $TICKS"
+		sleep 0.05
+	done >"$1"
+}
+
 # jget FILE SECTION.KEY (tenkload writes one member per line)
 jget() {
 	awk -v want="$2" '

@@ -189,23 +189,6 @@ stop_server() {
 	SPID=
 }
 
-# sampler OUT SPID CPID: "usec server_ticks client_ticks" every 50 ms
-# while CPID lives.  Not once it is a zombie: its threads are gone, and
-# so are their ticks from its stat.
-sampler() {
-	while kill -0 "$3" 2>/dev/null; do
-		case $(sed 's/.*) //' "/proc/$3/stat" 2>/dev/null) in
-		Z*|'') break ;;
-		esac
-		t=$(date +%s%6N)
-		ticks "$2" || break
-		s=$TICKS
-		ticks "$3" || break
-		echo "$t $s $TICKS"
-		sleep 0.05
-	done >"$1"
-}
-
 # run_client OUT CMD...: run CMD in the background with its stdout and
 # stderr in OUT, sample it and the server (kept in OUT.samples), wait
 # for it; T0 = its start (usec), RC = its exit status.
