@@ -1292,16 +1292,15 @@ drop_privileges(void)
 /*
  * Sessions open now, for messages, from the --max-conns count (the one
  * figure main may read while workers run): a proxy session holds two
- * units, its client's and its upstream's, an echo connection one.  A
+ * units, its client's and its upstream's, an echo connection one
+ * (proto->units).  A
  * worker between its reservation and the session's start holds one unit
  * more for a moment, which the halving mostly absorbs.
  */
 static uint64_t
 sessions_now(void)
 {
-	uint64_t	n = atomic_load(&srv.nconns);
-
-	return srv.proto == &proto_proxy ? n / 2 : n;
+	return atomic_load(&srv.nconns) / (uint64_t)srv.proto->units;
 }
 
 static void

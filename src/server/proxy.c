@@ -183,7 +183,8 @@ static void	proxy_start(struct worker *, struct conn *,
 static void	proxy_step(struct worker *, struct conn *);
 static void	proxy_close(struct worker *, struct conn *,
 		    enum conn_reason);
-static void	proxy_stats(void);
+static void	proxy_stats(FILE *);
+static void	proxy_stats_line(FILE *, const struct stats *);
 static void	up_io(struct tk_loop *, struct tk_io *);
 static void	px_timer(struct tk_loop *, struct tk_timer *);
 static void	no_port(struct worker *, struct psess *, struct upstream *,
@@ -224,11 +225,15 @@ const struct proto proto_proxy = {
 	.step = proxy_step,
 	.close = proxy_close,
 	.stats = proxy_stats,
+	.stats_line = proxy_stats_line,
 	.queued = queued,
 	.flow = proxy_flow,
 	.peer = proxy_peer,
 	.idle = proxy_idle,
 	.own_log = 1,
+	.sides = SIDE_N,
+	.units = 2,
+	.noun = { "session", "sessions" },
 };
 
 /*
@@ -904,12 +909,32 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 
 /* /stats, after the thread totals: the upstreams and the sockets. */
 static void
-proxy_stats(void)
+proxy_stats(FILE *f)
 {
-	upstream_stats();
-	log_info("stats sockets: open %llu max-conns %llu",
+	upstream_stats(f);
+	fprintf(f, "stats sockets: open %llu max-conns %llu\n",
 	    (unsigned long long)atomic_load(&srv.nconns),
 	    (unsigned long long)srv.max_conns);
+}
+
+/*
+ * The proxy's own in a thread's /stats line: bytes from and to the
+ * upstreams, clients closed for want of a local port, bytes sent by
+ * splice(2), bulk flows that found no pipe, pipes in use and the bytes
+ * in them, sessions and bytes the kernel forwarded (--fastpath).
+ */
+static void
+proxy_stats_line(FILE *f, const struct stats *s)
+{
+	fprintf(f, " up-in %llu up-out %llu no-port %llu spliced %llu "
+	    "nopipe %llu pipes %llu piped %llu fastpath %llu "
+	    "fastpath-bytes %llu",
+	    (unsigned long long)s->bytes_in[SIDE_UPSTREAM],
+	    (unsigned long long)s->bytes_out[SIDE_UPSTREAM],
+	    (unsigned long long)s->noport, (unsigned long long)s->spliced,
+	    (unsigned long long)s->nopipe, (unsigned long long)s->pipes,
+	    (unsigned long long)s->piped, (unsigned long long)s->fpsess,
+	    (unsigned long long)s->fpbytes);
 }
 
 /* The session's access-log record (conn_access_record). */

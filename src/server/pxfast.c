@@ -89,7 +89,7 @@ pxfast_load(void)
 	uint64_t	 n;
 	char		 why[256];
 
-	if (!cfg->fastpath || srv.proto != &proto_proxy)
+	if (!cfg->fastpath)		/* a proxy option */
 		return;
 	if (cfg->backend != NULL && strcmp(cfg->backend, "io_uring") == 0) {
 		log_warnx("--fastpath sockmap: not with io_uring's completion "

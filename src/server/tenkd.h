@@ -209,8 +209,10 @@ struct proto {
 	/* Optional: called by conn_close() before the free. */
 	void		(*close)(struct worker *, struct conn *,
 			    enum conn_reason);
-	/* Optional: the protocol's own lines of /stats (stats.c). */
-	void		(*stats)(void);
+	/* Optional: the protocol's own lines of /stats (stats.c), */
+	void		(*stats)(FILE *);
+	/* ... and its part of a thread's line. */
+	void		(*stats_line)(FILE *, const struct stats *);
 	/*
 	 * Optional: the bytes c holds queued in every direction, for the
 	 * memory budget's choice of whom to close; NULL: c->outq alone.
@@ -235,6 +237,9 @@ struct proto {
 	 */
 	void		(*idle)(struct worker *, struct conn *);
 	int		 own_log;	/* writes its own access-log line */
+	int		 sides;		/* SIDE_N: an upstream side too */
+	int		 units;		/* --max-conns units a session */
+	const char	*noun[2];	/* a session, sessions, in messages */
 };
 
 /* A listening socket of one worker, one per --listen address. */
@@ -752,7 +757,7 @@ const char	*upstream_name(const struct upstream *);
 void		 upstream_connected(struct upstream *);
 void		 upstream_failed(struct upstream *, uint64_t, int);
 void		 upstream_release(struct upstream *, uint64_t, uint64_t);
-void		 upstream_stats(void);
+void		 upstream_stats(FILE *);
 void		 upstream_check_start(struct tk_loop *);
 void		 upstream_check_stop(void);
 

@@ -541,10 +541,10 @@ upstream_release(struct upstream *u, uint64_t tx, uint64_t rx)
  * "stats upstream 127.0.0.1:7000: up weight 1 active 2 sessions 9
  * fails 0 tx 123 rx 123", and with --balance hash " hash web1 slots
  * 52429 share 20.00%": the name it hashes by and its part of the
- * table, which it serves while up.  Main thread.
+ * table, which it serves while up, to f.  Main thread.
  */
 void
-upstream_stats(void)
+upstream_stats(FILE *f)
 {
 	struct upstream	*u;
 	uint64_t	 d, now;
@@ -560,8 +560,8 @@ upstream_stats(void)
 			snprintf(hs, sizeof(hs), " hash %s slots %u share "
 			    "%.2f%%", u->hname, ch.owned[i],
 			    100.0 * ch.owned[i] / CHASH_SLOTS);
-		log_info("stats upstream %s: %s weight %d active %llu "
-		    "sessions %llu fails %llu tx %llu rx %llu%s", u->name,
+		fprintf(f, "stats upstream %s: %s weight %d active %llu "
+		    "sessions %llu fails %llu tx %llu rx %llu%s\n", u->name,
 		    (d != 0 && d > now) || atomic_load(&u->hc_down) ?
 		    "down" : "up", u->weight,
 		    (unsigned long long)atomic_load(&u->active),

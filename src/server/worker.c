@@ -278,9 +278,7 @@ worker_warn_ok(struct worker *w, enum warn_kind kind, uint64_t *skipped)
 const char *
 worker_sessions(uint64_t n)
 {
-	if (srv.proto == &proto_proxy)
-		return n == 1 ? "session" : "sessions";
-	return n == 1 ? "connection" : "connections";
+	return srv.proto->noun[n != 1];
 }
 
 /*
