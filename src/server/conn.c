@@ -218,7 +218,7 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 	size_t			 size = w->proto->size;
 	int			 acct;
 
-	if (pincf.on && pin_take(w, fd, sa, salen))
+	if (srv.cfg.pin.on && pin_take(w, fd, sa, salen))
 		return NULL;
 	w->st.accepted++;
 	acct = srv.access_fd != -1 || (w->proto->peer != NULL &&

@@ -261,9 +261,9 @@ family(FILE *f, const struct fam *m, const struct msnap *s, int n,
 		    srv.proto->sides);
 		break;
 	case LAB_UPSTREAM:
-		for (i = 0; i < upstream_count(); i++) {
+		for (i = 0; i < srv.cfg.nups; i++) {
 			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
-			    upstream_name_at(i));
+			    srv.cfg.ups[i].name);
 			series(f, m->name, lb, s, n, workers,
 			    m->off + (size_t)i * sizeof(s->ups[0]), 0);
 		}

@@ -159,7 +159,7 @@ worker_init(struct worker *w, int id, const int *lfds)
 	w->m_stats.arg = w->m_resume.arg = w;
 	w->m_done.arg = w->m_stats_reply.arg = w;
 
-	w->nls = srv.cfg.nlisten;
+	w->nls = srv.nlisten;
 	for (i = 0; i < w->nls; i++) {
 		w->ls[i].w = w;
 		w->ls[i].idx = i;
@@ -268,6 +268,13 @@ worker_warn_ok(struct worker *w, enum warn_kind kind, uint64_t *skipped)
 	*skipped = w->warn_skipped[kind];
 	w->warn_skipped[kind] = 0;
 	return 1;
+}
+
+/* The protocol of a mode (config.c checked it: "echo" or "proxy"). */
+const struct proto *
+worker_proto(const char *mode)
+{
+	return strcmp(mode, "proxy") == 0 ? &proto_proxy : &proto_echo;
 }
 
 /*
