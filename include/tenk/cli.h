@@ -51,10 +51,6 @@ const char	*tk_cli_opt(void);
 noreturn void	 tk_cli_bad(const char *opt, const char *arg,
 		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The same line, for what is allowed but likely a mistake; no exit. */
-void		 tk_cli_warn(const char *opt, const char *arg,
-		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
 /* A bad option's line, "OPT ARG: WHY", escaped, without "PROG: ". */
 #define TK_CLI_ERRMAX	1024
 struct tk_cli_err {

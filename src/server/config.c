@@ -50,7 +50,6 @@
 #include "tenk/xmalloc.h"
 #include "tenkd.h"
 
-#define DEFAULT_LISTEN		"127.0.0.1:7777"
 #define DEFAULT_IDLE		(300 * TK_SEC)
 #define DEFAULT_DRAIN		(10 * TK_SEC)
 #define DEFAULT_READY		(30 * TK_SEC)	/* --ready-timeout */
@@ -365,8 +364,9 @@ config_load(struct config *c, const struct cmdline *cl, config_warn_fn *warn,
 			warn(e->msg);
 		}
 		for (i = 0; i < b.n; i++)
-			if (!b.cmdline[b.v[i].idx] && opt_apply(&b,
-			    (size_t)b.v[i].idx, b.v[i].opt, b.v[i].arg, e) == -1)
+			if (!b.cmdline[b.v[i].idx] &&
+			    opt_apply(&b, (size_t)b.v[i].idx, b.v[i].opt,
+			    b.v[i].arg, e) == -1)
 				goto out;
 	}
 	r = finish(&b, e);

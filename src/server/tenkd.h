@@ -71,6 +71,7 @@ enum conn_reason {
  * runs on one, srv.cfg; a reload builds a new one and swaps it in.
  * What start-up fits to the limits it meets lives in struct server.
  */
+#define DEFAULT_LISTEN	"127.0.0.1:7777"
 #define MAXUPSTREAMS	64
 #define UPS_NAMEMAX	64		/* name=, its NUL included */
 #define PIN_MAXFROM	64		/* --accept-proxy-from networks */
@@ -103,7 +104,7 @@ struct pxconf {
 /* An upstream: -u HOST:PORT[,weight=N][,backup][,name=NAME]. */
 struct upconf {
 	struct tk_addr	 addr;
-	char		 name[TK_ADDRSTRLEN];	/* the address, as we write it */
+	char		 name[TK_ADDRSTRLEN];	/* the address, as written */
 	char		 hname[UPS_NAMEMAX];	/* name=, or the address */
 	int		 weight;
 	int		 backup;
@@ -116,7 +117,7 @@ struct hcconf {
 	int		 fall;			/* failures to go */
 	char		*send;			/* a line, CRLF included */
 	char		*expect;		/* the reply's first bytes */
-	uint64_t	 timeout;		/* ns: the interval by default */
+	uint64_t	 timeout;		/* ns (its default: config.c) */
 };
 
 /*
@@ -983,6 +984,15 @@ int		 cfgval_nets(struct config *, const char *, const char *,
 int		 cfgval_listen(struct config *, const char *, const char *,
 		    struct tk_cli_err *);
 int		 cfgval_metrics(const struct config *, struct tk_cli_err *);
+
+/* listen.c, limits.c and help.c: start-up */
+int		*listen_open(void);
+void		 listen_check(const char *, const struct tk_addr *);
+noreturn void	 listen_fail(const char *, const struct tk_addr *);
+void		 limits_set(void);
+void		 limits_check_path(const char *, const char *);
+void		 limits_drop(int);
+noreturn void	 help_usage(int);
 
 /* master.c */
 #define LISTEN_FDS(cfg)	((cfg)->threads * ((cfg)->workers > 1 ? \

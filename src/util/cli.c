@@ -34,7 +34,8 @@
 static char	optname[64];
 
 static void	cli_fmt(struct tk_cli_err *, const char *, const char *,
-		    const char *, va_list) __attribute__((format(printf, 4, 0)));
+		    const char *, va_list)
+		    __attribute__((format(printf, 4, 0)));
 
 /*
  * The one line of a bad command line: the option, its argument and the
@@ -94,18 +95,6 @@ tk_cli_bad(const char *opt, const char *arg, const char *fmt, ...)
 	cli_fmt(&e, opt, arg, fmt, ap);
 	va_end(ap);
 	tk_cli_die(&e);
-}
-
-void
-tk_cli_warn(const char *opt, const char *arg, const char *fmt, ...)
-{
-	struct tk_cli_err	e;
-	va_list			ap;
-
-	va_start(ap, fmt);
-	cli_fmt(&e, opt, arg, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s: %s\n", getprogname(), e.msg);
 }
 
 /*
