@@ -62,7 +62,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1068,49 +1067,162 @@ deferred(void)
 }
 
 /*
- * Start srv.cfg.workers workers and supervise them; cl is the command
- * line (a reload reads it again, an upgrade runs binary with it),
- * lfd[0..nlfd-1] every listener, for an upgrade, and upfd (-1: none)
- * the pipe of the old master that started us for one.  Returns the
- * worker's number (0 to P-1) in a worker process, which then goes on as
- * a plain tenkd, with *fresh set when srv.cfg is not the one this
- * process started with (a reload's); and -1 in the master once every
- * worker is gone after SIGTERM or SIGINT, and the new master of an
- * upgrade under way too.  Main thread, before any thread or loop exists.
+ * Restart the serving workers whose back-off is over, counting in
+ * *alive the workers that run and moving *next to the next restart.
+ * Returns the slot in a new worker, -1 in the master.
  */
-int
-master_run(const struct cmdline *cl, const char *binary, const int *lfd,
-    int nlfd, int upfd, int *fresh)
+static int
+restarts(uint64_t now, uint64_t *next, int *alive)
+{
+	struct child	*k;
+	int		 i;
+
+	for (i = 0; i < MAXKIDS; i++) {
+		k = &kids[i];
+		if (k->state == K_FREE)
+			continue;
+		if (k->pid != -1)
+			(*alive)++;
+		else if (!stopping && k->state == K_CUR &&
+		    k->restart_at != 0) {
+			if (k->restart_at <= now) {
+				if (spawn(k))
+					return k->slot;
+				if (k->pid != -1)
+					(*alive)++;
+			}
+			if (k->restart_at != 0 && k->restart_at < *next)
+				*next = k->restart_at;
+		}
+	}
+	return -1;
+}
+
+/* The first generation runs: say so, and to an upgrade's old master. */
+static void
+first_ready_now(void)
+{
+	first_ready = 1;
+	log_info("master: %d worker%s ready", srv.cfg.workers,
+	    srv.cfg.workers == 1 ? "" : "s");
+	systemd_notify("READY=1\nSTATUS=%s: master, %d worker%s",
+	    srv.cfg.mode, srv.cfg.workers, srv.cfg.workers == 1 ? "" : "s");
+	if (up_fd != -1) {
+		if (write(up_fd, "R", 1) != 1)
+			log_warn("upgrade: telling the old master");
+		close(up_fd);
+		up_fd = -1;
+	}
+}
+
+/*
+ * What waits on the workers or on time: the first generation ready, a
+ * reload's generation ready or late, an upgrade's new master late, the
+ * pidfile to take over, a deferred SIGHUP or SIGUSR2; *next moves to
+ * when to look again.  Returns the slot in a new worker, -1 in the
+ * master.
+ */
+static int
+waits(uint64_t now, uint64_t *next)
+{
+	char	dur[32];
+	int	wk;
+
+	if (!first_ready && all_ready(K_CUR))
+		first_ready_now();
+	if (reloading && all_ready(K_NEW))
+		reload_commit();
+	else if (reloading && now >= reload_by)
+		reload_abort("not ready in time");
+	if (up_pid != -1 && !up_gaveup && now >= up_by) {
+		log_warnx("upgrade: the new master (pid %d) not ready in %s: "
+		    "stopping it; this one keeps serving", (int)up_pid,
+		    tk_fmt_duration(srv.cfg.ready_timeout, dur, sizeof(dur)));
+		up_gaveup = 1;
+		up_stop(SIGTERM);
+	}
+	if (pidfile_wait)
+		pidfile_wait = !pidfile_take();
+	if ((wk = deferred()) != -1)
+		return wk;
+	if ((pidfile_wait || reloading || up_pid != -1 || !first_ready) &&
+	    now + PIDFILE_RETRY < *next)
+		*next = now + PIDFILE_RETRY;
+	return -1;
+}
+
+/* SIGTERM or SIGINT: the first drains, a second forces. */
+static void
+stop(int signo)
+{
+	/* The old workers drain already. */
+	if (!stopping) {
+		log_info("master: SIG%s: stopping the workers",
+		    sigabbrev_np(signo));
+		systemd_notify("STOPPING=1\nSTATUS=stopping the workers");
+	}
+	relay_signal(signo, stopping ? ALL : NOT_OLD);
+	/* A new master not ready yet is ours still: it stops too. */
+	if (up_pid != -1)
+		up_stop(signo);
+	stopping = 1;
+	reloading = 0;
+}
+
+/*
+ * The signals that came, read from the signalfd between iterations,
+ * not in a handler.  Returns the slot in a new worker (a reload's), -1
+ * in the master.
+ */
+static int
+signals(void)
 {
 	struct signalfd_siginfo	 si;
-	sigset_t		 set;
-	uint64_t		 now, next;
-	ssize_t			 n;
-	int			 i, signo, alive, wk;
-	char			 dur[32];
+	int			 wk;
 
-	if (srv.cfg.workers > MAXWORKERS)
-		fatalx("--workers %d: at most %d", srv.cfg.workers,
-		    MAXWORKERS);
-	if (srv.cfg.workers < 1)
-		srv.cfg.workers = 1;
-	master_pid = getpid();
-	role = 1;
-	cmdl = cl;
-	self = binary;
-	freshp = fresh;
-	lfds = lfd;
-	nlfds = nlfd;
-	up_fd = upfd;
-	pidfile_wait = !pidfile_take();
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGUSR2);
-	if (sigprocmask(SIG_BLOCK, &set, &oldmask) == -1)
+	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			reap();
+			break;
+		case SIGTERM:
+		case SIGINT:
+			stop((int)si.ssi_signo);
+			break;
+		case SIGHUP:
+			if ((wk = reload()) != -1)
+				return wk;
+			break;
+		case SIGUSR1:
+			(void)reopen_logs();
+			relay_signal(SIGUSR1, ALL);
+			break;
+		case SIGUSR2:
+			upgrade();
+			break;
+		}
+	}
+	return -1;
+}
+
+/*
+ * The master's signals blocked (for its signalfd, and in a worker until
+ * master_worker_signals), and the first generation forked.  Returns the
+ * slot in a new worker, -1 in the master.
+ */
+static int
+master_start(sigset_t *set)
+{
+	int	i;
+
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGUSR2);
+	if (sigprocmask(SIG_BLOCK, set, &oldmask) == -1)
 		fatal("sigprocmask");
 	for (i = 0; i < MAXKIDS; i++) {
 		kids[i].state = K_FREE;
@@ -1129,10 +1241,18 @@ master_run(const struct cmdline *cl, const char *binary, const int *lfd,
 	    srv.cfg.workers, srv.cfg.workers == 1 ? "" : "s");
 	log_info("master: %d worker%s", srv.cfg.workers,
 	    srv.cfg.workers == 1 ? "" : "s");
+	return -1;
+}
+
+/* The master's loop: the signalfd, the workers' sockets, the timers. */
+static void
+master_loop(const sigset_t *set)
+{
+	int	i;
 
 	if ((ml = tk_loop_new(srv.cfg.backend, 0)) == NULL)
 		fatal("master: loop");
-	if ((sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1)
+	if ((sfd = signalfd(-1, set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1)
 		fatal("master: signalfd");
 	tk_io_init(&sio, sfd, sig_ready, NULL);
 	if (tk_io_start(ml, &sio, TK_EV_READ) == -1)
@@ -1145,112 +1265,53 @@ master_run(const struct cmdline *cl, const char *binary, const int *lfd,
 	tk_timer_init(&collect_timer, collect_expired, NULL);
 	tk_timer_init(&up_kill, up_killed, NULL);
 	metrics_start(ml);
+}
 
+/*
+ * Start srv.cfg.workers workers and supervise them; cl is the command
+ * line (a reload reads it again, an upgrade runs binary with it),
+ * lfd[0..nlfd-1] every listener, for an upgrade, and upfd (-1: none)
+ * the pipe of the old master that started us for one.  Returns the
+ * worker's number (0 to P-1) in a worker process, which then goes on as
+ * a plain tenkd, with *fresh set when srv.cfg is not the one this
+ * process started with (a reload's); and -1 in the master once every
+ * worker is gone after SIGTERM or SIGINT, and the new master of an
+ * upgrade under way too.  Main thread, before any thread or loop exists.
+ */
+int
+master_run(const struct cmdline *cl, const char *binary, const int *lfd,
+    int nlfd, int upfd, int *fresh)
+{
+	sigset_t	 set;
+	uint64_t	 now, next;
+	int		 alive, wk;
+
+	master_pid = getpid();
+	role = 1;
+	cmdl = cl;
+	self = binary;
+	freshp = fresh;
+	lfds = lfd;
+	nlfds = nlfd;
+	up_fd = upfd;
+	pidfile_wait = !pidfile_take();
+	if ((wk = master_start(&set)) != -1)
+		return wk;
+	master_loop(&set);
 	for (;;) {
 		now = tk_clock_mono();
 		next = now + TK_SEC;
 		alive = 0;
-		for (i = 0; i < MAXKIDS; i++) {
-			if (kids[i].state == K_FREE)
-				continue;
-			if (kids[i].pid != -1)
-				alive++;
-			else if (!stopping && kids[i].state == K_CUR &&
-			    kids[i].restart_at != 0) {
-				if (kids[i].restart_at <= now) {
-					if (spawn(&kids[i]))
-						return kids[i].slot;
-					if (kids[i].pid != -1)
-						alive++;
-				}
-				if (kids[i].restart_at != 0 &&
-				    kids[i].restart_at < next)
-					next = kids[i].restart_at;
-			}
-		}
+		if ((wk = restarts(now, &next, &alive)) != -1)
+			return wk;
 		if (stopping && alive == 0 && up_pid == -1)
 			break;
-		if (!first_ready && all_ready(K_CUR)) {
-			first_ready = 1;
-			log_info("master: %d worker%s ready", srv.cfg.workers,
-			    srv.cfg.workers == 1 ? "" : "s");
-			systemd_notify("READY=1\nSTATUS=%s: master, %d "
-			    "worker%s", srv.cfg.mode, srv.cfg.workers,
-			    srv.cfg.workers == 1 ? "" : "s");
-			if (up_fd != -1) {
-				if (write(up_fd, "R", 1) != 1)
-					log_warn("upgrade: telling the old "
-					    "master");
-				close(up_fd);
-				up_fd = -1;
-			}
-		}
-		if (reloading && all_ready(K_NEW))
-			reload_commit();
-		else if (reloading && now >= reload_by)
-			reload_abort("not ready in time");
-		if (up_pid != -1 && !up_gaveup && now >= up_by) {
-			log_warnx("upgrade: the new master (pid %d) not ready "
-			    "in %s: stopping it; this one keeps serving",
-			    (int)up_pid, tk_fmt_duration(srv.cfg.ready_timeout,
-			    dur, sizeof(dur)));
-			up_gaveup = 1;
-			up_stop(SIGTERM);
-		}
-		if (pidfile_wait) {
-			pidfile_wait = !pidfile_take();
-			if (pidfile_wait && now + PIDFILE_RETRY < next)
-				next = now + PIDFILE_RETRY;
-		}
-		if ((wk = deferred()) != -1)
+		if ((wk = waits(now, &next)) != -1)
 			return wk;
-		if ((reloading || up_pid != -1 || !first_ready) &&
-		    now + PIDFILE_RETRY < next)
-			next = now + PIDFILE_RETRY;
 		(void)tk_timer_arm(ml, &tick, next > now ? next - now : 0);
 		tk_loop_run(ml, TK_RUN_ONCE);
-		/* Signals: read here, between iterations, not in a handler. */
-		while ((n = read(sfd, &si, sizeof(si))) == sizeof(si)) {
-			signo = (int)si.ssi_signo;
-			switch (signo) {
-			case SIGCHLD:
-				reap();
-				break;
-			case SIGTERM:
-			case SIGINT:
-				/*
-				 * The first drains, except the old workers
-				 * that drain already; a second forces all.
-				 */
-				if (!stopping) {
-					log_info("master: SIG%s: stopping the "
-					    "workers", sigabbrev_np(signo));
-					systemd_notify("STOPPING=1\nSTATUS="
-					    "stopping the workers");
-				}
-				relay_signal(signo, stopping ? ALL : NOT_OLD);
-				/*
-				 * A new master not ready yet is ours still:
-				 * it stops too, and we wait for it.
-				 */
-				if (up_pid != -1)
-					up_stop(signo);
-				stopping = 1;
-				reloading = 0;
-				break;
-			case SIGHUP:
-				if ((wk = reload()) != -1)
-					return wk;
-				break;
-			case SIGUSR1:
-				(void)reopen_logs();
-				relay_signal(signo, ALL);
-				break;
-			case SIGUSR2:
-				upgrade();
-				break;
-			}
-		}
+		if ((wk = signals()) != -1)
+			return wk;
 	}
 	metrics_stop();
 	tk_timer_cancel(ml, &tick);
