@@ -40,7 +40,6 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,38 +332,11 @@ conn_close_all(struct worker *w, enum conn_reason why)
  * the first record went in (alog_timer), when it has drained and when
  * it stops; so a record costs a memcpy, not a system call, and a slow
  * log never blocks the data path (past --access-log-buffer, records are
- * dropped and counted).  Reopening (SIGHUP, SIGUSR1: reopen.c) opens
- * the path again and dup3()s the new file onto the old descriptor
- * number, which swaps the file atomically under the workers' feet with
- * no message to them.
+ * dropped and counted).  Opening it at start and reopening it
+ * (SIGHUP, SIGUSR1) are reopen.c's, which opens the path again and
+ * dup3()s the new file onto the old descriptor number: that swaps the
+ * file atomically under the workers' feet with no message to them.
  */
-void
-conn_access_open(void)
-{
-	char	err[256];
-	int	fd;
-
-	srv.access_fd = -1;
-	if (srv.cfg.access_log == NULL)
-		return;
-	if ((fd = reopen_access(err, sizeof(err))) == -1)
-		fatalx("access log %s: %s", srv.cfg.access_log, err);
-	srv.access_fd = fd;
-}
-
-/*
- * The access log's path opened as safefile.c opens it for the --user
- * (by us, or by reopen.c's opener), or -1 with errno and err set.
- */
-int
-conn_access_path(char *err, size_t errlen)
-{
-	struct fowner	o;
-
-	safefile_owner(&srv.cfg, &o);
-	return safefile_open(srv.cfg.access_log, O_WRONLY | O_APPEND | O_CREAT,
-	    0644, &o, err, errlen);
-}
 
 /*
  * w's record buffer and its flush timer; the buffer only when the

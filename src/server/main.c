@@ -314,7 +314,7 @@ open_all(int upfd)
 	pidfile_start(cfg->pidfile, &owner, upfd != -1);
 	if (upgraded)
 		reopen_adopt();
-	conn_access_open();
+	reopen_access_open();
 	if (metrics_open() == -1)
 		listen_fail("--metrics", &cfg->metrics);
 	lfds = listen_open();

@@ -244,7 +244,7 @@ master_worker_final(void)
 	if (ready_sock == -1)
 		return;
 	for (i = 0; i < srv.nworkers; i++)
-		stats_snapshot(&srv.workers[i], &srv.workers[i].snap);
+		worker_snapshot(&srv.workers[i], &srv.workers[i].snap);
 	memset(&m, 0, sizeof(m));
 	stats_fill(&m);
 	upstream_metrics(&m);

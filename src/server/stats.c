@@ -14,17 +14,15 @@
  * The caps (--max-conns, --max-conns-per-ip) are counted for the whole
  * process, not per worker: the per-IP count is shared by the threads
  * and --max-conns is one count for all, so a thread's share would mean
- * little.  stats_cap() counts and rate-limits their log lines.
+ * little.  worker_cap() counts and rate-limits their log lines.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "tenk/loop.h"
-#include "tenk/clock.h"
 #include "tenk/log.h"
 #include "tenkd.h"
 
-#define CAP_WARN_EVERY	((long long)TK_SEC) /* a line per cap and second */
 
 /* As the caps are named on the "stats caps" line; see enum cap_kind. */
 const char *const cap_names[CAP_NKINDS] = {
@@ -36,52 +34,6 @@ static void	stats_add(struct stats *, const struct stats *);
 static void	stats_line(FILE *, const char *, const struct stats *);
 static void	stats_caps(FILE *);
 static void	stats_reply(struct tk_loop *, struct tk_msg *);
-
-/*
- * Count one more time cap k was reached, and say whether its line may
- * be logged now: at most one a second for the whole process, whichever
- * thread gets there first.  *skipped gets how many were held back since
- * the last line.  Any thread.
- */
-int
-stats_cap(enum cap_kind k, uint64_t *skipped)
-{
-	struct capcount		*cc = &srv.caps[k];
-	unsigned long long	 now = tk_clock_mono(), last;
-
-	atomic_fetch_add(&cc->n, 1);
-	last = atomic_load(&cc->last);
-	/* Signed: another thread may have stored a later now. */
-	if ((last != 0 && (long long)(now - last) < CAP_WARN_EVERY) ||
-	    !atomic_compare_exchange_strong(&cc->last, &last, now)) {
-		atomic_fetch_add(&cc->skipped, 1);
-		return 0;
-	}
-	*skipped = atomic_exchange(&cc->skipped, 0);
-	return 1;
-}
-
-/* Copy w's counters with the figures kept elsewhere.  Worker thread. */
-void
-stats_snapshot(struct worker *w, struct stats *s)
-{
-	struct tk_loop_stats	ls;
-
-	*s = w->st;
-	s->active = w->nconns;
-	s->bufs_inuse = w->pool.inuse;
-	s->bufs_free = w->pool.nfree;
-	s->pipes = w->npipes - w->npipes_free;
-	s->piped = w->piped;
-	s->iterations = tk_loop_iterations(w->l);
-	if (w->cq) {
-		tk_loop_stats(w->l, &ls);
-		s->ring_dry = ls.nobufs;
-		s->cq_overflow = ls.cq_overflow;
-		s->ms_accepted = ls.accepts;
-		s->accept_dropped += ls.accept_closed;
-	}
-}
 
 static void
 stats_add(struct stats *dst, const struct stats *src)

@@ -342,10 +342,10 @@ struct listener {
 
 /*
  * The caps that hold clients back, each counted for the whole process
- * and logged at most once a second (stats_cap); /stats shows the
+ * and logged at most once a second (worker_cap); /stats shows the
  * counts as "stats caps: max-conns N ip-limit N".  A new cap adds its
  * kind before CAP_NKINDS and its name to cap_names in stats.c, and
- * calls stats_cap() where it bites.  The memory budget has a line of
+ * calls worker_cap() where it bites.  The memory budget has a line of
  * its own ("stats memory", mem.c), since it counts episodes and the
  * connections it closed, not refusals.
  */
@@ -519,6 +519,8 @@ int		 worker_warn_ok(struct worker *, enum warn_kind, uint64_t *);
 void		 worker_mem_resume(struct worker *);
 const struct proto *worker_proto(const char *);
 const char	*worker_sessions(uint64_t);
+int		 worker_cap(enum cap_kind, uint64_t *);
+void		 worker_snapshot(struct worker *, struct stats *);
 
 /* mem.c */
 void		 mem_init(void);
@@ -536,8 +538,6 @@ void		 conn_step(struct worker *, struct conn *);
 void		 conn_warn_nomem(struct worker *);
 void		 conn_wheel_init(struct worker *);
 void		 conn_close_all(struct worker *, enum conn_reason);
-void		 conn_access_open(void);
-int		 conn_access_path(char *, size_t);
 /* One access-log record: conn_access_record() writes it. */
 struct acct_rec {
 	const struct sockaddr_in6 *peer;	/* the client */
@@ -710,8 +710,6 @@ extern const struct proto proto_echo;
 
 /* stats.c */
 extern const char *const cap_names[CAP_NKINDS];
-int		 stats_cap(enum cap_kind, uint64_t *);
-void		 stats_snapshot(struct worker *, struct stats *);
 void		 stats_request(void);
 
 /* stats.c, for the metrics listener (issue 14) */
@@ -901,6 +899,7 @@ int		 systemd_listen_fds(int **, char ***);
 /* reopen.c (issue 14) */
 void		 reopen_init(void);
 int		 reopen_access(char *, size_t);
+void		 reopen_access_open(void);
 int		 reopen_logs(void);
 int		 reopen_opener(void);
 void		 reopen_pass(int);
