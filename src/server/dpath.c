@@ -248,9 +248,9 @@ dp_pump(struct worker *w, struct dp_flow *f, size_t *budget)
 /*
  * A read from f's source (recv or splice) that brought no bytes: 0 the
  * peer finished (unless f->more says bytes the kernel passed on for it
- * are still to come: then READ waits for them), -1 with errno: EAGAIN blocks READ, anything else is
- * the source's failure, noted for dp_settle.  Ends dp_pump's loop
- * (f->stop).
+ * are still to come: then READ waits for them), -1 with errno: EAGAIN
+ * blocks READ, anything else is the source's failure, noted for
+ * dp_settle.  Ends dp_pump's loop (f->stop).
  */
 static void
 read_end(struct dp_flow *f, ssize_t n)

@@ -74,7 +74,7 @@ limits_set(void)
  * dropped.  Dies with one line otherwise.
  */
 void
-limits_check_path(const char *what, const char *path)
+limits_check_path(const char *what, const char *path, int log)
 {
 	struct fowner	o;
 	char		err[256];
@@ -82,7 +82,7 @@ limits_check_path(const char *what, const char *path)
 	if (path == NULL)
 		return;
 	safefile_owner(&srv.cfg, &o);
-	if (safefile_check(path, &o, err, sizeof(err)) == -1)
+	if (safefile_check(path, &o, log, err, sizeof(err)) == -1)
 		fatalx("%s %s: %s", what, path, err);
 }
 

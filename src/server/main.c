@@ -282,8 +282,8 @@ check_only(void)
 	if ((l = tk_loop_new(cfg->backend, 0)) == NULL)
 		fatal("backend %s", cfg->backend != NULL ? cfg->backend :
 		    "default");
-	limits_check_path("pidfile", cfg->pidfile);
-	limits_check_path("access log", cfg->access_log);
+	limits_check_path("pidfile", cfg->pidfile, 0);
+	limits_check_path("access log", cfg->access_log, 1);
 	/* Sockets from systemd take the place of --listen. */
 	for (i = 0; getenv("LISTEN_FDS") == NULL && i < cfg->nlisten; i++)
 		listen_check("listen on", &cfg->listen[i]);

@@ -58,6 +58,7 @@ struct answer {
 static int	opener = -1;		/* our end; -1: open directly */
 
 static int	access_path(char *, size_t);
+static int	reopen_access(char *, size_t);
 static int	send_fd(int, const void *, size_t, int);
 static int	recv_fd(int, void *, size_t, int *);
 
@@ -313,8 +314,7 @@ access_path(char *err, size_t errlen)
 	struct fowner	o;
 
 	safefile_owner(&srv.cfg, &o);
-	return safefile_open(srv.cfg.access_log, O_WRONLY | O_APPEND | O_CREAT,
-	    0644, &o, err, errlen);
+	return safefile_open_log(srv.cfg.access_log, &o, err, errlen);
 }
 
 /*
@@ -340,7 +340,7 @@ reopen_access_open(void)
  * as conn.c opens it: the fd, or -1 with errno and why set.  Main
  * thread (start-up: reopen_access_open).
  */
-int
+static int
 reopen_access(char *why, size_t whylen)
 {
 	if (opener != -1)

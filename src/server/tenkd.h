@@ -898,7 +898,6 @@ int		 systemd_listen_fds(int **, char ***);
 
 /* reopen.c (issue 14) */
 void		 reopen_init(void);
-int		 reopen_access(char *, size_t);
 void		 reopen_access_open(void);
 int		 reopen_logs(void);
 int		 reopen_opener(void);
@@ -918,8 +917,10 @@ struct fowner {
 void		 safefile_owner(const struct config *, struct fowner *);
 int		 safefile_open(const char *, int, mode_t, const struct fowner *,
 		    char *, size_t);
-int		 safefile_check(const char *, const struct fowner *, char *,
+int		 safefile_open_log(const char *, const struct fowner *, char *,
 		    size_t);
+int		 safefile_check(const char *, const struct fowner *, int,
+		    char *, size_t);
 
 /* pidfile.c (issue 22) */
 void		 pidfile_start(const char *, const struct fowner *, int);
@@ -989,7 +990,7 @@ int		*listen_open(void);
 void		 listen_check(const char *, const struct tk_addr *);
 noreturn void	 listen_fail(const char *, const struct tk_addr *);
 void		 limits_set(void);
-void		 limits_check_path(const char *, const char *);
+void		 limits_check_path(const char *, const char *, int);
 void		 limits_drop(int);
 noreturn void	 help_usage(int);
 
