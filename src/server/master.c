@@ -420,37 +420,28 @@ kid_read(struct tk_loop *l, struct tk_io *io)
 	const char		*why;
 	ssize_t			 n;
 
-	for (;;) {
-		/* MSG_TRUNC: the datagram's length, if longer (Linux 3.4). */
-		n = recv(io->fd, &m, sizeof(m), MSG_TRUNC);
+	/* MSG_TRUNC: the datagram's length, if longer (Linux 3.4). */
+	while ((n = chan_recv(io, &m, sizeof(m), MSG_TRUNC)) > 0) {
 		if (n == 1 && ((char *)&m)[0] == 'R') {
 			k->ready = 1;
 			continue;
 		}
-		if (n > 0) {
-			/* An answer all the same: nobody waits for more. */
-			if ((why = snap_bad(k, &m, n)) != NULL)
-				snap_warn(k, why);
-			else
-				k->cur = m;
-			if (k->asked) {
-				k->asked = 0;
-				pending--;
-			}
-			continue;
+		/* An answer all the same: nobody waits for more. */
+		if ((why = snap_bad(k, &m, n)) != NULL)
+			snap_warn(k, why);
+		else
+			k->cur = m;
+		if (k->asked) {
+			k->asked = 0;
+			pending--;
 		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN) {
-			tk_io_block(io, TK_EV_READ);
-			break;
-		}
+	}
+	if (n == -1) {
 		(void)tk_io_close(l, io);
 		if (k->asked) {
 			k->asked = 0;
 			pending--;
 		}
-		break;
 	}
 	if (collecting && pending == 0)
 		collect_end();

@@ -193,22 +193,11 @@ child_read(struct tk_loop *l, struct tk_io *io)
 	char	buf[64];
 	ssize_t	n;
 
-	for (;;) {
-		n = recv(io->fd, buf, sizeof(buf), 0);
-		if (n > 0) {
-			child_asked = 1;
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN) {
-			tk_io_block(io, TK_EV_READ);
-			break;
-		}
-		/* The master is gone: PR_SET_PDEATHSIG does the rest. */
+	while ((n = chan_recv(io, buf, sizeof(buf), 0)) > 0)
+		child_asked = 1;
+	/* The master is gone: PR_SET_PDEATHSIG does the rest. */
+	if (n == -1)
 		tk_io_stop(l, io);
-		break;
-	}
 	if (child_asked && !srv.stopping)
 		stats_request();
 }

@@ -994,6 +994,9 @@ void		 limits_check_path(const char *, const char *, int);
 void		 limits_drop(int);
 noreturn void	 help_usage(int);
 
+/* chan.c: the master's and a worker's socket pair */
+ssize_t		 chan_recv(struct tk_io *, void *, size_t, int);
+
 /* master.c */
 #define LISTEN_FDS(cfg)	((cfg)->threads * ((cfg)->workers > 1 ? \
 			    (cfg)->workers : 1))	/* per address */
