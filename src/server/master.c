@@ -1157,6 +1157,9 @@ stop(int signo)
 	if (up_pid != -1)
 		up_stop(signo);
 	stopping = 1;
+	/* Its new workers were told to stop with the others. */
+	if (reloading)
+		config_free(&newcfg);
 	reloading = 0;
 }
 
