@@ -293,8 +293,10 @@ spawn(struct child *k)
 			close(sv[0]);
 		child_setup(k->slot, sv[1]);
 		/* A reload's configuration: the worker takes it on. */
-		if (k->state == K_NEW)
+		if (k->state == K_NEW) {
+			config_free(&srv.cfg);
 			srv.cfg = newcfg;
+		}
 		*freshp = k->state == K_NEW || gen > 1;
 		return 1;
 	}
