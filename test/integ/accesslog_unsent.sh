@@ -43,7 +43,8 @@ unsent() {
 	_out=$(printf '%s\n' "$_l" | sed -n 's/.* out=\([0-9]*\) .*/\1/p')
 	echo "$_l"
 	[ "$_in" = 1001 ] || fail "in= not 1001: $_l"
-	[ -n "$_out" ] && [ "$_out" -le "$_k" ] ||
+	[ -n "$_out" ] || fail "no out= in: $_l"
+	[ "$_out" -le "$_k" ] ||
 	    fail "out= more than the client could have read ($_k): $_l"
 	case $_l in
 	*reset*)	;;

@@ -46,10 +46,8 @@ started() {
 upkids() {
 	wait_line 20 "$TENKD_LOG" "tenkd\\[$UP\\] info: worker 1: pid" ||
 	    fail "the new master started no workers"
-	for p in $(sed -n "s/.*tenkd\\[$UP\\] info: worker .: pid //p" \
-	    "$TENKD_LOG"); do
-		track "$p"
-	done
+	track "$(sed -n "s/.*tenkd\\[$UP\\] info: worker .: pid //p" \
+	    "$TENKD_LOG")"
 }
 # serving OLDKIDS: the old master still runs these workers, not
 # draining, and holds the pidfile, and clients are served.
