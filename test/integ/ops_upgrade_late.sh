@@ -28,20 +28,6 @@ _nkids() {
 _pidfile_is() {
 	[ "$(cat "$T/pid" 2>/dev/null)" = "$1" ]
 }
-# put SCRIPT: the binary at $bin, from now on, SCRIPT.
-put() {
-	printf '%s' "$1" >"$bin.new"
-	chmod 755 "$bin.new"
-	mv "$bin.new" "$bin"
-}
-# started: the pid of the new master the last upgrade started.
-started() {
-	wait_line 10 "$TENKD_LOG" 'upgrade: .* started as pid' ||
-	    fail "no upgrade started"
-	UP=$(sed -n 's/.*upgrade: .* started as pid \([0-9]*\).*/\1/p' \
-	    "$TENKD_LOG" | tail -n 1)
-	track "$UP"
-}
 # upkids: the new master's workers, gone with the test whatever happens.
 upkids() {
 	wait_line 20 "$TENKD_LOG" "tenkd\\[$UP\\] info: worker 1: pid" ||
@@ -77,7 +63,7 @@ printf 'threads 1\nworkers 2\n' >"$f"
 TENKD=$bin tenkd_start echo -f "$f" --pidfile "$T/pid" --drain-timeout 1s
 wait_for 10 _nkids 2 || fail "early: workers: $(kids)"
 oldkids=$(kids)
-put "#!$PY
+binary_put "$bin" "#!$PY
 import os, signal, sys, time
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 open('$T/blocked', 'w').close()
@@ -88,7 +74,7 @@ for _ in range(600):
 os.execv('$real', ['$real'] + sys.argv[1:])
 "
 kill -USR2 "$TENKD_PID"
-started
+upgrade_started
 wait_for 10 test -e "$T/blocked" || fail "early: the script did not run"
 kill -TERM "$UP"
 upkids
@@ -110,7 +96,7 @@ TENKD=$bin tenkd_start echo -f "$f" --pidfile "$T/pid" \
     --ready-timeout 1s --drain-timeout 1s
 wait_for 10 _nkids 2 || fail "late: workers: $(kids)"
 oldkids=$(kids)
-put "#!/bin/sh
+binary_put "$bin" "#!/bin/sh
 trap 'touch $T/termed' TERM
 i=0
 while [ ! -e $T/termed ] && [ \$i -lt 600 ]; do
@@ -120,7 +106,7 @@ done
 exec $real \"\$@\"
 "
 kill -USR2 "$TENKD_PID"
-started
+upgrade_started
 wait_line 20 "$TENKD_LOG" "new master (pid $UP) not ready in 1s: stopping" ||
     fail "late: not stopped at --ready-timeout"
 upkids
