@@ -10,7 +10,8 @@
 # script put where the running tenkd's was, that holds the new master
 # back, then executes the real binary:
 # - early: SIGTERM is blocked and sent to it before it runs tenkd, which
-#   starts with the signal pending: it must never say ready;
+#   starts with the signal pending: it must never say ready, and exit
+#   (its workers, whose mask was blocked the same, drain all the same);
 # - late: it waits for the old master's SIGTERM at --ready-timeout (its
 #   trap takes it), then runs tenkd, which becomes ready: the old one
 #   must ignore that and kill it at --drain-timeout and 5 s later.
