@@ -636,13 +636,16 @@ reap(void)
 		if (i == MAXKIDS)
 			continue;
 		k = &kids[i];
-		k->pid = -1;
-		/* Its last figures, if still queued, then into the base. */
+		/*
+		 * Its last figures, if still queued, then into the base;
+		 * read while k->pid is still its pid, which they carry.
+		 */
 		if (k->io.fd != -1) {
 			kid_read(ml, &k->io);
 			if (k->io.fd != -1)
 				(void)tk_io_close(ml, &k->io);
 		}
+		k->pid = -1;
 		snap_add(&base[k->slot], &k->cur, 0, k->ulist);
 		memset(&k->cur, 0, sizeof(k->cur));
 		status_str(st, how, sizeof(how));
