@@ -517,16 +517,18 @@ connect_done(struct worker *w, struct psess *s)
 		n = pp_header(pxc->send_proxy, peer(w, s), s->c.io.fd, hdr,
 		    sizeof(hdr));
 		flow(s, C2U, &f);
+		/* Sent, or queued still: a failed send's bytes stay. */
+		s->hdr = (uint8_t)n;
 		if (dp_send(w, &f, hdr, n) == -1) {
-			if (f.err == DP_ERR_NOMEM)
+			if (f.err == DP_ERR_NOMEM) {
+				s->hdr = 0;
 				end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
-			else
+			} else
 				end(w, s, WHO_UPSTREAM, dp_reason(errno) ==
 				    CONN_RESET ? WHY_RESET : WHY_ERROR,
 				    dp_reason(errno));
 			return -1;
 		}
-		s->hdr = (uint8_t)n;
 	}
 	return 0;
 }
