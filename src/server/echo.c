@@ -37,6 +37,9 @@ const struct proto proto_echo = {
 	.start = echo_start,
 	.step = echo_step,
 	.flow = echo_flow,
+	.sides = 1,
+	.units = 1,
+	.noun = { "connection", "connections" },
 };
 
 static void

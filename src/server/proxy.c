@@ -93,7 +93,6 @@ enum px_why {
 	WHY_NOMEM,
 	WHY_NOPORT,
 	WHY_NOFD,
-	WHY_FDLIMIT,
 	WHY_IPLIMIT,
 	WHY_NOUPSTREAM,
 	WHY_CONNTIMEOUT,
@@ -104,9 +103,9 @@ enum px_why {
 };
 
 static const char *const why_names[] = {
-	NULL, "eof", "reset", "error", "nomem", "no-port", "no-fd", "fdlimit",
-	"ip-limit", "no-upstream", "connect-timeout", "refused",
-	"connect-error", "fin-timeout", "idle"
+	NULL, "eof", "reset", "error", "nomem", "no-port", "no-fd", "ip-limit",
+	"no-upstream", "connect-timeout", "refused", "connect-error",
+	"fin-timeout", "idle"
 };
 
 #define C2U		0	/* client to upstream */
@@ -170,21 +169,14 @@ struct pxwait {
 	uint64_t		 cstart; /* connect(2) began, ns (metrics) */
 };
 
-struct pxconf	 pxcf = {
-	.balance = BALANCE_RR,
-	.connect_timeout = 5 * TK_SEC,
-	.fin_timeout = 30 * TK_SEC,
-	.retries = 2,
-	.fail_max = 3,
-	.fail_timeout = 10 * TK_SEC,
-};
 
 static void	proxy_start(struct worker *, struct conn *,
 		    const struct sockaddr *, socklen_t);
 static void	proxy_step(struct worker *, struct conn *);
 static void	proxy_close(struct worker *, struct conn *,
 		    enum conn_reason);
-static void	proxy_stats(void);
+static void	proxy_stats(FILE *);
+static void	proxy_stats_line(FILE *, const struct stats *);
 static void	up_io(struct tk_loop *, struct tk_io *);
 static void	px_timer(struct tk_loop *, struct tk_timer *);
 static void	no_port(struct worker *, struct psess *, struct upstream *,
@@ -217,20 +209,37 @@ static const struct sockaddr_in6 *peer(struct worker *, struct psess *);
 static int	wait_new(struct psess *);
 static void	wait_free(struct worker *, struct psess *);
 static void	proxy_idle(struct worker *, struct conn *);
+static void	proxy_init(void);
+
+/* The proxy's options, as short as a global's. */
+static const struct pxconf *const pxc = &srv.cfg.px;
 
 const struct proto proto_proxy = {
 	.name = "proxy",
 	.size = sizeof(struct psess),
+	.init = proxy_init,
 	.start = proxy_start,
 	.step = proxy_step,
 	.close = proxy_close,
 	.stats = proxy_stats,
+	.stats_line = proxy_stats_line,
 	.queued = queued,
 	.flow = proxy_flow,
 	.peer = proxy_peer,
 	.idle = proxy_idle,
 	.own_log = 1,
+	.sides = SIDE_N,
+	.units = 2,
+	.noun = { "session", "sessions" },
 };
+
+/* The upstreams' schedule and the splice pipes' size, from srv.cfg. */
+static void
+proxy_init(void)
+{
+	upstream_init();
+	dp_init();
+}
 
 /*
  * A fresh client: note its address, check the per-IP cap and the unit
@@ -248,7 +257,7 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 	(void)sa;
 	(void)salen;
 	s->pipe[C2U] = s->pipe[U2C] = &dp_nopipe;
-	if (!srv.cfg.splice)
+	if (!srv.splice)
 		s->spl[C2U] = s->spl[U2C] = DP_S_OFF;
 	tk_io_init(&s->up, -1, up_io, w);
 	c->state = PX_CONNECT;
@@ -257,8 +266,8 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 		end(w, s, WHO_TENKD, WHY_ERROR, CONN_ERROR);
 		return;
 	}
-	if (pxcf.max_per_ip > 0) {
-		if (perip_take(peer(w, s), pxcf.max_per_ip) == -1) {
+	if (pxc->max_per_ip > 0) {
+		if (perip_take(peer(w, s), pxc->max_per_ip) == -1) {
 			end(w, s, WHO_TENKD, WHY_IPLIMIT, CONN_ERROR);
 			return;
 		}
@@ -282,8 +291,8 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 static int
 proxy_peer(void)
 {
-	return pxcf.max_per_ip > 0 || pxcf.balance == BALANCE_HASH ||
-	    pxcf.send_proxy != 0;
+	return pxc->max_per_ip > 0 || pxc->balance == BALANCE_HASH ||
+	    pxc->send_proxy != 0;
 }
 
 /*
@@ -295,7 +304,7 @@ proxy_peer(void)
 static uint32_t
 hash_slot(struct worker *w, struct psess *s)
 {
-	return chash_addr(peer(w, s), pxcf.hash_key == HKEY_SOURCE_PORT);
+	return chash_addr(peer(w, s), pxc->hash_key == HKEY_SOURCE_PORT);
 }
 
 /* The client's address, or an AF_UNSPEC one where none was kept. */
@@ -409,7 +418,7 @@ connect_next(struct worker *w, struct psess *s, int err)
 	int		 fd;
 
 	for (;;) {
-		if (s->attempts > pxcf.retries) {
+		if (s->attempts > pxc->retries) {
 			if (err == ETIMEDOUT)
 				end(w, s, WHO_TIMEOUT, WHY_CONNTIMEOUT,
 				    CONN_TIMEOUT);
@@ -418,7 +427,7 @@ connect_next(struct worker *w, struct psess *s, int err)
 				    WHY_REFUSED : WHY_CONNERROR, CONN_ERROR);
 			return -1;
 		}
-		if ((u = upstream_pick(pxcf.balance == BALANCE_HASH ?
+		if ((u = upstream_pick(pxc->balance == BALANCE_HASH ?
 		    hash_slot(w, s) : 0, s->wait->tried, now)) == NULL) {
 			end(w, s, WHO_TENKD, WHY_NOUPSTREAM, CONN_ERROR);
 			return -1;
@@ -448,15 +457,12 @@ connect_next(struct worker *w, struct psess *s, int err)
 		}
 		tk_io_init(&s->up, fd, up_io, w);
 		if (tk_io_start(w->l, &s->up, TK_EV_WRITE) == -1) {
-			err = errno;
 			close(fd);
 			s->up.fd = -1;
-			end(w, s, WHO_TENKD, err == ERANGE ? WHY_FDLIMIT :
-			    WHY_ERROR, err == ERANGE ? CONN_FDLIMIT :
-			    CONN_ERROR);
+			end(w, s, WHO_TENKD, WHY_ERROR, CONN_ERROR);
 			return -1;
 		}
-		if (tk_timer_arm(w->l, &s->wait->t, pxcf.connect_timeout) ==
+		if (tk_timer_arm(w->l, &s->wait->t, pxc->connect_timeout) ==
 		    -1) {
 			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
 			return -1;
@@ -507,20 +513,22 @@ connect_done(struct worker *w, struct psess *s)
 	(void)tk_sock_nodelay(s->up.fd);
 	s->c.state = PX_DATA;
 	conn_touch(&s->c, tk_loop_now(w->l));
-	if (pxcf.send_proxy != 0) {
-		n = pp_header(pxcf.send_proxy, peer(w, s), s->c.io.fd, hdr,
+	if (pxc->send_proxy != 0) {
+		n = pp_header(pxc->send_proxy, peer(w, s), s->c.io.fd, hdr,
 		    sizeof(hdr));
 		flow(s, C2U, &f);
+		/* Sent, or queued still: a failed send's bytes stay. */
+		s->hdr = (uint8_t)n;
 		if (dp_send(w, &f, hdr, n) == -1) {
-			if (f.err == DP_ERR_NOMEM)
+			if (f.err == DP_ERR_NOMEM) {
+				s->hdr = 0;
 				end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
-			else
+			} else
 				end(w, s, WHO_UPSTREAM, dp_reason(errno) ==
 				    CONN_RESET ? WHY_RESET : WHY_ERROR,
 				    dp_reason(errno));
 			return -1;
 		}
-		s->hdr = (uint8_t)n;
 	}
 	return 0;
 }
@@ -552,8 +560,8 @@ px_timer(struct tk_loop *l, struct tk_timer *t)
 	 */
 	proxy_idle(w, &s->c);
 	last = conn_last_ns(&s->c, tk_loop_now(l));
-	if (tk_loop_now(l) - last < pxcf.fin_timeout &&
-	    tk_timer_arm_at(l, t, last + pxcf.fin_timeout) == 0)
+	if (tk_loop_now(l) - last < pxc->fin_timeout &&
+	    tk_timer_arm_at(l, t, last + pxc->fin_timeout) == 0)
 		return;
 	end(w, s, WHO_TIMEOUT, WHY_FINTIMEOUT, CONN_TIMEOUT);
 }
@@ -610,7 +618,7 @@ proxy_step(struct worker *w, struct conn *c)
 			failing(w, s, fl);
 		return;
 	}
-	if (s->fp == NULL && !s->fp_tried && srv.cfg.fastpath && !w->cq &&
+	if (s->fp == NULL && !s->fp_tried && srv.fastpath && !w->cq &&
 	    s->pipe[C2U] == &dp_nopipe && s->pipe[U2C] == &dp_nopipe)
 		fast_start(w, s, fl);
 	if (s->flags[C2U] & s->flags[U2C] & DP_F_SHUT) {
@@ -655,11 +663,11 @@ failing(struct worker *w, struct psess *s, struct dp_flow *fl)
 static void
 fin_arm(struct worker *w, struct psess *s)
 {
-	if (s->fin_armed || pxcf.fin_timeout == 0)
+	if (s->fin_armed || pxc->fin_timeout == 0)
 		return;
 	s->fin_armed = 1;
 	if (wait_new(s) == 0)
-		(void)tk_timer_arm(w->l, &s->wait->t, pxcf.fin_timeout);
+		(void)tk_timer_arm(w->l, &s->wait->t, pxc->fin_timeout);
 }
 
 /*
@@ -911,14 +919,34 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 		    why_names[s->why] : conn_reasons[reason], out);
 }
 
-/* SIGUSR1, after the thread totals: the upstreams and the sockets. */
+/* /stats, after the thread totals: the upstreams and the sockets. */
 static void
-proxy_stats(void)
+proxy_stats(FILE *f)
 {
-	upstream_stats();
-	log_info("stats sockets: open %llu max-conns %llu",
+	upstream_stats(f);
+	fprintf(f, "stats sockets: open %llu max-conns %llu\n",
 	    (unsigned long long)atomic_load(&srv.nconns),
 	    (unsigned long long)srv.max_conns);
+}
+
+/*
+ * The proxy's own in a thread's /stats line: bytes from and to the
+ * upstreams, clients closed for want of a local port, bytes sent by
+ * splice(2), bulk flows that found no pipe, pipes in use and the bytes
+ * in them, sessions and bytes the kernel forwarded (--fastpath).
+ */
+static void
+proxy_stats_line(FILE *f, const struct stats *s)
+{
+	fprintf(f, " up-in %llu up-out %llu no-port %llu spliced %llu "
+	    "nopipe %llu pipes %llu piped %llu fastpath %llu "
+	    "fastpath-bytes %llu",
+	    (unsigned long long)s->bytes_in[SIDE_UPSTREAM],
+	    (unsigned long long)s->bytes_out[SIDE_UPSTREAM],
+	    (unsigned long long)s->noport, (unsigned long long)s->spliced,
+	    (unsigned long long)s->nopipe, (unsigned long long)s->pipes,
+	    (unsigned long long)s->piped, (unsigned long long)s->fpsess,
+	    (unsigned long long)s->fpbytes);
 }
 
 /* The session's access-log record (conn_access_record). */

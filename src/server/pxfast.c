@@ -89,16 +89,15 @@ static uint64_t	window;
 void
 pxfast_load(void)
 {
-	struct config	*cfg = &srv.cfg;
+	const struct config *cfg = &srv.cfg;
 	uint64_t	 n;
 	char		 why[256];
 
-	if (!cfg->fastpath || srv.proto != &proto_proxy)
+	if (!cfg->fastpath)		/* a proxy option */
 		return;
 	if (cfg->backend != NULL && strcmp(cfg->backend, "io_uring") == 0) {
 		log_warnx("--fastpath sockmap: not with io_uring's completion "
 		    "data path; off");
-		cfg->fastpath = 0;
 		return;
 	}
 	n = srv.nofile;
@@ -109,7 +108,6 @@ pxfast_load(void)
 		n = FP_MAXSOCKS;
 	if (fastpath_load((int)n, 0, why, sizeof(why)) == -1) {
 		log_warnx("--fastpath sockmap: %s; off", why);
-		cfg->fastpath = 0;
 		return;
 	}
 	window = cfg->buffer_limit;
@@ -117,6 +115,7 @@ pxfast_load(void)
 		window = FP_WINDOW_MIN;
 	if (window > FP_WINDOW_MAX)
 		window = FP_WINDOW_MAX;
+	srv.fastpath = 1;
 	mem_fixed(pxfast_mem());
 	log_info("--fastpath sockmap: sessions forwarded by the kernel "
 	    "(%llu sockets at most, maps %zu KiB)", (unsigned long long)n,
@@ -136,29 +135,21 @@ pxfast_mem(void)
 
 /*
  * Put the sockets of c's flows fl[0] (client to upstream) and fl[1]
- * into the map.  Returns the state to keep behind the session's
- * pointer, or NULL with errno: EAGAIN, try again once the sources are
- * read (fastpath_pair); else the session stays copying (logged at
- * debug).  A full map is swept of dead processes' entries, at most once
- * a second (fastpath_sweep).  Worker thread.
+ * into the map, the program being loaded (srv.fastpath).  Returns the
+ * state to keep behind the session's pointer, or NULL with errno:
+ * EAGAIN, try again once the sources are read (fastpath_pair); else the
+ * session stays copying (logged at debug).  A full map is swept of dead
+ * processes' entries, at most once a second (fastpath_sweep).  Worker
+ * thread.
  */
 struct pxfast *
 pxfast_new(struct worker *w, struct conn *c, const struct dp_flow *fl)
 {
 	static _Atomic uint64_t	 swept;
-	static atomic_flag	 said = ATOMIC_FLAG_INIT;
 	struct pxfast		*fp;
 	uint64_t		 now, last;
 	int			 i;
 
-	if (window == 0) {
-		/* A reload asked for it, but the start did not load it. */
-		if (!atomic_flag_test_and_set(&said))
-			log_warnx("--fastpath sockmap: the program was not "
-			    "loaded at start (needs a restart); off");
-		errno = ENOSYS;
-		return NULL;
-	}
 	if ((fp = calloc(1, sizeof(*fp))) == NULL)
 		return NULL;
 	if (fastpath_pair(fl[0].src->fd, fl[1].src->fd, 0, 0, fp->d) == -1) {

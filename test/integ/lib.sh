@@ -382,6 +382,14 @@ awk_true() {
 	awk "BEGIN { exit !($1) }"
 }
 
+# True when the machine is busier than it has CPUs (the 1-minute load
+# average at least their number): a rate or a duration may then fall
+# short through no fault of the program, though never overshoot.
+machine_busy() {
+	awk -v n="$(getconf _NPROCESSORS_ONLN)" '{ exit !($1 >= n) }' \
+	    /proc/loadavg
+}
+
 # --- Helpers for the echo_*.sh scripts. ---
 
 TKCLI=$TOOLS/tkcli
@@ -714,3 +722,23 @@ _noread_settled() {
 	done
 }
 
+
+# --- Helpers for the ops_upgrade*.sh scripts. ---
+
+# binary_put PATH TEXT: the executable at PATH, from now on, the script
+# TEXT, moved into place as a package manager replaces a binary.
+binary_put() {
+	printf '%s' "$2" >"$1.new"
+	chmod 755 "$1.new"
+	mv "$1.new" "$1"
+}
+
+# upgrade_started: UP, the pid of the new master that the last upgrade
+# of the tenkd last started started, tracked.
+upgrade_started() {
+	wait_line 10 "$TENKD_LOG" 'upgrade: .* started as pid' ||
+	    fail "no upgrade started"
+	UP=$(sed -n 's/.*upgrade: .* started as pid \([0-9]*\).*/\1/p' \
+	    "$TENKD_LOG" | tail -n 1)
+	track "$UP"
+}
