@@ -120,6 +120,8 @@ pxfast_load(void)
 	log_info("--fastpath sockmap: sessions forwarded by the kernel "
 	    "(%llu sockets at most, maps %zu KiB)", (unsigned long long)n,
 	    fastpath_mem() / 1024);
+	log_warnx("--fastpath sockmap: Linux 6.18 was seen to deliver a "
+	    "passed segment twice under load; not exact there (tenkd(8))");
 }
 
 /*
