@@ -510,6 +510,13 @@ dead_addr() {
 	echo "$PXTADDR"
 }
 
+# free_port: a loopback port on which nothing listens right now (that of
+# dead_addr).  Another process may take it before the caller binds it.
+free_port() {
+	_a=$(dead_addr)
+	echo "${_a##*:}"
+}
+
 # ups_stat ADDR NAME: from the proxy's last "stats upstream ADDR:" line,
 # the number after NAME (call tenkd_stats first).
 ups_stat() {
