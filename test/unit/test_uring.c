@@ -13,7 +13,6 @@
 #include <sys/socket.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,8 +68,7 @@ uw_open(struct tk_loop *l, struct uw *x)
 	int	sv[2];
 
 	memset(x, 0, sizeof(*x));
-	T_SYS(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0, sv));
+	t_sockpair(sv);
 	x->peer = sv[1];
 	tk_io_init(&x->io, sv[0], uw_fn, x);
 	T_EQ(tk_io_start(l, &x->io, TK_EV_READ), 0);
@@ -290,18 +288,6 @@ TEST(uring_other_thread)
 	tk_loop_free(l);
 }
 
-/* Descriptors open in this process. */
-static int
-nfds(void)
-{
-	int	fd, n = 0;
-
-	for (fd = 0; fd < 4096; fd++)
-		if (fcntl(fd, F_GETFD) != -1)
-			n++;
-	return n;
-}
-
 /*
  * 20,000 cycles of open, watch, one pass, close, alternately with a
  * poll and with a recv in flight: every peer sees its close, and the
@@ -330,7 +316,7 @@ TEST_T(uring_cycles, 120)
 	l = tk_loop_new("io_uring", 0);
 	T_PTR(l);
 	passes(l, 1);
-	base = nfds();
+	base = t_nfds();
 	for (i = 0; i < NCYCLE; i++) {
 		if (i % 2 == 0 || !tk_loop_completion(l))
 			uw_open(l, &x);
@@ -347,7 +333,7 @@ TEST_T(uring_cycles, 120)
 			    strerror(errno));
 		close(x.peer);
 	}
-	T_EQ(nfds(), base);
+	T_EQ(t_nfds(), base);
 	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
 	tk_loop_free(l);
 }
