@@ -165,14 +165,7 @@ echo "## ping-pong ${SIZE} B, tenkload -t $CT: median (min-max) of $RUNS runs"
 echo
 echo "| conns | server | msgs/s | p50 µs | p99 µs | server µs/msg | client µs/msg | server CPU | client CPU |"
 echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-col_medians "$PP" 4 5 6 7 8 9 10 | awk '
-	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  f = ($2 == 4) ? "%.0f" : ($2 >= 9) ? "%.2f" : "%.1f"
-	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
-	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
-		printf "| %s | %s |", p[1], p[2]
-		for (c = 4; c <= 10; c++) printf " %s |", cell[k, c]
-		printf "\n" } }'
+cell_table "$PP" 4:%.0f 5:%.1f 6:%.1f 7:%.1f 8:%.1f 9:%.2f 10:%.2f
 
 echo
 echo "## same-run ratios, median (min-max): tenkd / peer"
@@ -264,15 +257,7 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 	echo
 	echo "| conns | server | calls/send | recv/send | wait/send | other/send | calls per ss message |"
 	echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
-	col_medians "$SC" 8 9 10 11 6 | awk '
-	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  if ($2 == 8 || $2 == 6)
-		cell[k, $2] = sprintf("%.3f (%.3f-%.3f)", $3, $4, $5)
-	  else cell[k, $2] = sprintf("%.3f", $3) }
-	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
-		printf "| %s | %s |", p[1], p[2]
-		for (c = 8; c <= 11; c++) printf " %s |", cell[k, c]
-		printf " %s |\n", cell[k, 6] } }'
+	cell_table "$SC" 8:%.3f 9:=%.3f 10:=%.3f 11:=%.3f 6:%.3f
 fi
 
 # ---- phase 3: memory per idle connection ---------------------------------

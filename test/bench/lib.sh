@@ -237,6 +237,36 @@ col_medians() {
 	done
 }
 
+# cell_table CSV COL:HOW...: for each conns and server of CSV (in
+# col_medians' order), a markdown row "| conns | server | ... |" with a
+# cell per COL in the order given, written as HOW says: a printf format
+# F gives "F (F-F)" of the median, min and max over the runs; =F the
+# median alone; min or max the least or the most as a whole number.
+cell_table() {
+	_ct=$1
+	shift
+	_cc=
+	for _s in "$@"; do
+		_cc="$_cc ${_s%%:*}"
+	done
+	# shellcheck disable=SC2086	# the columns are words
+	col_medians "$_ct" $_cc | awk -v spec="$*" '
+	BEGIN { nc = split(spec, s, " ")
+		for (j = 1; j <= nc; j++) { h = s[j]; sub(/^[^:]*:/, "", h)
+			c[j] = s[j]; sub(/:.*/, "", c[j]); how[c[j]] = h } }
+	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  h = how[$2]
+	  if (h == "min") v = sprintf("%d", $4)
+	  else if (h == "max") v = sprintf("%d", $5)
+	  else if (h ~ /^=/) v = sprintf(substr(h, 2), $3)
+	  else v = sprintf(h " (" h "-" h ")", $3, $4, $5)
+	  cell[k, $2] = v }
+	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
+		printf "| %s | %s |", p[1], p[2]
+		for (j = 1; j <= nc; j++) printf " %s |", cell[k, c[j]]
+		printf "\n" } }'
+}
+
 # run_ratios CSV COL NUM DEN: per connection count, the ratio of server
 # NUM's column COL to server DEN's within the same run, as "conns median
 # min max" over the runs; runs where DEN has no positive value or NUM

@@ -399,17 +399,8 @@ echo "## ping-pong ${SIZE} B, tenkload -t 1: median (min-max) of $RUNS runs"
 echo
 echo "| conns | proxy | msgs/s | p50 µs | p99 µs | proxy µs/msg | machine µs/msg | upstream µs/msg | client µs/msg | proxy CPU | established (min) | errors (max) |"
 echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-col_medians "$PP" 4 5 6 7 18 8 9 10 11 12 | awk '
-	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  if ($2 == 11) { cell[k, $2] = sprintf("%d", $4); next }
-	  if ($2 == 12) { cell[k, $2] = sprintf("%d", $5); next }
-	  f = ($2 == 4) ? "%.0f" : ($2 == 10) ? "%.2f" : "%.1f"
-	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
-	END { split("4 5 6 7 18 8 9 10 11 12", cols, " ")
-		for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
-		printf "| %s | %s |", p[1], p[2]
-		for (c = 1; c <= 10; c++) printf " %s |", cell[k, cols[c]]
-		printf "\n" } }'
+cell_table "$PP" 4:%.0f 5:%.1f 6:%.1f 7:%.1f 18:%.1f 8:%.1f 9:%.1f 10:%.2f \
+    11:min 12:max
 
 echo
 echo "Tails, fairness and cost against the floor, same runs: unserved ="
@@ -420,14 +411,7 @@ echo "message, since a proxy does two recvs and two sends to its one each."
 echo
 echo "| conns | proxy | p99.9 µs | unserved (max) | TCP segments/msg | proxy µs/msg ÷ floor |"
 echo "| ---: | --- | ---: | ---: | ---: | ---: |"
-col_medians "$PP" 16 14 15 17 | awk '
-	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  if ($2 == 14) { cell[k, $2] = sprintf("%d", $5); next }
-	  f = ($2 == 16) ? "%.0f" : "%.2f"
-	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
-	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
-		printf "| %s | %s | %s | %s | %s | %s |\n", p[1], p[2],
-		    cell[k, 16], cell[k, 14], cell[k, 15], cell[k, 17] } }'
+cell_table "$PP" 16:%.0f 14:max 15:%.2f 17:%.2f
 
 echo
 echo "## same-round ratios, median (min-max): tenkd / peer"
@@ -548,15 +532,7 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 	echo
 	echo "| conns | proxy | calls/msg | recv | send | wait | other |"
 	echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
-	col_medians "$SC" 6 7 8 9 10 | awk '
-	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  if ($2 == 6)
-		cell[k, $2] = sprintf("%.3f (%.3f-%.3f)", $3, $4, $5)
-	  else cell[k, $2] = sprintf("%.3f", $3) }
-	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
-		printf "| %s | %s |", p[1], p[2]
-		for (c = 6; c <= 10; c++) printf " %s |", cell[k, c]
-		printf "\n" } }'
+	cell_table "$SC" 6:%.3f 7:=%.3f 8:=%.3f 9:=%.3f 10:=%.3f
 fi
 # ---- phase 3: every client served ----------------------------------------
 if [ "$ARUNS" -gt 0 ]; then
@@ -627,16 +603,7 @@ if [ "$ORATE" -gt 0 ] && [ "$RUNS" -gt 0 ]; then
 	echo
 	echo "| conns | proxy | msgs/s | p50 µs | p99 µs | p99.9 µs | proxy µs/msg | machine µs/msg | errors (max) |"
 	echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-	col_medians "$OL" 4 5 6 16 7 18 12 | awk '
-	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  if ($2 == 12) { cell[k, $2] = sprintf("%d", $5); next }
-	  f = ($2 == 4) ? "%.0f" : "%.1f"
-	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
-	END { split("4 5 6 16 7 18 12", cols, " ")
-		for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
-		printf "| %s | %s |", p[1], p[2]
-		for (c = 1; c <= 7; c++) printf " %s |", cell[k, cols[c]]
-		printf "\n" } }'
+	cell_table "$OL" 4:%.0f 5:%.1f 6:%.1f 16:%.1f 7:%.1f 18:%.1f 12:max
 	echo
 	echo "## open loop, same-round ratios against the better peer," \
 	    "median (min-max)"
