@@ -75,6 +75,13 @@ uw_open(struct tk_loop *l, struct uw *x)
 }
 
 static void
+uw_close(struct tk_loop *l, struct uw *x)
+{
+	T_EQ(tk_io_close(l, &x->io), 0);
+	close(x->peer);
+}
+
+static void
 put(int fd)
 {
 	T_EQ(write(fd, "u", 1), 1);
@@ -200,8 +207,7 @@ TEST(uring_stop_reuse)
 	passes(l, 2);
 	T_EQ(y.calls, 1);
 	T_UEQ(y.got, 1);
-	T_EQ(tk_io_close(l, &y.io), 0);
-	close(y.peer);
+	uw_close(l, &y);
 	tk_loop_free(l);
 }
 
@@ -248,8 +254,7 @@ TEST(uring_cq_overflow)
 	    (unsigned long long)st.rearms, (unsigned long long)st.sq_full);
 	T_GT(st.cq_overflow + st.rearms, 0);
 	for (i = 0; i < NBURST; i++) {
-		T_EQ(tk_io_close(l, &x[i].io), 0);
-		close(x[i].peer);
+		uw_close(l, &x[i]);
 	}
 	free(x);
 	tk_loop_free(l);
@@ -283,8 +288,7 @@ TEST(uring_other_thread)
 	T_EQ(pthread_join(t, NULL), 0);
 	T_EQ(x.calls, 1);
 	T_UEQ(x.got, 1);
-	T_EQ(tk_io_close(l, &x.io), 0);
-	close(x.peer);
+	uw_close(l, &x);
 	tk_loop_free(l);
 }
 
