@@ -110,6 +110,23 @@ await_addr() {
 	done
 }
 
+# rounds RUNS FN: the runs of a phase, interleaved: at each connection
+# count c of $CONNS, RUNS rounds r, each running every server s of
+# $SERVERS in turn, so that a noisy machine hits them alike; FN runs one
+# with c, r and s set.
+# shellcheck disable=SC2034	# c, r and s are for FN
+rounds() {
+	for c in $CONNS; do
+		r=1
+		while [ "$r" -le "$1" ]; do
+			for s in $SERVERS; do
+				"$2"
+			done
+			r=$((r + 1))
+		done
+	done
+}
+
 # ticks PID...: TICKS = utime + stime summed over the processes (all
 # threads); processes that are gone count 0.
 ticks() {
@@ -180,6 +197,16 @@ sent_bytes() {
 	ss -Htin state established "( sport = :$1 )" |
 	    grep -o 'bytes_sent:[0-9]*' |
 	    awk -F: '{ s += $2 } END { printf "%.0f\n", s }'
+}
+
+# perf_events NAME...: perf stat's -e list for every syscall entered
+# (raw_syscalls:sys_enter) and each syscall NAME apart.
+perf_events() {
+	_ev=raw_syscalls:sys_enter
+	for _e in "$@"; do
+		_ev=$_ev,syscalls:sys_enter_$_e
+	done
+	echo "$_ev"
 }
 
 # perf_to_strace CSV: perf stat -x, counts of syscall tracepoints in the

@@ -375,24 +375,20 @@ if [ "$RUNS" -gt 0 ]; then
 PP=$OUT/pingpong.csv
 PHASE=
 echo "$COST_HDR" >"$PP"
-for c in $CONNS; do
-	r=1
-	while [ "$r" -le "$RUNS" ]; do
-		for s in $SERVERS; do
-			start_upstream
-			start_proxy "$s" "$c"
-			j=$OUT/pp-$c-$r-$s.json
-			"$TENKLOAD" -q -M pingpong -c "$c" -t 1 -s "$SIZE" \
-			    -d "${DUR}s" --warmup "${WARM}s" --connect-rate "$RATE" \
-			    --source "$SRC" --max-errors 1000000 --json "$j" \
-			    "$ADDR" >"$OUT/pp-$c-$r-$s.out" 2>&1 &
-			sampled "$OUT/samples-$c-$r-$s"
-			cost_row "$j" "$OUT/samples-$c-$r-$s" >>"$PP"
-			tail -n 1 "$PP" >&2
-		done
-		r=$((r + 1))
-	done
-done
+# pp_run: proxy $s in ping-pong, round $r at $c connections.
+pp_run() {
+	start_upstream
+	start_proxy "$s" "$c"
+	j=$OUT/pp-$c-$r-$s.json
+	"$TENKLOAD" -q -M pingpong -c "$c" -t 1 -s "$SIZE" \
+	    -d "${DUR}s" --warmup "${WARM}s" --connect-rate "$RATE" \
+	    --source "$SRC" --max-errors 1000000 --json "$j" \
+	    "$ADDR" >"$OUT/pp-$c-$r-$s.out" 2>&1 &
+	sampled "$OUT/samples-$c-$r-$s"
+	cost_row "$j" "$OUT/samples-$c-$r-$s" >>"$PP"
+	tail -n 1 "$PP" >&2
+}
+rounds "$RUNS" pp_run
 
 echo
 echo "## ping-pong ${SIZE} B, tenkload -t 1: median (min-max) of $RUNS runs"
@@ -448,74 +444,67 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
     command -v ss >/dev/null 2>&1; then
 	SC=$OUT/syscalls-$TOOL.csv
 	PHASE=sc
-	PERFEV=raw_syscalls:sys_enter
-	for e in recvfrom recvmsg read readv sendto sendmsg write writev \
-	    splice epoll_wait epoll_pwait epoll_pwait2; do
-		PERFEV=$PERFEV,syscalls:sys_enter_$e
-	done
+	PERFEV=$(perf_events recvfrom recvmsg read readv sendto sendmsg write \
+	    writev splice epoll_wait epoll_pwait epoll_pwait2)
 	echo "conns,run,server,msgs,calls,calls_per_msg,recv_per_msg,send_per_msg,wait_per_msg,other_per_msg,load1" >"$SC"
-	for c in $CONNS; do
-		r=1
-		while [ "$r" -le "$SRUNS" ]; do
-			for s in $SERVERS; do
-				start_upstream
-				start_proxy "$s" "$c"
-				settle=$((2 + 2 * c / RATE))
-				"$TENKLOAD" -q -M pingpong -c "$c" -t 1 \
-				    -s "$SIZE" -d "$((settle + STRACE_S + 3))s" \
-				    --connect-rate "$RATE" --source "$SRC" \
-				    --max-errors 1000000 --reply-timeout 0 \
-				    "$ADDR" >"$OUT/st.out" 2>&1 &
-				LPID=$!
-				sleep "$settle"
-				tree "$PPID_"
-				st=$OUT/$TOOL-$c-$r-$s.txt
-				if [ "$TOOL" = perf ]; then
-					B0=$(sent_bytes "$PORT")
-					# the upstream's sendto calls in the
-					# same span are the messages echoed
-					perf stat -x, -o "$st.up" \
-					    -e syscalls:sys_enter_sendto \
-					    -p "$UPID" -- sleep "$STRACE_S" \
-					    2>/dev/null &
-					XPID=$!
-					perf stat -x, -o "$st.csv" -e "$PERFEV" \
-					    -p "$(echo "$PIDS" | tr ' ' ',')" \
-					    -- sleep "$STRACE_S" 2>/dev/null
-					wait "$XPID"
-					XPID=
-					B1=$(sent_bytes "$PORT")
-					perf_to_strace "$st.csv" >"$st"
-					awk -F, '$3 ~ /sys_enter_sendto/ {
-						print "- - -", $1, "upmsgs" }' \
-					    "$st.up" >>"$st"
-				else
-					# shellcheck disable=SC2086
-					strace_window "$st" "$STRACE_S" \
-					    "$PORT" $PIDS
-				fi
-				kill -TERM "$LPID" 2>/dev/null
-				wait "$LPID"
-				LPID=
-				stop_all
-				awk -v c="$c" -v r="$r" -v s="$s" -v l="$(load1)" \
-				    -v m="$(((B1 - B0) / SIZE))" '
-				$NF == "upmsgs" { m = $4 }
-				$NF == "total" { tot = $4 }
-				$NF ~ /^(recvfrom|recvmsg|read|readv)$/ { rv += $4 }
-				$NF ~ /^(sendto|sendmsg|write|writev|splice)$/ { sd += $4 }
-				$NF ~ /^(epoll_wait|epoll_pwait|epoll_pwait2|poll|ppoll|select|pselect6)$/ { wt += $4 }
-				END { if (m <= 0) { print c "," r "," s ",0,,,,,,," l; exit }
-					o = (tot - rv - sd - wt) / m
-					printf "%s,%s,%s,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s\n",
-					    c, r, s, m, tot, tot / m, rv / m, sd / m,
-					    wt / m, o, l }' \
-				    "$st" >>"$SC"
-				tail -n 1 "$SC" >&2
-			done
-			r=$((r + 1))
-		done
-	done
+	# sc_run: the syscalls of proxy $s in round $r at $c connections.
+	sc_run() {
+		start_upstream
+		start_proxy "$s" "$c"
+		settle=$((2 + 2 * c / RATE))
+		"$TENKLOAD" -q -M pingpong -c "$c" -t 1 \
+		    -s "$SIZE" -d "$((settle + STRACE_S + 3))s" \
+		    --connect-rate "$RATE" --source "$SRC" \
+		    --max-errors 1000000 --reply-timeout 0 \
+		    "$ADDR" >"$OUT/st.out" 2>&1 &
+		LPID=$!
+		sleep "$settle"
+		tree "$PPID_"
+		st=$OUT/$TOOL-$c-$r-$s.txt
+		if [ "$TOOL" = perf ]; then
+			B0=$(sent_bytes "$PORT")
+			# the upstream's sendto calls in the
+			# same span are the messages echoed
+			perf stat -x, -o "$st.up" \
+			    -e syscalls:sys_enter_sendto \
+			    -p "$UPID" -- sleep "$STRACE_S" \
+			    2>/dev/null &
+			XPID=$!
+			perf stat -x, -o "$st.csv" -e "$PERFEV" \
+			    -p "$(echo "$PIDS" | tr ' ' ',')" \
+			    -- sleep "$STRACE_S" 2>/dev/null
+			wait "$XPID"
+			XPID=
+			B1=$(sent_bytes "$PORT")
+			perf_to_strace "$st.csv" >"$st"
+			awk -F, '$3 ~ /sys_enter_sendto/ {
+				print "- - -", $1, "upmsgs" }' \
+			    "$st.up" >>"$st"
+		else
+			# shellcheck disable=SC2086
+			strace_window "$st" "$STRACE_S" \
+			    "$PORT" $PIDS
+		fi
+		kill -TERM "$LPID" 2>/dev/null
+		wait "$LPID"
+		LPID=
+		stop_all
+		awk -v c="$c" -v r="$r" -v s="$s" -v l="$(load1)" \
+		    -v m="$(((B1 - B0) / SIZE))" '
+		$NF == "upmsgs" { m = $4 }
+		$NF == "total" { tot = $4 }
+		$NF ~ /^(recvfrom|recvmsg|read|readv)$/ { rv += $4 }
+		$NF ~ /^(sendto|sendmsg|write|writev|splice)$/ { sd += $4 }
+		$NF ~ /^(epoll_wait|epoll_pwait|epoll_pwait2|poll|ppoll|select|pselect6)$/ { wt += $4 }
+		END { if (m <= 0) { print c "," r "," s ",0,,,,,,," l; exit }
+			o = (tot - rv - sd - wt) / m
+			printf "%s,%s,%s,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s\n",
+			    c, r, s, m, tot, tot / m, rv / m, sd / m,
+			    wt / m, o, l }' \
+		    "$st" >>"$SC"
+		tail -n 1 "$SC" >&2
+	}
+	rounds "$SRUNS" sc_run
 	echo
 	if [ "$TOOL" = perf ]; then how="perf stat"; else how="strace -c -f"; fi
 	echo "## proxy syscalls per proxied message ($how, ${STRACE_S} s" \
@@ -539,32 +528,28 @@ if [ "$ARUNS" -gt 0 ]; then
 	AS=$OUT/served.csv
 	PHASE=as
 	echo "conns,run,server,established,timeouts,errors,msgs,upstream_conns,load1" >"$AS"
-	for c in $CONNS; do
-		r=1
-		while [ "$r" -le "$ARUNS" ]; do
-			for s in $SERVERS; do
-				start_upstream
-				start_proxy "$s" "$c"
-				j=$OUT/as-$c-$r-$s.json
-				"$TENKLOAD" -q -M rate -R "$((2 * c))" -c "$c" -t 1 \
-				    -s "$SIZE" -d 8s --warmup 0s \
-				    --connect-rate "$RATE" --source "$SRC" \
-				    --reply-timeout 3s --max-errors 1000000 \
-				    --json "$j" "$ADDR" >"$OUT/as-$c-$r-$s.out" 2>&1 &
-				LPID=$!
-				# mid-window: after the ramp, 4 s into the 8
-				sleep "$((c / RATE + 5))"
-				uc=$(ss -Htn state established \
-				    "( dport = :${UADDR##*:} )" | wc -l)
-				wait "$LPID"
-				LPID=
-				stop_all
-				echo "$c,$r,$s,$(jget "$j" connections.established),$(jget "$j" errors.timeout),$(jget "$j" errors.total),$(jget "$j" traffic.msgs),$uc,$(load1)" >>"$AS"
-				tail -n 1 "$AS" >&2
-			done
-			r=$((r + 1))
-		done
-	done
+	# as_run: is every client of proxy $s served, round $r at $c connections?
+	as_run() {
+		start_upstream
+		start_proxy "$s" "$c"
+		j=$OUT/as-$c-$r-$s.json
+		"$TENKLOAD" -q -M rate -R "$((2 * c))" -c "$c" -t 1 \
+		    -s "$SIZE" -d 8s --warmup 0s \
+		    --connect-rate "$RATE" --source "$SRC" \
+		    --reply-timeout 3s --max-errors 1000000 \
+		    --json "$j" "$ADDR" >"$OUT/as-$c-$r-$s.out" 2>&1 &
+		LPID=$!
+		# mid-window: after the ramp, 4 s into the 8
+		sleep "$((c / RATE + 5))"
+		uc=$(ss -Htn state established \
+		    "( dport = :${UADDR##*:} )" | wc -l)
+		wait "$LPID"
+		LPID=
+		stop_all
+		echo "$c,$r,$s,$(jget "$j" connections.established),$(jget "$j" errors.timeout),$(jget "$j" errors.total),$(jget "$j" traffic.msgs),$uc,$(load1)" >>"$AS"
+		tail -n 1 "$AS" >&2
+	}
+	rounds "$ARUNS" as_run
 	echo
 	echo "## every client served: tenkload -M rate, 2 msgs/s per connection," \
 	    "8 s, --reply-timeout 3s ($ARUNS runs)"
