@@ -112,6 +112,21 @@ t_nfds(void)
 	return n;
 }
 
+struct tk_loop *
+t_uring_loop(int maxfds)
+{
+	struct tk_loop	*l;
+
+	if (tk_backend_probe("io_uring") == -1) {
+		if (errno == ENOENT)
+			T_SKIP("io_uring is not compiled in");
+		T_SKIP("the kernel refuses io_uring");
+	}
+	l = tk_loop_new("io_uring", maxfds);
+	T_PTR(l);
+	return l;
+}
+
 void
 t_register(struct t_test *t)
 {

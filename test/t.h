@@ -54,6 +54,13 @@ void		t_sockpair(int sv[2]);
 /* The descriptors open in this process (leak checks compare two). */
 int		t_nfds(void);
 
+/*
+ * A loop on io_uring of tk_loop_new's maxfds; the test is skipped, saying
+ * why, where io_uring is not compiled in or the kernel refuses it.
+ */
+struct tk_loop;
+struct tk_loop	*t_uring_loop(int maxfds);
+
 /* The backend a TEST_BE test is running on. */
 extern const char *t_backend;
 

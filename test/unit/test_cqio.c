@@ -56,13 +56,7 @@ cq_loop(void)
 {
 	struct tk_loop	*l;
 
-	if (tk_backend_probe("io_uring") == -1) {
-		if (errno == ENOENT)
-			T_SKIP("io_uring is not compiled in");
-		T_SKIP("the kernel refuses io_uring");
-	}
-	l = tk_loop_new("io_uring", 0);
-	T_PTR(l);
+	l = t_uring_loop(0);
 	T_EQ(tk_loop_completion(l), 1);
 	return l;
 }

@@ -30,16 +30,6 @@ struct uw {
 };
 
 static void
-need_uring(void)
-{
-	if (tk_backend_probe("io_uring") == -1) {
-		if (errno == ENOENT)
-			T_SKIP("io_uring is not compiled in");
-		T_SKIP("the kernel refuses io_uring");
-	}
-}
-
-static void
 uw_fn(struct tk_loop *l, struct tk_io *io)
 {
 	struct uw	*x = io->arg;
@@ -150,9 +140,7 @@ TEST(uring_close_in_flight)
 	char		 c;
 	int		 i, peer[NCLOSE];
 
-	need_uring();
-	l = tk_loop_new("io_uring", 0);
-	T_PTR(l);
+	l = t_uring_loop(0);
 	x = calloc(NCLOSE, sizeof(*x));
 	T_PTR(x);
 	for (i = 0; i < NCLOSE; i++)
@@ -187,9 +175,7 @@ TEST(uring_stop_reuse)
 	struct uw	*x, y;
 	int		 fd;
 
-	need_uring();
-	l = tk_loop_new("io_uring", 0);
-	T_PTR(l);
+	l = t_uring_loop(0);
 	T_PTR(x = malloc(sizeof(*x)));
 	uw_open(l, x);
 	passes(l, 1);
@@ -225,9 +211,7 @@ TEST(uring_cq_overflow)
 	struct uw		*x;
 	int			 i, round, done;
 
-	need_uring();
-	l = tk_loop_new("io_uring", 8);
-	T_PTR(l);
+	l = t_uring_loop(8);
 	x = calloc(NBURST, sizeof(*x));
 	T_PTR(x);
 	for (i = 0; i < NBURST; i++)
@@ -279,9 +263,7 @@ TEST(uring_other_thread)
 	struct uw	 x;
 	pthread_t	 t;
 
-	need_uring();
-	l = tk_loop_new("io_uring", 0);
-	T_PTR(l);
+	l = t_uring_loop(0);
 	uw_open(l, &x);
 	put(x.peer);
 	T_EQ(pthread_create(&t, NULL, run_once, l), 0);
@@ -316,9 +298,7 @@ TEST_T(uring_cycles, 120)
 	ssize_t		 n;
 	int		 i, base;
 
-	need_uring();
-	l = tk_loop_new("io_uring", 0);
-	T_PTR(l);
+	l = t_uring_loop(0);
 	passes(l, 1);
 	base = t_nfds();
 	for (i = 0; i < NCYCLE; i++) {
