@@ -154,7 +154,7 @@ pp_run() {
 		    sx, cx, err, l }' "$OUT/samples" >>"$PP"
 	tail -n 1 "$PP" >&2
 }
-rounds "$RUNS" pp_run
+rounds "$CONNS" "$RUNS" pp_run
 
 echo
 echo "## ping-pong ${SIZE} B, tenkload -t $CT: median (min-max) of $RUNS runs"
@@ -229,7 +229,7 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 		    "$st" >>"$SC"
 		tail -n 1 "$SC" >&2
 	}
-	rounds "$SRUNS" sc_run
+	rounds "$CONNS" "$SRUNS" sc_run
 	echo
 	echo "## syscalls per echoed message ($TOOL, ${STRACE_S} s" \
 	    "steady state): median (min-max) of $SRUNS runs"
@@ -256,38 +256,36 @@ if [ "$IDLE" -gt 0 ]; then
 	rss() {
 		awk '$1 == "VmRSS:" { print $2 }' "/proc/$SPID/status"
 	}
-	r=1
-	while [ "$r" -le "$IRUNS" ]; do
-		for s in $SERVERS; do
-			start_server "$s"
-			"$TENKLOAD" -q -c 1 -t 1 -d 0.2s "$ADDR" >/dev/null 2>&1
-			sleep 0.2
-			k0=$(rss)
-			f0=$(find "/proc/$SPID/fd" -mindepth 1 | wc -l)
-			"$TENKLOAD" -q -M idle -c "$IDLE" -t "$CT" \
-			    --connect-rate "$RATE" --source "$SRC" \
-			    -d "$((IDLE / RATE + 4))s" "$ADDR" \
-			    >"$OUT/idle.out" 2>&1 &
-			LPID=$!
-			n=0
-			while :; do
-				f1=$(find "/proc/$SPID/fd" -mindepth 1 | wc -l)
-				[ $((f1 - f0)) -ge "$IDLE" ] && break
-				n=$((n + 1))
-				[ "$n" -lt 300 ] || break
-				sleep 0.05
-			done
-			sleep 0.5
-			k1=$(rss)
+	# im_run: the memory of server $s with $IDLE idle connections, round $r.
+	im_run() {
+		start_server "$s"
+		"$TENKLOAD" -q -c 1 -t 1 -d 0.2s "$ADDR" >/dev/null 2>&1
+		sleep 0.2
+		k0=$(rss)
+		f0=$(find "/proc/$SPID/fd" -mindepth 1 | wc -l)
+		"$TENKLOAD" -q -M idle -c "$IDLE" -t "$CT" \
+		    --connect-rate "$RATE" --source "$SRC" \
+		    -d "$((IDLE / RATE + 4))s" "$ADDR" \
+		    >"$OUT/idle.out" 2>&1 &
+		LPID=$!
+		n=0
+		while :; do
 			f1=$(find "/proc/$SPID/fd" -mindepth 1 | wc -l)
-			wait "$LPID"
-			LPID=
-			stop_server
-			echo "$r,$s,$k0,$k1,$((f1 - f0)),$(((k1 - k0) * 1024 / IDLE)),$(load1)" >>"$IM"
-			tail -n 1 "$IM" >&2
+			[ $((f1 - f0)) -ge "$IDLE" ] && break
+			n=$((n + 1))
+			[ "$n" -lt 300 ] || break
+			sleep 0.05
 		done
-		r=$((r + 1))
-	done
+		sleep 0.5
+		k1=$(rss)
+		f1=$(find "/proc/$SPID/fd" -mindepth 1 | wc -l)
+		wait "$LPID"
+		LPID=
+		stop_server
+		echo "$r,$s,$k0,$k1,$((f1 - f0)),$(((k1 - k0) * 1024 / IDLE)),$(load1)" >>"$IM"
+		tail -n 1 "$IM" >&2
+	}
+	rounds "$IDLE" "$IRUNS" im_run
 	echo
 	echo "## memory per idle connection: VmRSS growth over $IDLE idle" \
 	    "connections, median (min-max) of $IRUNS runs"

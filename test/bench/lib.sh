@@ -110,17 +110,17 @@ await_addr() {
 	done
 }
 
-# rounds RUNS FN: the runs of a phase, interleaved: at each connection
-# count c of $CONNS, RUNS rounds r, each running every server s of
-# $SERVERS in turn, so that a noisy machine hits them alike; FN runs one
-# with c, r and s set.
+# rounds CONNS RUNS FN: the runs of a phase, interleaved: at each
+# connection count c of the list CONNS, RUNS rounds r, each running every
+# server s of $SERVERS in turn, so that a noisy machine hits them alike;
+# FN runs one with c, r and s set.
 # shellcheck disable=SC2034	# c, r and s are for FN
 rounds() {
-	for c in $CONNS; do
+	for c in $1; do
 		r=1
-		while [ "$r" -le "$1" ]; do
+		while [ "$r" -le "$2" ]; do
 			for s in $SERVERS; do
-				"$2"
+				"$3"
 			done
 			r=$((r + 1))
 		done

@@ -370,6 +370,21 @@ better() {
 				print p[1], a / b } }' "$1"
 }
 
+# better_table CSV COL...: ratio_table's rows of each tenkd variant's
+# same-round ratios to the better peer (better's), for the COLs.
+better_table() {
+	_bt=$1
+	shift
+	for me in $SERVERS; do
+		case $me in tenkd*) ;; *) continue ;; esac
+		for col in "$@"; do
+			better "$_bt" "$col" "$me" | sort -n -s -k1,1 |
+			    median_table | awk -v col="$col" -v me="$me" \
+			    '{ print $1, me, col, $2, $3, $4 }'
+		done
+	done | ratio_table "$@"
+}
+
 # ---- phase 1: ping-pong -------------------------------------------------
 if [ "$RUNS" -gt 0 ]; then
 PP=$OUT/pingpong.csv
@@ -388,7 +403,7 @@ pp_run() {
 	cost_row "$j" "$OUT/samples-$c-$r-$s" >>"$PP"
 	tail -n 1 "$PP" >&2
 }
-rounds "$RUNS" pp_run
+rounds "$CONNS" "$RUNS" pp_run
 
 echo
 echo "## ping-pong ${SIZE} B, tenkload -t 1: median (min-max) of $RUNS runs"
@@ -428,14 +443,7 @@ echo "## same-round ratios against the better peer (higher msgs/s in that" \
 echo
 echo "| conns | tenkd | msgs/s | p99 | proxy µs/msg | machine µs/msg |"
 echo "| ---: | --- | ---: | ---: | ---: | ---: |"
-for me in $SERVERS; do
-	case $me in tenkd*) ;; *) continue ;; esac
-	for col in 4 6 7 18; do
-		better "$PP" "$col" "$me" | sort -n -s -k1,1 | median_table |
-		    awk -v col="$col" -v me="$me" \
-		    '{ print $1, me, col, $2, $3, $4 }'
-	done
-done | ratio_table 4 6 7 18
+better_table "$PP" 4 6 7 18
 
 fi
 
@@ -504,7 +512,7 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 		    "$st" >>"$SC"
 		tail -n 1 "$SC" >&2
 	}
-	rounds "$SRUNS" sc_run
+	rounds "$CONNS" "$SRUNS" sc_run
 	echo
 	if [ "$TOOL" = perf ]; then how="perf stat"; else how="strace -c -f"; fi
 	echo "## proxy syscalls per proxied message ($how, ${STRACE_S} s" \
@@ -549,7 +557,7 @@ if [ "$ARUNS" -gt 0 ]; then
 		echo "$c,$r,$s,$(jget "$j" connections.established),$(jget "$j" errors.timeout),$(jget "$j" errors.total),$(jget "$j" traffic.msgs),$uc,$(load1)" >>"$AS"
 		tail -n 1 "$AS" >&2
 	}
-	rounds "$ARUNS" as_run
+	rounds "$CONNS" "$ARUNS" as_run
 	echo
 	echo "## every client served: tenkload -M rate, 2 msgs/s per connection," \
 	    "8 s, --reply-timeout 3s ($ARUNS runs)"
@@ -563,27 +571,24 @@ fi
 if [ "$ORATE" -gt 0 ] && [ "$RUNS" -gt 0 ]; then
 	OL=$OUT/openloop.csv
 	PHASE=ol
-	c=$OCONNS
 	echo "$COST_HDR" >"$OL"
-	r=1
-	while [ "$r" -le "$RUNS" ]; do
-		for s in $SERVERS; do
-			start_upstream
-			start_proxy "$s" "$c"
-			j=$OUT/ol-$c-$r-$s.json
-			"$TENKLOAD" -q -M rate -R "$ORATE" -c "$c" -t 1 \
-			    -s "$SIZE" -d "${DUR}s" --warmup "$((WARM + c / RATE))s" \
-			    --connect-rate "$RATE" --source "$SRC" \
-			    --max-errors 1000000 --json "$j" \
-			    "$ADDR" >"$OUT/ol-$c-$r-$s.out" 2>&1 &
-			sampled "$OUT/olsamples-$c-$r-$s"
-			cost_row "$j" "$OUT/olsamples-$c-$r-$s" >>"$OL"
-			tail -n 1 "$OL" >&2
-		done
-		r=$((r + 1))
-	done
+	# ol_run: proxy $s in the open loop, round $r at $c connections.
+	ol_run() {
+		start_upstream
+		start_proxy "$s" "$c"
+		j=$OUT/ol-$c-$r-$s.json
+		"$TENKLOAD" -q -M rate -R "$ORATE" -c "$c" -t 1 \
+		    -s "$SIZE" -d "${DUR}s" --warmup "$((WARM + c / RATE))s" \
+		    --connect-rate "$RATE" --source "$SRC" \
+		    --max-errors 1000000 --json "$j" \
+		    "$ADDR" >"$OUT/ol-$c-$r-$s.out" 2>&1 &
+		sampled "$OUT/olsamples-$c-$r-$s"
+		cost_row "$j" "$OUT/olsamples-$c-$r-$s" >>"$OL"
+		tail -n 1 "$OL" >&2
+	}
+	rounds "$OCONNS" "$RUNS" ol_run
 	echo
-	echo "## open loop: $c connections, $ORATE msgs/s in all (tenkload -M" \
+	echo "## open loop: $OCONNS connections, $ORATE msgs/s in all (tenkload -M" \
 	    "rate), ${SIZE} B: median (min-max) of $RUNS runs"
 	echo
 	echo "| conns | proxy | msgs/s | p50 µs | p99 µs | p99.9 µs | proxy µs/msg | machine µs/msg | errors (max) |"
@@ -595,14 +600,7 @@ if [ "$ORATE" -gt 0 ] && [ "$RUNS" -gt 0 ]; then
 	echo
 	echo "| conns | tenkd | p50 | p99 | p99.9 | machine µs/msg |"
 	echo "| ---: | --- | ---: | ---: | ---: | ---: |"
-	for me in $SERVERS; do
-		case $me in tenkd*) ;; *) continue ;; esac
-		for col in 5 6 16 18; do
-			better "$OL" "$col" "$me" | sort -n -s -k1,1 |
-			    median_table | awk -v col="$col" -v me="$me" \
-			    '{ print $1, me, col, $2, $3, $4 }'
-		done
-	done | ratio_table 5 6 16 18
+	better_table "$OL" 5 6 16 18
 fi
 
 echo
