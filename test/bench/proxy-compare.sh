@@ -355,6 +355,26 @@ cost_row() {
 		    px, est, err, l, uns, sg, p999 / 1e3, fr, mu }' "$2"
 }
 
+# cost_run CSV WARMUP ARGS...: proxy $s in round $r at $c connections
+# under tenkload ARGS (the mode) for $DUR s after WARMUP, sampled; its
+# cost_row appended to CSV.  The files are named by $PHASE (pp-*,
+# samples-* in phase 1).
+cost_run() {
+	_cc=$1
+	_cw=$2
+	shift 2
+	start_upstream
+	start_proxy "$s" "$c"
+	j=$OUT/${PHASE:-pp}-$c-$r-$s.json
+	"$TENKLOAD" -q "$@" -c "$c" -t 1 -s "$SIZE" -d "${DUR}s" \
+	    --warmup "$_cw" --connect-rate "$RATE" --source "$SRC" \
+	    --max-errors 1000000 --json "$j" \
+	    "$ADDR" >"$OUT/${PHASE:-pp}-$c-$r-$s.out" 2>&1 &
+	sampled "$OUT/${PHASE}samples-$c-$r-$s"
+	cost_row "$j" "$OUT/${PHASE}samples-$c-$r-$s" >>"$_cc"
+	tail -n 1 "$_cc" >&2
+}
+
 # better CSV COL ME: per connection count and run, ME's column COL over
 # that of the peer with the highest msgs/s (column 4) in the same run,
 # "conns ratio"; tenkd and its variants (tenkd*) are no peers.
@@ -392,16 +412,7 @@ PHASE=
 echo "$COST_HDR" >"$PP"
 # pp_run: proxy $s in ping-pong, round $r at $c connections.
 pp_run() {
-	start_upstream
-	start_proxy "$s" "$c"
-	j=$OUT/pp-$c-$r-$s.json
-	"$TENKLOAD" -q -M pingpong -c "$c" -t 1 -s "$SIZE" \
-	    -d "${DUR}s" --warmup "${WARM}s" --connect-rate "$RATE" \
-	    --source "$SRC" --max-errors 1000000 --json "$j" \
-	    "$ADDR" >"$OUT/pp-$c-$r-$s.out" 2>&1 &
-	sampled "$OUT/samples-$c-$r-$s"
-	cost_row "$j" "$OUT/samples-$c-$r-$s" >>"$PP"
-	tail -n 1 "$PP" >&2
+	cost_run "$PP" "${WARM}s" -M pingpong
 }
 rounds "$CONNS" "$RUNS" pp_run
 
@@ -574,17 +585,7 @@ if [ "$ORATE" -gt 0 ] && [ "$RUNS" -gt 0 ]; then
 	echo "$COST_HDR" >"$OL"
 	# ol_run: proxy $s in the open loop, round $r at $c connections.
 	ol_run() {
-		start_upstream
-		start_proxy "$s" "$c"
-		j=$OUT/ol-$c-$r-$s.json
-		"$TENKLOAD" -q -M rate -R "$ORATE" -c "$c" -t 1 \
-		    -s "$SIZE" -d "${DUR}s" --warmup "$((WARM + c / RATE))s" \
-		    --connect-rate "$RATE" --source "$SRC" \
-		    --max-errors 1000000 --json "$j" \
-		    "$ADDR" >"$OUT/ol-$c-$r-$s.out" 2>&1 &
-		sampled "$OUT/olsamples-$c-$r-$s"
-		cost_row "$j" "$OUT/olsamples-$c-$r-$s" >>"$OL"
-		tail -n 1 "$OL" >&2
+		cost_run "$OL" "$((WARM + c / RATE))s" -M rate -R "$ORATE"
 	}
 	rounds "$OCONNS" "$RUNS" ol_run
 	echo
