@@ -382,6 +382,14 @@ awk_true() {
 	awk "BEGIN { exit !($1) }"
 }
 
+# True when the machine is busier than it has CPUs (the 1-minute load
+# average at least their number): a rate or a duration may then fall
+# short through no fault of the program, though never overshoot.
+machine_busy() {
+	awk -v n="$(getconf _NPROCESSORS_ONLN)" '{ exit !($1 >= n) }' \
+	    /proc/loadavg
+}
+
 # --- Helpers for the echo_*.sh scripts. ---
 
 TKCLI=$TOOLS/tkcli
@@ -607,14 +615,15 @@ load_has() {
 # under 90% of RATE only when the machine could not keep up.  Then
 # tenkload measured it: the latency from each message's intended time
 # holds what the run fell behind, (TOTAL - msgs) / RATE s at its end,
-# where a pacing bug that sent fewer would not.
+# where a pacing bug that sent fewer would not; or the machine is busy
+# (machine_busy), when connections may even start late.
 load_paced() {
 	_pr=$(json_get "$1" traffic.msgs_per_s)
 	awk_true "$_pr <= $5" || fail "$2: $_pr msgs/s, over $3"
 	awk_true "$_pr >= 0.9 * $3" && return 0
 	_pk=$(json_get "$1" traffic.msgs)
 	_px=$(json_get "$1" latency.max)
-	awk_true "$_px >= ($4 - $_pk) / $3 * 1e9 / 2" ||
+	awk_true "$_px >= ($4 - $_pk) / $3 * 1e9 / 2" || machine_busy ||
 	    fail "$2: $_pr msgs/s, not $3, and latency max $_px ns"
 	echo "$2: $_pr msgs/s, the machine behind (latency max $_px ns)"
 }
