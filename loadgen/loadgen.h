@@ -451,6 +451,7 @@ const char	*report_pct_name(double, char *, size_t);
 double		 report_secs(uint64_t, uint64_t);
 double		 report_ramp_rate(const struct report *);
 uint64_t	 report_epoch_us(void);
+void		 report_machine(char *, size_t, int);
 
 /* report_text.c */
 void		 report_print(FILE *, const struct report *);
@@ -469,6 +470,7 @@ double		 report_hgrm_next(double);
 
 /* report_csv.c */
 int		 report_csv_write(FILE *, const struct report *);
+void		 report_csv_str(FILE *, const char *);
 
 /* report_plot.c */
 int		 report_plot(const char *, const struct report *, int);
