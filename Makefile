@@ -2,6 +2,7 @@
 # tenk: GNU make.  make [all|test|check|demo|bench|loopbench|install|
 # uninstall|clean|lint|man-lint|valgrind|deps|test-deps|fuzz]
 # [SAN=asan|tsan] [SANITIZE=address,undefined|thread] [WERROR=1] [V=1]
+# [TLS=no]
 
 PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
@@ -40,6 +41,10 @@ endif
 ifeq ($(WERROR),1)
 WARN	+= -Werror
 endif
+# TLS=no: a build without OpenSSL, beside the others (mk/deps.sh).
+ifeq ($(TLS),no)
+B	:= $(B)/notls
+endif
 
 ifeq ($(V),1)
 Q	 =
@@ -53,10 +58,11 @@ ifeq ($(NOCONFIG),)
 endif
 
 TK_CFLAGS = -std=c11 -D_GNU_SOURCE -DTENK_VERSION='"$(VERSION)"' \
-	    -Iinclude $(BSD_CFLAGS) $(URING_CFLAGS) $(WARN) -MMD -MP
+	    -Iinclude $(BSD_CFLAGS) $(URING_CFLAGS) $(TLS_CFLAGS) $(WARN) \
+	    -MMD -MP
 ALL_CFLAGS = $(TK_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
-ALL_LIBS = $(BSD_LIBS) $(URING_LIBS) -lpthread -lm $(LDLIBS)
+ALL_LIBS = $(BSD_LIBS) $(URING_LIBS) $(TLS_LIBS) -lpthread -lm $(LDLIBS)
 
 # What each program links.  libtenk is an archive, so a program takes
 # only the members it calls; the other lists name objects, so keep them to
@@ -66,6 +72,14 @@ LIB_SRCS	:= $(wildcard src/loop/*.c src/net/*.c src/util/*.c)
 # The io_uring backend only where mk/deps.sh found liburing.
 ifeq ($(URING_LIBS),)
 LIB_SRCS	:= $(filter-out src/loop/uring.c,$(LIB_SRCS))
+endif
+# TLS over OpenSSL where mk/deps.sh found it, else the stubs that say
+# it is not built in.
+TLS_SRCS	:= src/net/tls.c src/net/tlsctx.c src/net/tlsticket.c
+ifeq ($(TLS_LIBS),)
+LIB_SRCS	:= $(filter-out $(TLS_SRCS),$(LIB_SRCS))
+else
+LIB_SRCS	:= $(filter-out src/net/tlsnone.c,$(LIB_SRCS))
 endif
 TENKD_SRCS	:= $(wildcard src/server/*.c)
 FRAME_SRCS	:= loadgen/framing.c loadgen/frame_bytes.c loadgen/frame_http.c \
@@ -110,7 +124,7 @@ all: $(PROGS) $(TOOLS) $(SHIMS) $(RUNNER) $(LOOPBENCH)
 
 $(B)/config.mk: mk/deps.sh
 	@mkdir -p $(@D)
-	$(Q)sh mk/deps.sh > $@.tmp && mv $@.tmp $@
+	$(Q)TLS=$(TLS) sh mk/deps.sh > $@.tmp && mv $@.tmp $@
 
 deps:
 	@sh mk/deps.sh >/dev/null && echo "deps: libbsd-overlay found"
