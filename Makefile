@@ -89,7 +89,7 @@ REPORT_SRCS	:= loadgen/report.c loadgen/report_text.c \
 		   loadgen/report_json.c loadgen/report_hgrm.c loadgen/json.c \
 		   loadgen/mode.c
 TENKLOAD_SRCS	:= loadgen/tenkload.c loadgen/engine.c loadgen/traffic.c \
-		   $(REPORT_SRCS) $(FRAME_SRCS)
+		   loadgen/tlsopt.c $(REPORT_SRCS) $(FRAME_SRCS)
 TENKBENCH_SRCS	:= loadgen/tenkbench.c loadgen/bench_cell.c \
 		   loadgen/bench_child.c loadgen/bench_out.c loadgen/bench_proc.c \
 		   loadgen/bench_sweep.c $(REPORT_SRCS)

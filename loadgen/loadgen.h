@@ -20,6 +20,9 @@
 #include "framing.h"
 
 struct tk_hist;
+struct tk_tls;
+struct tk_tls_ctx;
+struct tk_tls_sess;
 struct engine;
 
 enum lg_mode {
@@ -40,6 +43,7 @@ enum lg_err {
 	ERR_CLOSED,		/* EOF from the server during the run */
 	ERR_PORTS,		/* EADDRNOTAVAIL: source ports exhausted */
 	ERR_FDLIMIT,		/* EMFILE, ENFILE */
+	ERR_TLS,		/* a TLS handshake or record failed */
 	ERR_OTHER,
 	ERR_MAX
 };
@@ -98,6 +102,12 @@ struct lg_conf {
 	int		 npct;
 	const char	*json;
 	char		 args[1024];	/* the command line, for the header */
+	/* TLS (--tls and the rest, tlsopt.c); tls NULL: plain TCP. */
+	struct tk_tls_ctx *tls;
+	const char	*tls_sni;	/* --tls-sni; NULL: the target's */
+	char		**tls_hosts;	/* each target's host, as typed */
+	int		 tls_resume;	/* --tls-resume */
+	int		 tls_verify;	/* --tls-verify */
 };
 
 /*
@@ -191,6 +201,17 @@ struct report {
 	struct lg_hist	 lat_unc;	/* rate mode: from the actual send */
 	struct lg_hist	 conn_lat;	/* connect latency */
 
+	/* TLS: what the first handshake agreed on, and the handshakes. */
+	int		 tls;
+	char		 tls_version[16];
+	char		 tls_cipher[64];
+	char		 tls_alpn[32];
+	uint64_t	 hs_new;	/* full handshakes, whole run */
+	uint64_t	 hs_resumed;	/* resumed ones */
+	uint64_t	 hs_new_w;	/* ... of them in the window */
+	uint64_t	 hs_resumed_w;
+	struct lg_hist	 hs_lat;	/* handshake latency */
+
 	double		 pct[LG_MAXPCT];
 	int		 npct;
 };
@@ -205,6 +226,8 @@ struct msgrec {
 enum lg_conn_state {
 	LG_CONN_NEW = 0,	/* not started yet */
 	LG_CONN_CONNECTING,
+	LG_CONN_HANDSHAKE,	/* TLS, after the connect */
+	LG_CONN_TICKET,		/* TLS 1.3: for the ticket to resume */
 	LG_CONN_HELLO,		/* --first-message and its reply */
 	LG_CONN_RUN,		/* exchanging messages */
 	LG_CONN_QUIET,		/* idle after its one round trip */
@@ -221,13 +244,16 @@ enum lg_conn_state {
  * Messages in flight sit in a ring of "cap" records, --window of them.
  * "pushed" counts the requests of this connection since it connected,
  * against --conn-lifetime; "reconn" marks a connection reopened on
- * purpose, which the ramp counted once already.
+ * purpose, which the ramp counted once already.  Over TLS, "tls" holds
+ * its session, and "t_start" is when the handshake began once the
+ * connect is done.
  */
 struct lg_conn {
 	struct tk_io		 io;
 	struct tk_timer		 tm;		/* connect timeout, rate mode */
 	struct lg_thread	*th;
 	struct fr_state		*fst;		/* NULL on the pattern's path */
+	struct tk_tls		*tls;		/* NULL: plain TCP */
 	uint64_t		 id;
 	uint64_t		 pat;
 	uint64_t		 queued;
@@ -263,13 +289,21 @@ struct lg_stats {
 	uint64_t	 open_end;
 	uint64_t	 unserved;
 	uint64_t	 reconnects;	/* measured */
+	uint64_t	 hs_new;	/* TLS handshakes */
+	uint64_t	 hs_resumed;
+	uint64_t	 hs_new_w;	/* ... in the window */
+	uint64_t	 hs_resumed_w;
 	uint64_t	 errs[ERR_MAX];
 	uint64_t	 t_first;	/* ns, first connect started */
 	uint64_t	 t_last;	/* ns, last connect started */
 	struct tk_hist	*lat;		/* measured */
 	struct tk_hist	*lat_unc;	/* measured, rate mode */
 	struct tk_hist	*conn_lat;
+	struct tk_hist	*hs_lat;	/* TLS handshakes */
 	struct tk_hist	*all;		/* this second's, for progress */
+	char		 tls_version[16];	/* of the first handshake */
+	char		 tls_cipher[64];
+	char		 tls_alpn[32];
 };
 
 /* One thread with its own loop and its share of the connections. */
@@ -291,6 +325,7 @@ struct lg_thread {
 	struct tk_msg	 m_stop;	/* from the main loop: stop */
 	char		*scratch;
 	struct fr_state	*fst;		/* one per connection, or NULL */
+	struct tk_tls_sess *sess;	/* --tls-resume: the newest */
 	struct lg_stats	 st;
 	struct lg_prog	 prog;
 };
@@ -316,6 +351,19 @@ void		 traffic_start(struct tk_loop *, struct lg_conn *);
 void		 traffic_fill(struct tk_loop *, struct lg_conn *);
 void		 traffic_done(struct tk_loop *, struct lg_conn *,
 		    const struct msgrec *);
+
+/* tlsopt.c */
+struct tlsopt {
+	int		 on;		/* --tls, or any --tls-* */
+	const char	*alpn;
+	const char	*ca;
+	const char	*ciphers;
+	int		 version;	/* TK_TLS_1_2 or _1_3; 0: both */
+};
+void		 tlsopt_set(struct tlsopt *, struct lg_conf *, const char *,
+		    const char *);
+void		 tlsopt_apply(struct tlsopt *, struct lg_conf *, int, char **);
+void		 tlsopt_free(struct lg_conf *);
 
 /* mode.c */
 const char	*mode_name(enum lg_mode);
@@ -346,6 +394,9 @@ const char	*report_signame(int, char *, size_t);
 const char	*report_pct_name(double, char *, size_t);
 double		 report_secs(uint64_t, uint64_t);
 double		 report_ramp_rate(const struct report *);
+double		 report_hs_rate(const struct report *);
+double		 report_hs_new_rate(const struct report *);
+double		 report_hs_resumed_rate(const struct report *);
 uint64_t	 report_epoch_us(void);
 
 /* report_text.c */

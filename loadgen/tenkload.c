@@ -37,6 +37,7 @@
 #include "tenk/parse.h"
 #include "tenk/sock.h"
 #include "tenk/timer.h"
+#include "tenk/tls.h"
 #include "tenk/xmalloc.h"
 #include "framing.h"
 #include "loadgen.h"
@@ -72,7 +73,8 @@ enum {
 	OPT_FIRST_MESSAGE,
 	OPT_REPLY,
 	OPT_REPLY_CHECK,
-	OPT_CONN_LIFETIME
+	OPT_CONN_LIFETIME,
+	OPT_TLS				/* --tls and every --tls-* */
 };
 
 static const struct option longopts[] = {
@@ -103,6 +105,14 @@ static const struct option longopts[] = {
 	{ "size",		required_argument, NULL, 's' },
 	{ "source",		required_argument, NULL, OPT_SOURCE },
 	{ "threads",		required_argument, NULL, 't' },
+	{ "tls",		no_argument,	   NULL, OPT_TLS },
+	{ "tls-alpn",		required_argument, NULL, OPT_TLS },
+	{ "tls-ca",		required_argument, NULL, OPT_TLS },
+	{ "tls-ciphers",	required_argument, NULL, OPT_TLS },
+	{ "tls-resume",		no_argument,	   NULL, OPT_TLS },
+	{ "tls-sni",		required_argument, NULL, OPT_TLS },
+	{ "tls-verify",		no_argument,	   NULL, OPT_TLS },
+	{ "tls-version",	required_argument, NULL, OPT_TLS },
 	{ "version",		no_argument,	   NULL, 'V' },
 	{ "warmup",		required_argument, NULL, OPT_WARMUP },
 	{ "window",		required_argument, NULL, OPT_WINDOW },
@@ -128,7 +138,11 @@ usage(void)
 	    "\t\t[--reply framing] [--reply-check text]\n"
 	    "\t\t[--reply-timeout duration] [--source list] "
 	    "[--warmup duration]\n"
-	    "\t\t[--window messages] host:port ...\n"
+	    "\t\t[--window messages] [--tls] [--tls-alpn list] "
+	    "[--tls-ca file]\n"
+	    "\t\t[--tls-ciphers list] [--tls-resume] [--tls-sni name]\n"
+	    "\t\t[--tls-verify] [--tls-version 1.2 | 1.3] "
+	    "host:port ...\n"
 	    "       tenkload merge [-q] [--hgrm file | -] [--json file | -]\n"
 	    "\t\t[--max-errors count] [--max-unserved count] "
 	    "[--percentiles list]\n"
@@ -199,6 +213,27 @@ usage(void)
 	    "      --source LIST        source addresses and IPv4 ranges "
 	    "A-B, comma-separated\n"
 	    "                           (default: chosen by the kernel)\n"
+	    "      --tls                over TLS (any --tls-* option "
+	    "implies it)\n"
+	    "      --tls-alpn LIST      ALPN protocols to offer, "
+	    "comma-separated\n"
+	    "                           (default: none)\n"
+	    "      --tls-ca FILE        trusted CA certificates, PEM; "
+	    "implies --tls-verify\n"
+	    "                           (default: the system's)\n"
+	    "      --tls-ciphers LIST   TLS 1.2 ciphers and TLS 1.3 "
+	    "suites (TLS_*), colon-\n"
+	    "                           separated (default: OpenSSL's)\n"
+	    "      --tls-resume         resume sessions (tickets); the "
+	    "report counts new and\n"
+	    "                           resumed handshakes\n"
+	    "      --tls-sni NAME       the server name to ask for and "
+	    "verify (default: the\n"
+	    "                           target's host)\n"
+	    "      --tls-verify         verify the server's certificate "
+	    "(default: not)\n"
+	    "      --tls-version VER    1.2 or 1.3 only (default: "
+	    "either)\n"
 	    "      --warmup DUR         unmeasured time after the ramp "
 	    "(default 0)\n"
 	    "      --window N           requests in flight per connection "
@@ -716,6 +751,7 @@ main(int argc, char *argv[], char *envp[])
 	struct lg_conf	 conf;
 	struct report	 r;
 	struct lg_prog	 prog;
+	struct tlsopt	 tlsopt;
 	const char	*errstr, *opt, *mode = NULL, *check = NULL;
 	unsigned char	*msg = NULL, *first = NULL;
 	char		*atpath = NULL;
@@ -737,6 +773,7 @@ main(int argc, char *argv[], char *envp[])
 		return merge_main(argc - 1, argv + 1);
 
 	memset(&conf, 0, sizeof(conf));
+	memset(&tlsopt, 0, sizeof(tlsopt));
 	conf.conns = 1;
 	conf.connect_rate = 2000;
 	conf.connect_timeout = 5 * TK_SEC;
@@ -817,7 +854,8 @@ main(int argc, char *argv[], char *envp[])
 			    MAXTHREADS);
 			break;
 		case 'V':
-			printf("tenkload %s\n", TENK_VERSION);
+			printf("tenkload %s, TLS %s\n", TENK_VERSION,
+			    tk_tls_library());
 			exit(0);
 		case OPT_BACKEND:
 			if ((conf.backend = tk_cli_backend(opt, optarg)) ==
@@ -877,6 +915,9 @@ main(int argc, char *argv[], char *envp[])
 		case OPT_HGRM:
 			conf.hgrm = optarg;
 			break;
+		case OPT_TLS:
+			tlsopt_set(&tlsopt, &conf, opt, optarg);
+			break;
 		}
 	}
 	argc -= optind;
@@ -929,6 +970,7 @@ main(int argc, char *argv[], char *envp[])
 			    "from the target's");
 	tk_cli_sources_check("--source", conf.sources, conf.nsources);
 	check_outputs(&conf);
+	tlsopt_apply(&tlsopt, &conf, argc, argv);
 
 	/*
 	 * One process holds what fits under RLIMIT_NOFILE (raised to the
@@ -987,6 +1029,7 @@ main(int argc, char *argv[], char *envp[])
 	}
 	i = finish(&conf, &r);
 	report_free(&r);
+	tlsopt_free(&conf);
 	free(conf.targets);
 	free(conf.sources);
 	free(msg);

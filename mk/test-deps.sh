@@ -4,7 +4,7 @@
 # the benchmark against them need (test/integ/load_redis.sh, load_http.sh,
 # proxy_peers.sh, test/bench/load-compare.sh, proxy-iperf.sh):
 # redis-server, redis-benchmark, nginx (and its stream module), wrk,
-# haproxy, iperf3.
+# haproxy, iperf3, openssl (the TLS tests' certificates).
 # Installs the missing ones with apt-get when we are root on Debian or
 # Ubuntu, with their services kept from starting (see below); otherwise
 # one line on stderr naming the packages, and exit 1.
@@ -38,6 +38,8 @@ missing() {
 	    _m="$_m libnginx-mod-stream"
 	have haproxy || _m="$_m haproxy"
 	have iperf3 || _m="$_m iperf3"
+	# The TLS tests make their certificates with openssl req.
+	have openssl || _m="$_m openssl"
 	echo "${_m# }"
 }
 

@@ -33,16 +33,16 @@
  * holds no record (SSL_MODE_RELEASE_BUFFERS): an idle TLS connection
  * keeps the library's state and no buffer.
  *
- * kTLS: where the kernel has it (tk_tls_ktls_probe) and the context asks
- * for it, the connection uses OpenSSL's socket BIO instead, which hands
- * the record layer to the kernel (TCP_ULP "tls") after the handshake;
- * reads and writes keep the same contract.
+ * kTLS: where the kernel has it and the context asks for it
+ * (tk_tls_ctx_ktls), the connection uses OpenSSL's socket BIO instead,
+ * which hands the record layer to the kernel (TCP_ULP "tls") after the
+ * handshake; reads and writes keep the same contract.
  *
  * Contexts are made at start-up, read by any thread after; a struct
  * tk_tls belongs to the thread of its watcher.  Functions return -1
  * with errno set unless said otherwise; those that take err fill it
  * with one line naming what failed.  Without OpenSSL (tlsnone.c),
- * tk_tls_built() is 0 and tk_tls_ctx_new() fails with ENOTSUP.
+ * tk_tls_ctx_new() fails with ENOTSUP, saying so.
  */
 #ifndef TENK_TLS_H
 #define TENK_TLS_H
@@ -84,7 +84,7 @@ extern const char *const tk_tls_fail_names[TK_TLS_F_MAX];
 struct tk_tls {
 	void			*ssl;		/* the library's SSL */
 	struct tk_io		*io;		/* the socket's watcher */
-	struct tk_tls_sess	*sess;		/* client: newest session */
+	const void		*sess_last;	/* last taken or offered */
 	unsigned long		 err;		/* the library's error code */
 	uint32_t		 wpend;		/* see tk_tls_write */
 	uint8_t			 rwant;		/* a read waits for this */
@@ -107,13 +107,11 @@ struct tk_tls_info {
 	const char	*cipher;	/* "TLS_AES_256_GCM_SHA384" */
 	const char	*alpn;		/* "" when none */
 	const char	*sni;		/* server: the name asked for, or "" */
+	int		 proto;		/* TK_TLS_1_2, TK_TLS_1_3 */
 	int		 resumed;
 };
 
-/* Whether TLS is built in: 1, or 0 (tlsnone.c). */
-int		 tk_tls_built(void);
-
-/* The library and its version ("OpenSSL 3.0.19 ..."), or why none. */
+/* The library and its version ("OpenSSL 3.0.19 ..."), or "none". */
 const char	*tk_tls_library(void);
 
 /*
@@ -122,13 +120,6 @@ const char	*tk_tls_library(void);
  */
 int		 tk_tls_version_parse(const char *s);
 const char	*tk_tls_version_name(int v);
-
-/*
- * Whether the running kernel takes TLS records (TCP_ULP "tls", Linux
- * 4.13 and CONFIG_TLS): 1, or 0 with the reason in why.  Asked once,
- * then remembered.  Any thread.
- */
-int		 tk_tls_ktls_probe(char *why, size_t len);
 
 /*
  * A context for connections that accept (server != 0) or connect.  It
@@ -189,14 +180,9 @@ int		 tk_tls_ctx_tickets(struct tk_tls_ctx *ctx,
 		    const unsigned char *secret, uint64_t period);
 
 /*
- * Client: keep the sessions (tickets) servers give, in t->sess, so that
- * a later connection resumes one (tk_tls_new's sess).
- */
-void		 tk_tls_ctx_resume(struct tk_tls_ctx *ctx);
-
-/*
- * Hand records to the kernel where tk_tls_ktls_probe() says it takes
- * them.  Returns 1 if the context will, else 0 with the reason in why.
+ * Hand records to the kernel where it takes them (TCP_ULP "tls", Linux
+ * 4.13 and CONFIG_TLS, probed once at run time).  Returns 1 if the
+ * context will, else 0 with the reason in why.  Any thread.
  */
 int		 tk_tls_ctx_ktls(struct tk_tls_ctx *ctx, char *why,
 		    size_t len);
@@ -242,7 +228,15 @@ void		 tk_tls_info(const struct tk_tls *t, struct tk_tls_info *i);
  */
 const char	*tk_tls_why(const struct tk_tls *t, char *buf, size_t len);
 
-/* Take t->sess, leaving NULL; the caller frees it. */
+/*
+ * Client: the session t holds, for a later connection to resume (to
+ * offer to tk_tls_new()), when it is one that can be resumed and was
+ * neither taken nor offered before; NULL otherwise.  A TLS 1.2 session
+ * comes with the handshake, a TLS 1.3 ticket with a read after it.
+ * Sessions are not single use: OpenSSL's client cache would retire a
+ * TLS 1.3 ticket once used, and servers on OpenSSL send a new one only
+ * after a full handshake, so none is kept there.  The caller frees it.
+ */
 struct tk_tls_sess *tk_tls_sess_take(struct tk_tls *t);
 void		 tk_tls_sess_free(struct tk_tls_sess *s);
 

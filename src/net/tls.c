@@ -141,10 +141,13 @@ bio_init(void)
 struct tk_tls_sess *
 tk_tls_sess_take(struct tk_tls *t)
 {
-	struct tk_tls_sess	*s = t->sess;
+	SSL_SESSION	*s = SSL_get0_session(t->ssl);
 
-	t->sess = NULL;
-	return s;
+	if (s == NULL || s == t->sess_last || !SSL_SESSION_is_resumable(s))
+		return NULL;
+	t->sess_last = s;
+	SSL_SESSION_up_ref(s);
+	return (struct tk_tls_sess *)s;
 }
 
 void
@@ -212,6 +215,7 @@ tk_tls_new(struct tk_tls_ctx *ctx, struct tk_io *io, const char *name,
 	}
 	if (sess != NULL && SSL_set_session(ssl, (SSL_SESSION *)sess) != 1)
 		goto fail;
+	t->sess_last = sess;
 	return t;
  fail:
 	ERR_clear_error();
@@ -233,8 +237,6 @@ tk_tls_free(struct tk_tls *t)
 		}
 		SSL_free(t->ssl);
 	}
-	if (t->sess != NULL)
-		SSL_SESSION_free((SSL_SESSION *)t->sess);
 	ERR_clear_error();
 	free(t);
 }
@@ -421,6 +423,7 @@ tk_tls_info(const struct tk_tls *t, struct tk_tls_info *i)
 	i->alpn = alpn;
 	s = SSL_get_servername(t->ssl, TLSEXT_NAMETYPE_host_name);
 	i->sni = s != NULL ? s : "";
+	i->proto = SSL_version(t->ssl);
 	i->resumed = SSL_session_reused(t->ssl);
 }
 

@@ -2,7 +2,7 @@
 /*
  * TLS contexts (tls.h): the settings, certificates and verification a
  * side's connections share, the server's choice of certificate by SNI
- * and of ALPN protocol, a client's kept sessions, and the run-time
+ * and of ALPN protocol, and the run-time
  * probe for kTLS.  Connections are tls.c's, ticket keys tlsticket.c's.
  */
 #include <sys/socket.h>
@@ -33,12 +33,6 @@
 static int		 ktls_ok = -1;
 static char		 ktls_why[128];
 static pthread_once_t	 ktls_once = PTHREAD_ONCE_INIT;
-
-int
-tk_tls_built(void)
-{
-	return 1;
-}
 
 const char *
 tk_tls_library(void)
@@ -73,8 +67,8 @@ ktls_probe_once(void)
 	    strerror(e), e == ENOENT ? " (no CONFIG_TLS)" : "");
 }
 
-int
-tk_tls_ktls_probe(char *why, size_t len)
+static int
+ktls_probe(char *why, size_t len)
 {
 	pthread_once(&ktls_once, ktls_probe_once);
 	if (!ktls_ok && why != NULL)
@@ -413,26 +407,6 @@ tk_tls_ctx_cert(struct tk_tls_ctx *ctx, const char *cert, const char *key,
 	return ctx_err(err, len, what);
 }
 
-/* A session (a ticket) arrived: keep the newest in t->sess. */
-static int
-sess_new(SSL *s, SSL_SESSION *sess)
-{
-	struct tk_tls	*t = SSL_get_app_data(s);
-
-	if (t->sess != NULL)
-		SSL_SESSION_free((SSL_SESSION *)t->sess);
-	t->sess = (struct tk_tls_sess *)sess;
-	return 1;
-}
-
-void
-tk_tls_ctx_resume(struct tk_tls_ctx *ctx)
-{
-	SSL_CTX_set_session_cache_mode(ctx->pairs[0], SSL_SESS_CACHE_CLIENT |
-	    SSL_SESS_CACHE_NO_INTERNAL_STORE);
-	SSL_CTX_sess_set_new_cb(ctx->pairs[0], sess_new);
-}
-
 int
 tk_tls_ctx_ktls(struct tk_tls_ctx *ctx, char *why, size_t len)
 {
@@ -441,7 +415,7 @@ tk_tls_ctx_ktls(struct tk_tls_ctx *ctx, char *why, size_t len)
 	(void)ctx;
 	return 0;
 #else
-	if (!tk_tls_ktls_probe(why, len))
+	if (!ktls_probe(why, len))
 		return 0;
 	SSL_CTX_set_options(ctx->pairs[0], SSL_OP_ENABLE_KTLS);
 	ctx->ktls = 1;

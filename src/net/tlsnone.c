@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * TLS where libtenk was built without OpenSSL 3 (mk/deps.sh said so):
- * tk_tls_built() is 0 and no context can be made, so no connection
- * ever reaches the functions that need one, which abort if called.
+ * no context can be made, so no connection ever reaches the functions
+ * that need one, which abort if called.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,24 +14,10 @@
 #define NOTLS	"built without TLS (OpenSSL 3 was not found: " \
 		"apt install libssl-dev, then make clean all)"
 
-int
-tk_tls_built(void)
-{
-	return 0;
-}
-
 const char *
 tk_tls_library(void)
 {
-	return NOTLS;
-}
-
-int
-tk_tls_ktls_probe(char *why, size_t len)
-{
-	if (why != NULL)
-		strlcpy(why, NOTLS, len);
-	return 0;
+	return "none";
 }
 
 struct tk_tls_ctx *
@@ -97,13 +83,6 @@ tk_tls_ctx_tickets(struct tk_tls_ctx *ctx, const unsigned char *secret,
     uint64_t period)
 {
 	(void)ctx, (void)secret, (void)period;
-	abort();
-}
-
-void
-tk_tls_ctx_resume(struct tk_tls_ctx *ctx)
-{
-	(void)ctx;
 	abort();
 }
 
