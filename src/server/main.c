@@ -76,6 +76,13 @@ enum {
 	/* issue 15: PROXY protocol in (pin.c) */
 	OPT_ACCEPT_PROXY,
 	OPT_ACCEPT_PROXY_TIMEOUT,
+	/* issue 24: TLS (tlsterm.c), in enum tls_opt's order */
+	OPT_TLS_CERT,
+	OPT_TLS_CIPHERS,
+	OPT_TLS_HS_TIMEOUT,
+	OPT_TLS_KEY,
+	OPT_TLS_TICKETS,
+	OPT_TLS_VERSION,
 	/* proxy mode only, from here on */
 	OPT_PROXY,
 	OPT_BALANCE = OPT_PROXY,
@@ -94,7 +101,11 @@ enum {
 	OPT_SOURCE,
 	OPT_SPLICE,
 	OPT_SPLICE_PIPES,
+	OPT_SNI_ROUTE,
 };
+
+_Static_assert(OPT_TLS_VERSION - OPT_TLS_CERT == TLSOPT_VERSION &&
+    OPT_TLS_KEY - OPT_TLS_CERT == TLSOPT_KEY, "TLS options in order");
 
 static const struct option longopts[] = {
 	{ "accept-proxy",	no_argument,	   NULL, OPT_ACCEPT_PROXY },
@@ -131,12 +142,20 @@ static const struct option longopts[] = {
 	{ "pidfile",		required_argument, NULL, OPT_PIDFILE },
 	{ "retries",		required_argument, NULL, OPT_RETRIES },
 	{ "send-proxy",		required_argument, NULL, OPT_SEND_PROXY },
+	{ "sni-route",		required_argument, NULL, OPT_SNI_ROUTE },
 	{ "source",		required_argument, NULL, OPT_SOURCE },
 	{ "splice",		required_argument, NULL, OPT_SPLICE },
 	{ "splice-pipes",	required_argument, NULL, OPT_SPLICE_PIPES },
 	{ "syslog",		no_argument,	   NULL, OPT_SYSLOG },
 	{ "syslog-facility",	required_argument, NULL, OPT_SYSLOG_FACILITY },
 	{ "threads",		required_argument, NULL, 't' },
+	{ "tls-cert",		required_argument, NULL, OPT_TLS_CERT },
+	{ "tls-ciphers",	required_argument, NULL, OPT_TLS_CIPHERS },
+	{ "tls-handshake-timeout", required_argument, NULL,
+	    OPT_TLS_HS_TIMEOUT },
+	{ "tls-key",		required_argument, NULL, OPT_TLS_KEY },
+	{ "tls-ticket-period",	required_argument, NULL, OPT_TLS_TICKETS },
+	{ "tls-version",	required_argument, NULL, OPT_TLS_VERSION },
 	{ "upstream",		required_argument, NULL, 'u' },
 	{ "user",		required_argument, NULL, OPT_USER },
 	{ "version",		no_argument,	   NULL, 'V' },
@@ -220,8 +239,12 @@ usage(int full)
 	    "\t[--pidfile path] [--user user] [--group group] [--workers n]\n"
 	    "\t[--metrics addr:port] [--accept-proxy] "
 	    "[--accept-proxy-timeout dur]\n"
-	    "\t[--check] [-f file]\n"
-	    "       tenkd proxy -u host:port[,weight=n][,backup] ...\n"
+	    "\t[--tls-cert file --tls-key file ...] [--tls-ciphers list]\n"
+	    "\t[--tls-handshake-timeout dur] [--tls-ticket-period dur]\n"
+	    "\t[--tls-version 1.2|1.3] [--check] [-f file]\n"
+	    "       tenkd proxy -u host:port[,weight=n][,backup][,tls"
+	    "[,sni=name][,ca=file]\n"
+	    "\t[,noverify]] ... [--sni-route name=host:port,...]\n"
 	    "\t[--balance rr|leastconn|source] [--connect-timeout dur]\n"
 	    "\t[--fin-timeout dur] [--retries n] [--fail-max n]\n"
 	    "\t[--fail-timeout dur] [--max-conns-per-ip n] "
@@ -275,6 +298,20 @@ usage(int full)
 	    "                           its client is the peer\n"
 	    "      --accept-proxy-timeout DUR  for the whole header "
 	    "(default 5s)\n"
+	    "      --tls-cert FILE      serve TLS with this certificate "
+	    "chain (PEM),\n"
+	    "                           repeatable: chosen by the name "
+	    "asked (SNI)\n"
+	    "      --tls-key FILE       its private key (PEM), one per "
+	    "--tls-cert, in order\n"
+	    "      --tls-ciphers LIST   TLS 1.2 ciphers, TLS 1.3 suites "
+	    "(default OpenSSL's)\n"
+	    "      --tls-handshake-timeout DUR  a client's whole handshake "
+	    "(default 10s)\n"
+	    "      --tls-ticket-period DUR  session ticket keys rotate "
+	    "this often\n"
+	    "                           (default 1h, 0 = no tickets)\n"
+	    "      --tls-version VER    1.2 or 1.3 only (default: both)\n"
 	    "      --check              check the configuration and exit\n"
 	    "  -f, --config FILE        options from FILE, one a line; "
 	    "the command\n"
@@ -282,7 +319,16 @@ usage(int full)
 	    "proxy:\n"
 	    "  -u, --upstream H:P[,weight=N][,backup]  an upstream, "
 	    "repeatable; a backup\n"
-	    "                           only while every other one is down\n"
+	    "                           only while every other one is down;"
+	    "\n"
+	    "                           ,tls[,sni=NAME][,ca=FILE][,noverify]:"
+	    " over TLS,\n"
+	    "                           verified (default: system CAs, its "
+	    "address)\n"
+	    "      --sni-route LIST     NAME=H:P,... (\"*.suffix\", \"*\"):"
+	    " route by the name\n"
+	    "                           in the ClientHello, TLS passed on "
+	    "untouched\n"
 	    "      --balance METHOD     rr (weighted, default), leastconn "
 	    "or source\n"
 	    "      --connect-timeout DUR  per connect attempt (default 5s)\n"
@@ -500,6 +546,14 @@ parse_args(int argc, char *argv[])
 			cfg->workers = (int)tk_cli_num(opt, optarg, 1,
 			    MAXWORKERS);
 			break;
+		case OPT_TLS_CERT:
+		case OPT_TLS_CIPHERS:
+		case OPT_TLS_HS_TIMEOUT:
+		case OPT_TLS_KEY:
+		case OPT_TLS_TICKETS:
+		case OPT_TLS_VERSION:
+			tlsterm_option(ch - OPT_TLS_CERT, opt, optarg);
+			break;
 		default:	/* -u and OPT_PROXY up */
 			proxy_option(ch, opt, optarg);
 			break;
@@ -529,6 +583,7 @@ parse_args(int argc, char *argv[])
 	} else
 		tk_cli_bad(argv[0], NULL, "unknown mode (echo, proxy)");
 	mode_config();
+	tlsterm_apply();
 	/* Applied: what named and held the options is no longer needed. */
 	confopts_free();
 	free(proxy_opt);
@@ -743,6 +798,9 @@ proxy_option(int ch, const char *opt, const char *arg)
 	case OPT_SPLICE_PIPES:
 		srv.cfg.splice_pipes = (int)tk_cli_num(opt, arg, 0,
 		    MAXPIPES);
+		break;
+	case OPT_SNI_ROUTE:
+		sniroute_option(opt, arg);
 		break;
 	}
 }
@@ -1303,6 +1361,7 @@ main_reparse(const char *text, size_t len, int check)
 	hccf = hccf0;
 	pincf = pincf0;
 	upstream_reset();
+	tlsterm_reset();
 	listen_given = 0;
 	memset(cmdline_gave, 0, sizeof(cmdline_gave));
 	cmdline_done = 0;
@@ -1554,6 +1613,7 @@ main(int argc, char *argv[], char *envp[])
 	    "off" : tk_fmt_duration(cfg->idle_timeout, idle, sizeof(idle)),
 	    cfg->buffer_limit, tk_fmt_duration(cfg->drain_timeout, drain,
 	    sizeof(drain)));
+	tlsterm_log();
 
 	systemd_notify("READY=1\nSTATUS=%s: %d thread%s, %s%s", cfg->mode,
 	    srv.nworkers, srv.nworkers == 1 ? "" : "s", name,

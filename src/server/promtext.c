@@ -27,6 +27,7 @@ enum lab {
 	LAB_REASON,		/* one per conn_reasons[] */
 	LAB_LIMIT,		/* one per cap_names[] */
 	LAB_UPSTREAM,		/* one per upstream, proxy only */
+	LAB_TLSFAIL,		/* one per tk_tls_fail_names[], but none */
 };
 
 #define U64(f)		offsetof(struct msnap, f)
@@ -98,6 +99,15 @@ static const struct fam {
 	{ "tenkd_uring_accept_dropped_total", "counter",
 	    "io_uring: connections accepted by the kernel, closed unserved.",
 	    U64(st.accept_dropped), LAB_NONE, AGG_SUM, 0 },
+	{ "tenkd_tls_handshakes_total", "counter",
+	    "TLS handshakes of clients done in full.", U64(st.tls_new),
+	    LAB_NONE, AGG_SUM, 0 },
+	{ "tenkd_tls_resumed_total", "counter",
+	    "TLS handshakes of clients that resumed a session.",
+	    U64(st.tls_resumed), LAB_NONE, AGG_SUM, 0 },
+	{ "tenkd_tls_failures_total", "counter",
+	    "TLS handshakes (or, routing by name, ClientHellos) that "
+	    "failed, by reason.", U64(st.tls_fail), LAB_TLSFAIL, AGG_SUM, 0 },
 	{ "tenkd_upstream_up", "gauge",
 	    "Whether the upstream takes connects (not failed out).", UPS(up),
 	    LAB_UPSTREAM, AGG_MAX, 1 },
@@ -212,6 +222,14 @@ family(FILE *f, const struct fam *m, const struct msnap *s, int n,
 			snprintf(lb, sizeof(lb), "%s=\"%s\"", m->lab ==
 			    LAB_REASON ? "reason" : "limit", m->lab ==
 			    LAB_REASON ? conn_reasons[i] : cap_names[i]);
+			series(f, m->name, lb, s, n, workers,
+			    m->off + (size_t)i * sizeof(uint64_t), m->agg);
+		}
+		break;
+	case LAB_TLSFAIL:
+		for (i = TK_TLS_F_NONE + 1; i < TK_TLS_F_MAX; i++) {
+			snprintf(lb, sizeof(lb), "reason=\"%s\"",
+			    tk_tls_fail_names[i]);
 			series(f, m->name, lb, s, n, workers,
 			    m->off + (size_t)i * sizeof(uint64_t), m->agg);
 		}

@@ -38,6 +38,23 @@
  * --max-conns counts sockets: the client's unit is taken by worker.c
  * before accept, the upstream's here, and both go back through
  * worker_conn_gone().
+ *
+ * TLS (tlsterm.c, tlsorig.c, sniroute.c) adds phases, its state in a
+ * struct pxtls that only such sessions allocate:
+ *
+ *	PX_HANDSHAKE	--tls-cert: the client's handshake, before any
+ *			upstream is chosen; its flows then read and write
+ *			the client through TLS, and the upstream gets the
+ *			plaintext.
+ *	PX_PEEK		--sni-route: the client's ClientHello, read and
+ *			never past; its name chooses the upstream, which
+ *			gets the bytes read first, untouched.
+ *	PX_UPHS		an upstream marked tls: its handshake, after the
+ *			connect; a failure counts as a failed connect.
+ *
+ * The first two run under --tls-handshake-timeout, the third under the
+ * connect timeout; each on the session's timer.  TLS flows never
+ * splice.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -46,6 +63,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -55,6 +73,17 @@
 enum proxy_state {
 	PX_CONNECT = 0,		/* connecting to an upstream */
 	PX_DATA,		/* connected: bytes flow */
+	PX_HANDSHAKE,		/* TLS: the client's handshake, first */
+	PX_PEEK,		/* --sni-route: reading the ClientHello */
+	PX_UPHS,		/* TLS: the upstream's handshake */
+};
+
+/* A session's TLS, allocated only for sessions that have any. */
+struct pxtls {
+	struct tk_tls		*ct;	/* toward the client, or NULL */
+	struct tk_tls		*ut;	/* toward the upstream, or NULL */
+	struct upstream		*route;	/* --sni-route: where to */
+	struct sni_peek		 peek;	/* --sni-route: the ClientHello */
 };
 
 /* Who ended a session: the first part of the termination code. */
@@ -90,6 +119,7 @@ struct psess {
 	struct tk_bufq		 upq;	/* toward the upstream */
 	struct tk_timer		 timer;	/* connect, fin timeout */
 	struct upstream		*u;	/* picked, or NULL */
+	struct pxtls		*tls;	/* NULL: no TLS here */
 	const char		*why;	/* termination detail */
 	uint64_t		 tried;	/* bitmask of upstreams */
 	uint64_t		 in;	/* bytes from the client */
@@ -143,6 +173,10 @@ static void	access_line(struct worker *, struct psess *, const char *);
 static size_t	queued(const struct conn *);
 static struct conn *proxy_flow(struct tk_io *, int, struct dp_flow *);
 static int	proxy_peer(void);
+static int	front(struct worker *, struct psess *);
+static int	up_handshake(struct worker *, struct psess *);
+static void	up_drop(struct worker *, struct psess *, int);
+static int	send_first(struct worker *, struct psess *);
 
 const struct proto proto_proxy = {
 	.name = "proxy",
@@ -190,9 +224,65 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 	}
 	worker_reserve_more();
 	s->unit = 1;
+	if (tlscf.ctx != NULL || sniroute_on() || tlsorig_any()) {
+		if ((s->tls = calloc(1, sizeof(*s->tls))) == NULL ||
+		    (tlscf.ctx != NULL &&
+		    (s->tls->ct = tlsterm_new(&c->io)) == NULL)) {
+			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+			return;
+		}
+	}
+	if (tlscf.ctx != NULL || sniroute_on()) {
+		/* The client first: its handshake, or its ClientHello. */
+		c->state = tlscf.ctx != NULL ? PX_HANDSHAKE : PX_PEEK;
+		if (tk_timer_arm(w->l, &s->timer, tlscf.hs_timeout) == -1) {
+			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+			return;
+		}
+		set_wants(w, s, NULL);
+		return;
+	}
 	if (connect_next(w, s, 0) == -1)
 		return;
 	set_wants(w, s, NULL);
+}
+
+/*
+ * The client's side before any upstream: its TLS handshake, or its
+ * ClientHello and the route it names; then the first connect.  Returns
+ * 0 (waiting, or connecting now), or -1 after ending the session.
+ */
+static int
+front(struct worker *w, struct psess *s)
+{
+	struct pxtls	*t = s->tls;
+	int		 r;
+
+	if (s->c.state == PX_HANDSHAKE) {
+		if ((r = tlsterm_handshake(w, t->ct)) == -1) {
+			end(w, s, WHO_CLIENT, "tls", CONN_TLS);
+			return -1;
+		}
+	} else if ((r = sniroute_read(w, &s->c.io, &t->peek)) == -1) {
+		end(w, s, WHO_CLIENT, errno == ENOMEM ? "nomem" : "hello",
+		    errno == ENOMEM ? CONN_NOMEM : CONN_TLS);
+		return -1;
+	} else if (r == 1 && ((t->route = sniroute_pick(t->peek.sni)) ==
+	    NULL)) {
+		end(w, s, WHO_TENKD, "no-route", CONN_ERROR);
+		return -1;
+	}
+	if (r == 0) {
+		set_wants(w, s, NULL);
+		return 0;
+	}
+	tk_timer_cancel(w->l, &s->timer);
+	conn_touch(&s->c, tk_loop_now(w->l));
+	s->c.state = PX_CONNECT;
+	if (connect_next(w, s, 0) == -1)
+		return -1;
+	set_wants(w, s, NULL);
+	return 0;
 }
 
 /*
@@ -266,10 +356,16 @@ connect_next(struct worker *w, struct psess *s, int err)
 				    CONN_TIMEOUT);
 			else
 				end(w, s, WHO_UPSTREAM, err == ECONNREFUSED ?
-				    "refused" : "connect-error", CONN_ERROR);
+				    "refused" : err == EPROTO ? "tls" :
+				    "connect-error", CONN_ERROR);
 			return -1;
 		}
-		if ((u = upstream_pick(&s->a.peer, s->tried, now)) == NULL) {
+		/* A routed session tries its own upstream only. */
+		if (s->tls != NULL && s->tls->route != NULL)
+			u = upstream_pick_this(s->tls->route, now);
+		else
+			u = upstream_pick(&s->a.peer, s->tried, now);
+		if (u == NULL) {
 			end(w, s, WHO_TENKD, "no-upstream", CONN_ERROR);
 			return -1;
 		}
@@ -345,12 +441,37 @@ connect_done(struct worker *w, struct psess *s)
 	/* On completions, the connect's watcher gives way to requests. */
 	if (w->cq)
 		tk_io_stop(w->l, &s->up);
-	upstream_connected(s->u);
 	s->tc = tk_loop_now(w->l) - s->cstart;
 	upstream_connect_time(s->tc);
 	(void)tk_sock_nodelay(s->up.fd);
-	s->c.state = PX_DATA;
 	conn_touch(&s->c, tk_loop_now(w->l));
+	if (s->tls != NULL && tlsorig_on(s->u)) {
+		/*
+		 * The PROXY header goes before the TLS, in the clear, as
+		 * HAProxy's send-proxy: whole into a fresh socket, or not.
+		 */
+		if (pxcf.send_proxy != 0) {
+			n = pp_header(pxcf.send_proxy, &s->a.peer,
+			    s->c.io.fd, hdr, sizeof(hdr));
+			if (send(s->up.fd, hdr, n, MSG_NOSIGNAL) != n) {
+				fail(w, s, WHO_UPSTREAM);
+				return -1;
+			}
+		}
+		if ((s->tls->ut = tlsorig_new(w, s->u, &s->up)) == NULL) {
+			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+			return -1;
+		}
+		s->c.state = PX_UPHS;
+		if (tk_timer_arm(w->l, &s->timer, pxcf.connect_timeout) ==
+		    -1) {
+			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+			return -1;
+		}
+		return 0;
+	}
+	upstream_connected(s->u);
+	s->c.state = PX_DATA;
 	if (pxcf.send_proxy != 0) {
 		n = pp_header(pxcf.send_proxy, &s->a.peer, s->c.io.fd, hdr,
 		    sizeof(hdr));
@@ -363,7 +484,85 @@ connect_done(struct worker *w, struct psess *s)
 			return -1;
 		}
 	}
+	return send_first(w, s);
+}
+
+/*
+ * --sni-route: the ClientHello read from the client goes first to the
+ * upstream, as it was; its buffer goes back.  Returns 0, or -1 after
+ * ending the session.
+ */
+static int
+send_first(struct worker *w, struct psess *s)
+{
+	struct sni_peek	*p;
+	struct dp_flow	 f;
+	int		 r;
+
+	if (s->tls == NULL || s->tls->peek.buf == NULL)
+		return 0;
+	p = &s->tls->peek;
+	flow(s, C2U, &f);
+	r = dp_send(w, &f, p->buf, p->len);
+	s->in += p->len;
+	w->st.bytes_in += p->len;
+	free(p->buf);
+	p->buf = NULL;
+	if (r == -1) {
+		if (f.err == DP_ERR_NOMEM)
+			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+		else
+			fail(w, s, WHO_UPSTREAM);
+		return -1;
+	}
 	return 0;
+}
+
+/*
+ * The upstream's TLS handshake: 1 once done (the session's bytes may
+ * flow), 0 while it waits, -1 after ending the session; a failure
+ * counts against the upstream, as a failed connect, and the next one
+ * is tried.
+ */
+static int
+up_handshake(struct worker *w, struct psess *s)
+{
+	int	r;
+
+	if ((r = tlsorig_handshake(w, s->u, s->tls->ut)) == 0) {
+		set_wants(w, s, NULL);
+		return 0;
+	}
+	if (r == -1) {
+		up_drop(w, s, EPROTO);
+		if (connect_next(w, s, EPROTO) == -1)
+			return -1;
+		set_wants(w, s, NULL);
+		return 0;
+	}
+	tk_timer_cancel(w->l, &s->timer);
+	upstream_connected(s->u);
+	s->c.state = PX_DATA;
+	return 1;
+}
+
+/*
+ * Give up the upstream connection of a session that is still setting it
+ * up (connecting, or its TLS handshake), counting err against it.
+ */
+static void
+up_drop(struct worker *w, struct psess *s, int err)
+{
+	struct upstream	*u = s->u;
+
+	(void)tk_io_close(w->l, &s->up);
+	if (s->tls != NULL && s->tls->ut != NULL) {
+		tk_tls_free(s->tls->ut);
+		s->tls->ut = NULL;
+	}
+	s->u = NULL;
+	s->c.state = PX_CONNECT;
+	upstream_failed(u, tk_loop_now(w->l), err);
 }
 
 /* Connect timeout (one attempt) or fin timeout. */
@@ -374,12 +573,20 @@ px_timer(struct tk_loop *l, struct tk_timer *t)
 	struct worker	*w = s->c.io.arg;
 	uint64_t	 last;
 
-	if (s->c.state == PX_CONNECT) {
+	if (s->c.state == PX_HANDSHAKE || s->c.state == PX_PEEK) {
+		if (s->tls->ct != NULL)
+			tlsterm_timeout(w, s->tls->ct);
+		else {
+			s->tls->peek.fail = TK_TLS_F_TIMEOUT;
+			w->st.tls_fail[TK_TLS_F_TIMEOUT]++;
+		}
+		end(w, s, WHO_TIMEOUT, "tls-timeout", CONN_TLS);
+		return;
+	}
+	if (s->c.state == PX_CONNECT || s->c.state == PX_UPHS) {
 		log_debug("%s: %s: connect timeout", __func__,
 		    upstream_name(s->u));
-		(void)tk_io_close(l, &s->up);
-		upstream_failed(s->u, tk_loop_now(l), ETIMEDOUT);
-		s->u = NULL;
+		up_drop(w, s, ETIMEDOUT);
 		if (connect_next(w, s, ETIMEDOUT) == -1)
 			return;
 		set_wants(w, s, NULL);
@@ -410,6 +617,11 @@ proxy_step(struct worker *w, struct conn *c)
 	struct dp_flow	 fl[2];
 	uint64_t	 now;
 
+	if ((c->state == PX_HANDSHAKE || c->state == PX_PEEK) &&
+	    front(w, s) == -1)
+		return;
+	if (c->state == PX_HANDSHAKE || c->state == PX_PEEK)
+		return;
 	if (c->state == PX_CONNECT) {
 		if (s->up.fd == -1 || (s->up.ready & (TK_EV_WRITE |
 		    TK_EV_ERR | TK_EV_HUP)) == 0) {
@@ -423,6 +635,8 @@ proxy_step(struct worker *w, struct conn *c)
 			return;
 		}
 	}
+	if (c->state == PX_UPHS && up_handshake(w, s) <= 0)
+		return;
 	/*
 	 * One budget per session and pass of the run queue.  The pass is
 	 * told by the loop's time, which the loop reads once per
@@ -465,6 +679,12 @@ set_wants(struct worker *w, struct psess *s, const struct dp_flow *fl)
 
 	if (s->c.state == PX_CONNECT)
 		uw = TK_EV_WRITE;
+	else if (s->c.state == PX_HANDSHAKE)
+		cw = s->tls->ct->rwant;
+	else if (s->c.state == PX_PEEK)
+		cw = TK_EV_READ;
+	else if (s->c.state == PX_UPHS)
+		uw = s->tls->ut->rwant;
 	else if (w->cq)
 		return;		/* the data path's requests are the wants */
 	else {
@@ -489,6 +709,12 @@ flow(struct psess *s, int d, struct dp_flow *f)
 	f->q = d == C2U ? &s->upq : &s->c.outq;
 	f->flags = &s->flags[d];
 	f->sp = srv.cfg.splice ? &s->sp[d] : NULL;
+	if (s->tls != NULL) {
+		f->tsrc = d == C2U ? s->tls->ct : s->tls->ut;
+		f->tdst = d == C2U ? s->tls->ut : s->tls->ct;
+		if (f->tsrc != NULL || f->tdst != NULL)
+			f->sp = NULL;
+	}
 	f->nin = d == C2U ? &s->in : &s->rx;
 	f->nout = d == C2U ? &s->tx : &s->out;
 	f->c = &s->c;
@@ -555,7 +781,7 @@ end(struct worker *w, struct psess *s, int who, const char *why,
 {
 	s->who = who;
 	s->why = why;
-	if (s->c.state == PX_CONNECT)
+	if (s->c.state != PX_DATA)
 		/* Never read: a FIN, not the RST of unread bytes. */
 		dp_discard(w, &s->c.io);
 	conn_close(w, &s->c, reason);
@@ -578,7 +804,9 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 		s->why = reason == CONN_TIMEOUT ? "idle" :
 		    conn_reasons[reason];
 	}
-	if (c->state == PX_CONNECT)
+	if (c->state == PX_HANDSHAKE || c->state == PX_PEEK)
+		phase = "tls";
+	else if (c->state == PX_CONNECT || c->state == PX_UPHS)
 		phase = "connect";
 	else if ((s->flags[C2U] & s->flags[U2C]) & DP_F_SHUT)
 		phase = "eof";
@@ -600,6 +828,14 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 		perip_put(&s->a.peer);
 	if (srv.access_fd != -1)
 		access_line(w, s, phase);
+	if (s->tls != NULL) {
+		if (s->tls->ut != NULL && s->u != NULL)
+			tlsorig_end(w, s->u, s->tls->ut);
+		tk_tls_free(s->tls->ct);
+		tk_tls_free(s->tls->ut);
+		free(s->tls->peek.buf);
+		free(s->tls);
+	}
 }
 
 /* SIGUSR1, after the thread totals: the upstreams and the sockets. */
@@ -627,5 +863,13 @@ access_line(struct worker *w, struct psess *s, const char *phase)
 	};
 
 	snprintf(term, sizeof(term), "%s/%s", who_names[s->who], phase);
+	if (s->tls != NULL && s->tls->ct != NULL)
+		tlsterm_acct(s->tls->ct, &r);
+	else if (s->tls != NULL && sniroute_on()) {
+		if (s->tls->peek.fail != TK_TLS_F_NONE)
+			r.tls_fail = tk_tls_fail_names[s->tls->peek.fail];
+		else if (s->c.state != PX_PEEK)
+			r.sni = s->tls->peek.sni;
+	}
 	conn_access_record(w, &r);
 }

@@ -27,6 +27,7 @@
 #include "tenk/loop.h"
 #include "tenk/sock.h"
 #include "tenk/timer.h"
+#include "tenk/tls.h"
 
 #define MAXLISTEN	16		/* --listen addresses */
 #define MAXTHREADS	256		/* --threads */
@@ -61,6 +62,7 @@ enum conn_reason {
 	CONN_NOMEM,		/* no buffer for the unsent tail */
 	CONN_MEMORY,		/* shed at the --max-memory budget */
 	CONN_PROXYHDR,		/* --accept-proxy: no good header in time */
+	CONN_TLS,		/* TLS: a handshake or ClientHello failed */
 	CONN_NREASONS
 };
 
@@ -111,12 +113,17 @@ struct stats {
 	uint64_t	 cq_overflow;		/* io_uring: CQ was full */
 	uint64_t	 ms_accepted;		/* io_uring: by ms accept */
 	uint64_t	 accept_dropped;	/* io_uring: closed unserved */
+	uint64_t	 tls_new;		/* full TLS handshakes */
+	uint64_t	 tls_resumed;		/* resumed ones */
+	uint64_t	 tls_fail[TK_TLS_F_MAX]; /* failed, by kind */
 };
 
 struct worker;
 struct dp_flow;
 struct dp_pipe;
 struct pin;
+struct upstream;
+struct acct_rec;
 
 /*
  * A connection, kept small: an idle one holds no data buffer, so this
@@ -185,7 +192,7 @@ struct proto {
 	void		(*start)(struct worker *, struct conn *,
 			    const struct sockaddr *, socklen_t);
 	void		(*step)(struct worker *, struct conn *);
-	/* Optional: called by conn_close() before the free, and on SIGUSR1. */
+	/* Optional: called by conn_close() after its access-log record. */
 	void		(*close)(struct worker *, struct conn *,
 			    enum conn_reason);
 	void		(*stats)(void);
@@ -207,6 +214,8 @@ struct proto {
 	 */
 	int		(*peer)(void);
 	int		 own_log;	/* writes its own access-log line */
+	/* Optional: the TLS fields of c's access-log record. */
+	void		(*acct_tls)(const struct conn *, struct acct_rec *);
 };
 
 /* A listening socket of one worker, one per --listen address. */
@@ -249,6 +258,7 @@ enum warn_kind {
 	WARN_FDLIMIT,		/* fd beyond what the backend can watch */
 	WARN_NOMEM,		/* no memory for a connection */
 	WARN_NOPORT,		/* proxy: connect found no local port */
+	WARN_TLSUP,		/* proxy: an upstream's TLS failed */
 	WARN_NKINDS
 };
 
@@ -306,6 +316,9 @@ struct worker {
 	/* Rate-limited warnings: when the last one went out, how many since. */
 	uint64_t		 warn_last[WARN_NKINDS];
 	uint64_t		 warn_skipped[WARN_NKINDS];
+
+	/* TLS to upstreams: the newest session of each (tlsorig.c). */
+	struct tk_tls_sess	*upsess[64];	/* MAXUPSTREAMS */
 
 	/* Messages from main, and replies to it. */
 	struct tk_msg		 m_drain;
@@ -418,6 +431,10 @@ struct acct_rec {
 	const char		*why;		/* how it closed */
 	uint64_t		 tc;		/* proxy: ns to connect */
 	int			 connected;	/* proxy: tc is set */
+	const char		*sni;		/* TLS: the name asked */
+	const char		*tls_version;	/* TLS: agreed, or NULL */
+	const char		*tls_cipher;
+	const char		*tls_fail;	/* TLS: the failure's kind */
 };
 void		 conn_access_record(struct worker *, const struct acct_rec *);
 void		 conn_access_init(struct worker *);
@@ -436,6 +453,7 @@ void		 conn_access_free(struct worker *);
 #define DP_F_SHUT	0x02	/* and its FIN was passed on */
 /* The completion data path's own: see dpath.c. */
 #define DP_F_SENDING	0x04	/* a send of q to dst is in flight */
+#define DP_F_FINWAIT	0x08	/* TLS: close_notify waits to be sent */
 #define DP_F_ERR	0x30	/* a failure waits: enum dp_err << 4 */
 #define DP_F_RESET	0x40	/* ... and it was a reset */
 #define DP_F_ERRSHIFT	4
@@ -461,6 +479,8 @@ struct dp_splice {
 struct dp_flow {
 	struct tk_io		*src;
 	struct tk_io		*dst;
+	struct tk_tls		*tsrc;	/* TLS on src, or NULL */
+	struct tk_tls		*tdst;	/* TLS on dst, or NULL */
 	struct tk_bufq		*q;
 	uint8_t			*flags;	/* DP_F_* */
 	struct dp_splice	*sp;	/* NULL: never splice */
@@ -530,18 +550,99 @@ dp_want_src(const struct dp_flow *f)
 	if ((*f->flags & DP_F_EOF) || n >= conn_limit(n) ||
 	    (f->sp != NULL && f->sp->len > 0))
 		return 0;
-	return TK_EV_READ;
+	return f->tsrc != NULL ? f->tsrc->rwant : TK_EV_READ;
 }
 
-/* What f's destination socket waits for: WRITE while bytes wait. */
+/*
+ * What f's destination socket waits for: WRITE while bytes wait, or a
+ * TLS close_notify (with TLS, what its writes wait for).
+ */
 static inline unsigned int
 dp_want_dst(const struct dp_flow *f)
 {
-	return dp_pending(f) > 0 ? TK_EV_WRITE : 0;
+	if (dp_pending(f) == 0 && !(*f->flags & DP_F_FINWAIT))
+		return 0;
+	return f->tdst != NULL ? f->tdst->wwant : TK_EV_WRITE;
 }
 
 /* echo.c */
 extern const struct proto proto_echo;
+extern const struct proto proto_echo_tls;
+
+/*
+ * tlsterm.c: TLS toward clients, and the options of tenkd's TLS (a
+ * struct of their own, parsed by tlsterm_option()).  The certificate
+ * files and keys pair by order.
+ */
+#define TLS_MAXPAIRS	16
+
+enum tls_opt {			/* main.c's options, in this order */
+	TLSOPT_CERT = 0,
+	TLSOPT_CIPHERS,
+	TLSOPT_HS_TIMEOUT,
+	TLSOPT_KEY,
+	TLSOPT_TICKETS,
+	TLSOPT_VERSION,
+	TLSOPT_N
+};
+
+struct tlsconf {
+	char		*cert[TLS_MAXPAIRS];	/* --tls-cert */
+	char		*key[TLS_MAXPAIRS];	/* --tls-key */
+	int		 ncert;
+	int		 nkey;
+	char		*ciphers;		/* --tls-ciphers */
+	int		 version;		/* 0: 1.2 and 1.3 */
+	uint64_t	 hs_timeout;		/* ns */
+	uint64_t	 ticket_period;		/* ns, 0: no tickets */
+	int		 given;			/* any TLS option */
+	struct tk_tls_ctx *ctx;			/* made by tlsterm_apply */
+};
+extern struct tlsconf	 tlscf;
+
+void		 tlsterm_option(int, const char *, const char *);
+void		 tlsterm_apply(void);
+void		 tlsterm_reset(void);
+int		 tlsterm_any(void);
+void		 tlsterm_log(void);
+struct tk_tls	*tlsterm_new(struct tk_io *);
+int		 tlsterm_handshake(struct worker *, struct tk_tls *);
+void		 tlsterm_timeout(struct worker *, struct tk_tls *);
+void		 tlsterm_acct(const struct tk_tls *, struct acct_rec *);
+
+/*
+ * tlsorig.c: TLS toward upstreams marked "tls" (-u HOST:PORT,tls
+ * [,sni=NAME][,ca=FILE][,noverify]), verified by default.
+ */
+int		 tlsorig_param(int, const char *, size_t, const char **);
+void		 tlsorig_apply(void);
+void		 tlsorig_reset(void);
+int		 tlsorig_any(void);
+int		 tlsorig_on(const struct upstream *);
+struct tk_tls	*tlsorig_new(struct worker *, const struct upstream *,
+		    struct tk_io *);
+int		 tlsorig_handshake(struct worker *, const struct upstream *,
+		    struct tk_tls *);
+void		 tlsorig_end(struct worker *, const struct upstream *,
+		    struct tk_tls *);
+void		 tlsorig_worker_free(struct worker *);
+
+/*
+ * sniroute.c: --sni-route NAME=HOST:PORT,...: the ClientHello read
+ * without TLS, never past it, and the upstream its name routes to.
+ */
+struct sni_peek {
+	unsigned char	*buf;		/* the records read, while peeking */
+	size_t		 len;
+	uint8_t		 fail;		/* enum tk_tls_fail, once failed */
+	char		 sni[256];	/* once read; "" without a name */
+};
+void		 sniroute_option(const char *, const char *);
+int		 sniroute_on(void);
+void		 sniroute_reset(void);
+int		 sniroute_read(struct worker *, struct tk_io *,
+		    struct sni_peek *);
+struct upstream	*sniroute_pick(const char *);
 
 /* stats.c */
 extern const char *const cap_names[CAP_NKINDS];
@@ -650,6 +751,8 @@ int		 upstream_port_error(int);
 struct upstream	*upstream_pick(const struct sockaddr_in6 *, uint64_t,
 		    uint64_t);
 int		 upstream_index(const struct upstream *);
+struct upstream	*upstream_pick_this(struct upstream *, uint64_t);
+struct upstream	*upstream_at(int);
 const char	*upstream_name(const struct upstream *);
 void		 upstream_connected(struct upstream *);
 void		 upstream_failed(struct upstream *, uint64_t, int);

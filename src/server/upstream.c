@@ -114,7 +114,7 @@ upstream_add(const char *arg, const char **err)
 	char		 host[300], num[16];
 	size_t		 len, n;
 	long long	 weight = 1;
-	int		 backup = 0;
+	int		 backup = 0, r;
 
 	if (nups == MAXUPSTREAMS) {
 		*err = "too many upstreams (at most 64)";
@@ -128,8 +128,15 @@ upstream_add(const char *arg, const char **err)
 			backup = 1;
 			continue;
 		}
+		/* tls, sni=NAME, ca=FILE, noverify: tlsorig.c's. */
+		if (n > 0 && (r = tlsorig_param(nups, w, n, err)) != 1) {
+			if (r == -1)
+				return -1;
+			continue;
+		}
 		if (n == 0 || strncmp(w, "weight=", 7) != 0) {
-			*err = "unknown parameter (weight=N, backup)";
+			*err = "unknown parameter (weight=N, backup, tls, "
+			    "sni=NAME, ca=FILE, noverify)";
 			return -1;
 		}
 		if (n - 7 >= sizeof(num)) {
@@ -410,6 +417,26 @@ upstream_pick(const struct sockaddr_in6 *peer, uint64_t tried, uint64_t now)
 	if (best != NULL)
 		atomic_fetch_add(&best->active, 1);
 	return best;
+}
+
+/*
+ * u itself, for a session routed to it (--sni-route), counted as
+ * upstream_pick() counts its pick; NULL while u is down.  Any thread.
+ */
+struct upstream *
+upstream_pick_this(struct upstream *u, uint64_t now)
+{
+	if (!healthy(u, now))
+		return NULL;
+	atomic_fetch_add(&u->active, 1);
+	return u;
+}
+
+/* Upstream number i (0 to upstream_count() - 1). */
+struct upstream *
+upstream_at(int i)
+{
+	return &ups[i];
 }
 
 int

@@ -121,8 +121,11 @@ worker_init(struct worker *w, int id, const int *lfds)
 	if ((w->l = tk_loop_new(srv.cfg.backend, (int)srv.nofile)) == NULL)
 		fatal("thread %d: %s backend", id,
 		    srv.cfg.backend != NULL ? srv.cfg.backend : "default");
-	/* io_uring on Linux 6.1 or later: the completion data path. */
-	w->cq = tk_loop_completion(w->l);
+	/*
+	 * io_uring on Linux 6.1 or later: the completion data path; poll
+	 * mode where TLS is spoken or peeked at (tlsterm.c).
+	 */
+	w->cq = tk_loop_completion(w->l) && !tlsterm_any();
 	if (w->cq && tk_loop_bufring(w->l, srv.cfg.ring_bufs != 0 ?
 	    srv.cfg.ring_bufs : DP_RING_BUFS, DP_RING_BUFSIZE) == -1)
 		fatal("thread %d: io_uring buffer ring", id);
@@ -232,6 +235,7 @@ worker_free(struct worker *w)
 	tk_timer_cancel(w->l, &w->mem_timer);
 	tk_bufpool_drain(&w->pool);
 	dp_pipes_free(w);
+	tlsorig_worker_free(w);
 	free(w->scratch);
 	tk_loop_free(w->l);
 	w->l = NULL;

@@ -43,6 +43,11 @@
 # the others from 0.5 s after their start (the connects) to the last
 # sample.  The server's the same way, for who was the bottleneck.
 #
+# With -T everything runs over TLS 1.3 (OpenSSL's defaults, AES-256-GCM,
+# an ECDSA P-256 certificate made here by openssl req): redis-server on
+# its --tls-port and redis-benchmark --tls --insecure, nginx with ssl
+# and wrk on https://, tenkload --tls (which verifies nothing either).
+#
 # Options:
 #   -b DIR    tenk build directory (default: build/ next to test/)
 #   -c LIST   redis connection counts, comma-separated (default 50,1000)
@@ -54,6 +59,7 @@
 #   -t N      client threads, both tools (default 1)
 #   -S RATE   the stall phase's requests/s (default 5000; 0 skips it)
 #   -o DIR    keep raw results here (default: a temporary directory)
+#   -T        over TLS
 #
 # Output: tables on stdout; raw CSV, JSON and logs in DIR.
 # Not run by `make test`.
@@ -62,7 +68,7 @@ set -u
 
 usage() {
 	echo "usage: $0 [-b dir] [-c list] [-P list] [-H conns] [-d secs]" \
-	    "[-w secs] [-r runs] [-t threads] [-S rate] [-o dir]" >&2
+	    "[-w secs] [-r runs] [-t threads] [-S rate] [-o dir] [-T]" >&2
 	exit 2
 }
 
@@ -79,8 +85,9 @@ RUNS=3
 CT=1
 SRATE=5000
 OUT=
+TLS=
 
-while getopts b:c:P:H:d:w:r:t:S:o: opt; do
+while getopts b:c:P:H:d:w:r:t:S:o:T opt; do
 	case $opt in
 	b) B=$OPTARG ;;
 	c) CONNS=$OPTARG ;;
@@ -92,6 +99,7 @@ while getopts b:c:P:H:d:w:r:t:S:o: opt; do
 	t) CT=$OPTARG ;;
 	S) SRATE=$OPTARG ;;
 	o) OUT=$OPTARG ;;
+	T) TLS=1 ;;
 	*) usage ;;
 	esac
 done
@@ -115,6 +123,22 @@ RBENCH=$(prog redis-benchmark) || exit 1
 if [ "$HCONNS" -gt 0 ]; then
 	NGINX=$(prog nginx) || exit 1
 	WRK=$(prog wrk) || exit 1
+fi
+
+# -T: the certificate, and each tool's words for TLS.
+TLSOPT=
+RTLS=
+SCHEME=http
+if [ -n "$TLS" ]; then
+	mkdir -p "$OUT/tls"
+	CERT=$OUT/tls/cert.pem
+	KEY=$OUT/tls/key.pem
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	    -keyout "$KEY" -out "$CERT" -days 2 -subj /CN=localhost \
+	    >"$OUT/tls/req.log" 2>&1 || die "openssl req: $(cat "$OUT/tls/req.log")"
+	TLSOPT=--tls
+	RTLS="--tls --insecure"
+	SCHEME=https
 fi
 
 SPID=
@@ -149,7 +173,11 @@ start_redis() {
 	free_port
 	rm -rf "$OUT/redis"
 	mkdir -p "$OUT/redis"
-	"$REDIS" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
+	_rp="--port $PORT"
+	[ -n "$TLS" ] && _rp="--port 0 --tls-port $PORT --tls-cert-file $CERT
+	    --tls-key-file $KEY --tls-ca-cert-file $CERT --tls-auth-clients no"
+	# shellcheck disable=SC2086	# $_rp is a list of words
+	"$REDIS" $_rp --bind 127.0.0.1 --save '' --appendonly no \
 	    --daemonize no --dir "$OUT/redis" --maxclients 10000 \
 	    >"$OUT/redis/log" 2>&1 &
 	SPID=$!
@@ -173,6 +201,11 @@ start_nginx() {
 "
 		fi
 	done
+	_ssl=
+	[ -n "$TLS" ] && _ssl=" ssl;
+		ssl_certificate $CERT;
+		ssl_certificate_key $KEY;
+		ssl_protocols TLSv1.2 TLSv1.3"
 	cat >"$_d/nginx.conf" <<EOF
 daemon off;
 master_process off;
@@ -188,7 +221,7 @@ http {
 	keepalive_timeout 60s;
 	keepalive_requests 100000000;
 $_temps	server {
-		listen 127.0.0.1:$PORT;
+		listen 127.0.0.1:$PORT$_ssl;
 		root $_d/html;
 	}
 }
@@ -285,6 +318,7 @@ echo "# $("$REDIS" --version | cut -d' ' -f1-3); $("$RBENCH" --version 2>&1 |
     head -n 1)"
 [ "$HCONNS" -gt 0 ] && echo "# $("$NGINX" -v 2>&1); $("$WRK" -v 2>&1 |
     head -n 1 | cut -d' ' -f1-2)"
+[ -n "$TLS" ] && echo "# over TLS: $(openssl version)"
 echo "# -t $CT, -d ${DUR}s, tenkload --warmup ${WARM}s, $RUNS runs;" \
     "raw results in $OUT"
 
@@ -309,8 +343,9 @@ for c in $CONNS; do
 			while [ "$r" -le "$RUNS" ]; do
 				start_redis
 				j=$OUT/$cell-$r.json
+				# shellcheck disable=SC2086	# $TLSOPT
 				run_client "$OUT/$cell-$r.tenkload" \
-				    "$TENKLOAD" -q -c "$c" -t "$CT" \
+				    "$TENKLOAD" $TLSOPT -q -c "$c" -t "$CT" \
 				    -d "${DUR}s" --warmup "${WARM}s" \
 				    --connect-rate 100000 -m "$msg" \
 				    --reply redis --reply-check +PONG \
@@ -324,7 +359,8 @@ for c in $CONNS; do
 				    print (n > 10000) ? n : 10000 }')
 				start_redis
 				o=$OUT/$cell-$r.rbench
-				run_client "$o" "$RBENCH" -h 127.0.0.1 \
+				# shellcheck disable=SC2086	# $RTLS
+				run_client "$o" "$RBENCH" $RTLS -h 127.0.0.1 \
 				    -p "$PORT" -c "$c" -n "$n" -P "$p" \
 				    --threads "$CT" -t "$test" --csv
 				# "PING_INLINE","rps","avg","min","p50",
@@ -353,7 +389,8 @@ if [ "$HCONNS" -gt 0 ]; then
 	while [ "$r" -le "$RUNS" ]; do
 		start_nginx
 		j=$OUT/$cell-$r.json
-		run_client "$OUT/$cell-$r.tenkload" "$TENKLOAD" -q \
+		# shellcheck disable=SC2086	# $TLSOPT
+		run_client "$OUT/$cell-$r.tenkload" "$TENKLOAD" $TLSOPT -q \
 		    -c "$HCONNS" -t "$CT" -d "${DUR}s" --warmup "${WARM}s" \
 		    --connect-rate 100000 \
 		    -m "GET /f HTTP/1.1\\r\\nHost: 127.0.0.1:$PORT\\r\\n\\r\\n" \
@@ -365,7 +402,7 @@ if [ "$HCONNS" -gt 0 ]; then
 		start_nginx
 		o=$OUT/$cell-$r.wrk
 		run_client "$o" "$WRK" -t "$CT" -c "$HCONNS" -d "${DUR}s" \
-		    --latency "http://127.0.0.1:$PORT/f"
+		    --latency "$SCHEME://127.0.0.1:$PORT/f"
 		rps=$(awk '/^Requests\/sec:/ { print $2 }' "$o")
 		# "99%   26.95ms" (us, ms or s)
 		p99=$(awk '$1 == "99%" { v = $2; u = v; sub(/[a-z]+$/, "", v)
@@ -445,7 +482,8 @@ if [ "$HCONNS" -gt 0 ] && [ "$SRATE" -gt 0 ]; then
 		j=$OUT/stall-$r.json
 		stall &
 		STPID=$!
-		"$TENKLOAD" -q --mode rate -R "$SRATE" -c "$SCONNS" -t "$CT" \
+		# shellcheck disable=SC2086	# $TLSOPT
+		"$TENKLOAD" $TLSOPT -q --mode rate -R "$SRATE" -c "$SCONNS" -t "$CT" \
 		    -d 5s --connect-rate 100000 \
 		    -m "GET /f HTTP/1.1\\r\\nHost: 127.0.0.1:$PORT\\r\\n\\r\\n" \
 		    --reply http --reply-check 'HTTP/1.1 200' --json "$j" \
@@ -470,7 +508,7 @@ if [ "$HCONNS" -gt 0 ] && [ "$SRATE" -gt 0 ]; then
 		stall &
 		STPID=$!
 		"$WRK" -t "$CT" -c "$SCONNS" -d 5s --latency \
-		    "http://127.0.0.1:$PORT/f" >"$o" 2>&1
+		    "$SCHEME://127.0.0.1:$PORT/f" >"$o" 2>&1
 		wait "$STPID"
 		awk -v r="$r" '
 		function ms(x, u) { u = x; sub(/[a-z]+$/, "", x)
