@@ -83,7 +83,9 @@ tlsterm_option(int which, const char *opt, const char *arg)
 			tk_cli_bad(opt, arg, "not 1.2 or 1.3");
 		break;
 	}
-	tlscf.given = 1;
+	/* The handshake's deadline serves --sni-route as well. */
+	if (which != TLSOPT_HS_TIMEOUT)
+		tlscf.given = 1;
 }
 
 /*

@@ -107,3 +107,26 @@ HEOF
 	done
 	fail "haproxy did not start: $(tail -n 5 "$HAP_LOG")"
 }
+
+# metric SERIES: the value of one series of the /metrics page of the
+# tenkd last started, as "tenkd_tls_failures_total{reason=\"eof\"}".
+metric() {
+	http_get "http://$METRICS/metrics" >"$T/metrics.page" ||
+	    fail "no /metrics from http://$METRICS"
+	awk -v s="$1" '$1 == s { print $2; f = 1 } END { exit !f }' \
+	    "$T/metrics.page" || fail "no $1 in /metrics"
+}
+
+# tls_failed REASON N: within 10 s, tenkd counts N TLS failures of
+# REASON (tenkd_tls_failures_total).
+tls_failed() {
+	_tf=0
+	for _i in $(seq 200); do
+		_tf=$(metric "tenkd_tls_failures_total{reason=\"$1\"}")
+		[ "$_tf" -ge "$2" ] && break
+		sleep 0.05
+	done
+	[ "$_tf" -eq "$2" ] ||
+	    fail "tenkd_tls_failures_total{reason=\"$1\"} $_tf, want $2"
+	echo "tls failures $1: $_tf"
+}

@@ -15,7 +15,7 @@
  *		until the client's end (close_notify, or its FIN alone),
  *		then close_notify and the FIN once all is sent, as a
  *		half-close passes through TLS.
- *	client [-F] [-a ca] [-b bytes] [-n name] [-p bytes] [-r size]
+ *	client [-FR] [-a ca] [-b bytes] [-n name] [-p bytes] [-r size]
  *	    [-s split] [-T secs] addr:port
  *		the handshake (verifying against ca with -a, for name, sent
  *		as SNI), then bytes of a pattern in writes of size (one
@@ -24,7 +24,9 @@
  *		end; the echo must be byte-exact.  Prints "got N bytes, end
  *		close_notify|fin, VERSION CIPHER" on stdout.  -p: send only
  *		the first bytes of the ClientHello and wait for the server
- *		to close; prints "closed after S s".
+ *		to close; prints "closed after S s".  -R: the other way
+ *		round: read until the server's end first (prints "read N
+ *		bytes first"), then send and close; no echo is checked.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -70,7 +72,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: tlspeer server -c cert -k key [-s split] "
 	    "[-u addr:port] [-l addr:port]\n"
-	    "       tlspeer client [-F] [-a ca] [-b bytes] [-n name] "
+	    "       tlspeer client [-FR] [-a ca] [-b bytes] [-n name] "
 	    "[-p bytes] [-r size]\n"
 	    "\t[-s split] [-T secs] addr:port\n");
 	exit(2);
@@ -415,12 +417,12 @@ client_main(int argc, char *argv[])
 	double		 t0, secs = 60;
 	long		 partial = -1;
 	ssize_t		 n, i;
-	int		 ch, fd, one = 1;
+	int		 ch, fd, one = 1, first = 0;
 
 	memset(&s, 0, sizeof(s));
 	s.bytes = 1000;
 	s.rsize = 16384;
-	while ((ch = getopt(argc, argv, "a:b:Fn:p:r:s:T:")) != -1) {
+	while ((ch = getopt(argc, argv, "a:b:Fn:p:Rr:s:T:")) != -1) {
 		switch (ch) {
 		case 'a':
 			ca = optarg;
@@ -436,6 +438,9 @@ client_main(int argc, char *argv[])
 			break;
 		case 'p':
 			partial = atol(optarg);
+			break;
+		case 'R':
+			first = 1;
 			break;
 		case 'r':
 			s.rsize = (size_t)atol(optarg);
@@ -490,6 +495,22 @@ client_main(int argc, char *argv[])
 	if (handshake(&p, why, sizeof(why)) == -1)
 		tool_fail("%s", why);
 	s.p = &p;
+	if (first) {
+		/* The server's end first, then ours: no echo to check. */
+		while ((n = tls_read(&p, buf, sizeof(buf))) > 0)
+			got += (uint64_t)n;
+		if (n == -1)
+			tool_fail("read after %llu bytes",
+			    (unsigned long long)got);
+		printf("read %llu bytes first, end %s\n",
+		    (unsigned long long)got, p.fin ? "fin" : "close_notify");
+		client_send(&s);
+		while (recv(fd, buf, sizeof(buf), 0) > 0)
+			;
+		peer_free(&p);
+		SSL_CTX_free(ctx);
+		return 0;
+	}
 	if (pthread_create(&t, NULL, client_send, &s) != 0)
 		tool_die("pthread_create");
 	while ((n = tls_read(&p, buf, sizeof(buf))) > 0) {
