@@ -130,3 +130,42 @@ tls_failed() {
 	    fail "tenkd_tls_failures_total{reason=\"$1\"} $_tf, want $2"
 	echo "tls failures $1: $_tf"
 }
+
+# nginx_stream_start NAME BLOCK: nginx (lib_servers.sh first) with its
+# stream module and one server block, BLOCK, whose "@PORT@" becomes
+# the loopback port picked for it; its files in $T/NAME.  Sets
+# NGS_PID and NGSADDR.
+nginx_stream_start() {
+	_np=$(server_prog nginx) || fail "no nginx"
+	_nd=$T/$1
+	mkdir -p "$_nd"
+	_mod=/usr/lib/nginx/modules/ngx_stream_module.so
+	for _try in 1 2 3; do
+		_port=$(free_port)
+		{
+			[ -e "$_mod" ] && echo "load_module $_mod;"
+			cat <<NEOF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $_nd/nginx.pid;
+error_log $_nd/error.log warn;
+events { worker_connections 1024; }
+stream {
+	server {
+$(echo "$2" | sed "s/@PORT@/$_port/g")
+	}
+}
+NEOF
+		} >"$_nd/nginx.conf"
+		"$_np" -p "$_nd" -c "$_nd/nginx.conf" >"$_nd/stderr" 2>&1 &
+		NGS_PID=$!
+		track "$NGS_PID"
+		if _serve_wait nginx "$NGS_PID" "$_port" "$_nd/stderr"; then
+			NGSADDR=127.0.0.1:$_port
+			return 0
+		fi
+		wait "$NGS_PID" 2>/dev/null
+	done
+	fail "nginx did not start: $(tail -n 5 "$_nd/stderr" "$_nd/error.log")"
+}

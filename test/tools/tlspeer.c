@@ -60,6 +60,7 @@ struct peer {
 	BIO		*rb;		/* ciphertext from the socket */
 	BIO		*wb;		/* ciphertext for the socket */
 	pthread_mutex_t	 mtx;		/* around every use of ssl */
+	pthread_mutex_t	 smtx;		/* around sending, in order */
 	int		 fin;		/* the socket read 0 */
 	int		 up;		/* -u: the upstream, or -1 */
 };
@@ -106,32 +107,43 @@ sendall(int fd, const char *p, size_t n)
 
 /*
  * Send what the library wrote, whole or in pieces of opt_split bytes a
- * millisecond apart.  Called with p->mtx held.  -1 on a send error.
+ * millisecond apart.  Called with p->mtx held, which it lets go once
+ * it holds p->smtx: the sends keep their order, and a send blocked on
+ * a full socket does not keep the reader from the library (the peer
+ * may be waiting for us to read).  -1 on a send error.
  */
 static int
 out_flush(struct peer *p)
 {
 	struct timespec	 ms = { 0, 1000 * 1000 };
-	char		 buf[BUFSZ];
-	size_t		 off, k;
-	int		 n;
+	char		*buf = NULL, *nb;
+	size_t		 len = 0, off, k;
+	int		 n, r = 0;
 
-	while ((n = BIO_read(p->wb, buf, sizeof(buf))) > 0) {
-		if (opt_split <= 0) {
-			if (sendall(p->fd, buf, (size_t)n) == -1)
-				return -1;
-			continue;
-		}
-		for (off = 0; off < (size_t)n; off += k) {
-			k = (size_t)n - off;
-			if (k > (size_t)opt_split)
-				k = (size_t)opt_split;
-			if (sendall(p->fd, buf + off, k) == -1)
-				return -1;
-			nanosleep(&ms, NULL);
-		}
+	while ((n = BIO_pending(p->wb)) > 0) {
+		if ((nb = realloc(buf, len + (size_t)n)) == NULL)
+			tool_die("realloc");
+		buf = nb;
+		len += (size_t)BIO_read(p->wb, buf + len, n);
 	}
-	return 0;
+	/* The reader has nothing to send, mostly: never wait for smtx. */
+	if (len == 0) {
+		pthread_mutex_unlock(&p->mtx);
+		return 0;
+	}
+	pthread_mutex_lock(&p->smtx);
+	pthread_mutex_unlock(&p->mtx);
+	for (off = 0; off < len && r == 0; off += k) {
+		k = len - off;
+		if (opt_split > 0 && k > (size_t)opt_split)
+			k = (size_t)opt_split;
+		r = sendall(p->fd, buf + off, k);
+		if (opt_split > 0)
+			nanosleep(&ms, NULL);
+	}
+	pthread_mutex_unlock(&p->smtx);
+	free(buf);
+	return r;
 }
 
 /*
@@ -171,6 +183,7 @@ peer_init(struct peer *p, int fd, SSL_CTX *ctx)
 		ssl_fail("SSL_new");
 	SSL_set_bio(p->ssl, p->rb, p->wb);
 	pthread_mutex_init(&p->mtx, NULL);
+	pthread_mutex_init(&p->smtx, NULL);
 }
 
 static void
@@ -178,6 +191,7 @@ peer_free(struct peer *p)
 {
 	SSL_free(p->ssl);
 	pthread_mutex_destroy(&p->mtx);
+	pthread_mutex_destroy(&p->smtx);
 	close(p->fd);
 	if (p->up != -1)
 		close(p->up);
@@ -195,7 +209,6 @@ handshake(struct peer *p, char *why, size_t len)
 		e = SSL_get_error(p->ssl, r);
 		if (out_flush(p) == -1)
 			e = SSL_ERROR_SYSCALL;
-		pthread_mutex_unlock(&p->mtx);
 		if (r == 1)
 			return 0;
 		if (e != SSL_ERROR_WANT_READ || in_fill(p) == -1) {
@@ -219,7 +232,6 @@ tls_read(struct peer *p, char *buf, size_t len)
 		r = SSL_read(p->ssl, buf, (int)len);
 		e = SSL_get_error(p->ssl, r);
 		(void)out_flush(p);
-		pthread_mutex_unlock(&p->mtx);
 		if (r > 0)
 			return r;
 		if (e == SSL_ERROR_ZERO_RETURN)
@@ -235,9 +247,9 @@ tls_write(struct peer *p, const char *buf, size_t len)
 	int	r;
 
 	pthread_mutex_lock(&p->mtx);
-	r = SSL_write(p->ssl, buf, (int)len) == (int)len &&
-	    out_flush(p) == 0 ? 0 : -1;
-	pthread_mutex_unlock(&p->mtx);
+	r = SSL_write(p->ssl, buf, (int)len) == (int)len ? 0 : -1;
+	if (out_flush(p) == -1)
+		r = -1;
 	return r;
 }
 
@@ -248,7 +260,6 @@ tls_close(struct peer *p)
 	pthread_mutex_lock(&p->mtx);
 	(void)SSL_shutdown(p->ssl);
 	(void)out_flush(p);
-	pthread_mutex_unlock(&p->mtx);
 	(void)shutdown(p->fd, SHUT_WR);
 }
 
