@@ -646,6 +646,9 @@ lg_conn_read(struct tk_loop *l, struct lg_conn *c)
 			r = tk_tls_read(c->tls, buf, CHUNK);
 		else
 			r = recv(c->io.fd, buf, CHUNK, 0);
+		/* A ticket came before the reply: keep it ere c reopens. */
+		if (r > 0 && c->tls != NULL)
+			lg_tls_keep(c);
 		if (r > 0) {
 			if (c->fst == NULL)
 				k = lg_conn_check(l, c, buf, (size_t)r);
@@ -655,7 +658,6 @@ lg_conn_read(struct tk_loop *l, struct lg_conn *c)
 			if (k == -1)
 				return -1;
 			if (c->tls != NULL) {
-				lg_tls_keep(c);
 				/* Drained: tk_tls_read blocked READ. */
 				if ((c->io.ready & TK_EV_READ) == 0)
 					return 0;

@@ -501,6 +501,8 @@ client_main(int argc, char *argv[])
 			;
 		printf("closed after %.3f s%s\n", tool_now() - t0,
 		    n == -1 ? " (reset)" : "");
+		peer_free(&p);
+		SSL_CTX_free(ctx);
 		return 0;
 	}
 	if (handshake(&p, why, sizeof(why)) == -1)
