@@ -1103,6 +1103,8 @@ main_tick(struct tk_loop *l, struct tk_timer *t)
 		    &e->prev, (double)(now - e->prev_t) / 1e9);
 	memcpy(&e->prev, e->prog, sizeof(e->prev));
 	e->prev_t = now;
+	if (e->conf->tls != NULL)
+		tk_tls_trim();
 	(void)tk_timer_arm(l, t, TK_SEC);
 	/* Every connection is gone: nothing left to measure. */
 	if (atomic_load(&e->phase) != PHASE_RAMP &&

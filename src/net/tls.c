@@ -36,7 +36,9 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +56,10 @@
 
 static BIO_METHOD	*bio_method;
 static pthread_once_t	 bio_once = PTHREAD_ONCE_INIT;
+static _Atomic uint64_t	 hs_ended;	/* handshakes done or failed */
+static uint64_t		 hs_seen;	/* at the last tk_tls_trim */
+static uint64_t		 hs_trimmed;	/* at the last trim */
+static pthread_mutex_t	 trim_mtx = PTHREAD_MUTEX_INITIALIZER;
 
 static int
 bio_read(BIO *b, char *buf, size_t len, size_t *got)
@@ -322,10 +328,18 @@ tls_err(struct tk_tls *t, int ret, uint8_t *want)
 int
 tk_tls_handshake(struct tk_tls *t)
 {
-	int	r;
+	int	r, e;
 
 	ERR_clear_error();
 	if ((r = SSL_do_handshake(t->ssl)) == 1) {
+		atomic_fetch_add_explicit(&hs_ended, 1, memory_order_relaxed);
+		/*
+		 * The handshake's buffers stay until a read or write after
+		 * it empties them (SSL_MODE_RELEASE_BUFFERS acts only
+		 * there): an idle connection would keep 35 KiB.  They go
+		 * now unless they hold bytes.
+		 */
+		(void)SSL_free_buffers(t->ssl);
 		t->done = 1;
 		t->rwant = TK_EV_READ;
 		t->wwant = TK_EV_WRITE;
@@ -335,17 +349,35 @@ tk_tls_handshake(struct tk_tls *t)
 #endif
 		return 1;
 	}
-	if (tls_err(t, r, &t->rwant) == 0) {
-		/* The peer's end before the handshake's. */
-		t->fail = TK_TLS_F_EOF;
-		errno = EPROTO;
-		return -1;
-	}
-	if (errno == EAGAIN) {
+	if ((e = tls_err(t, r, &t->rwant)) == -1 && errno == EAGAIN) {
 		t->wwant = t->rwant;
 		return 0;
 	}
+	atomic_fetch_add_explicit(&hs_ended, 1, memory_order_relaxed);
+	if (e == 0) {
+		/* The peer's end before the handshake's. */
+		t->fail = TK_TLS_F_EOF;
+		errno = EPROTO;
+	}
 	return -1;
+}
+
+/* See tls.h; a burst is over when no handshake ended since the last call. */
+void
+tk_tls_trim(void)
+{
+	uint64_t	n = atomic_load_explicit(&hs_ended, memory_order_relaxed);
+	int		now = 0;
+
+	pthread_mutex_lock(&trim_mtx);
+	if (n == hs_seen && n != hs_trimmed) {
+		hs_trimmed = n;
+		now = 1;
+	}
+	hs_seen = n;
+	pthread_mutex_unlock(&trim_mtx);
+	if (now)
+		(void)malloc_trim(0);
 }
 
 ssize_t

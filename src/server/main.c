@@ -1568,6 +1568,7 @@ main(int argc, char *argv[], char *envp[])
 		fatal("main loop");
 	tk_timer_init(&srv.drain_timer, drain_deadline, NULL);
 	metrics_start(srv.l);
+	tlsterm_start(srv.l);
 	if (tk_signal_watch(srv.l, SIGTERM, on_signal, NULL) == -1 ||
 	    tk_signal_watch(srv.l, SIGINT, on_signal, NULL) == -1 ||
 	    tk_signal_watch(srv.l, SIGHUP, on_signal, NULL) == -1 ||
@@ -1628,6 +1629,7 @@ main(int argc, char *argv[], char *envp[])
 	free(srv.workers);
 	upstream_check_stop();
 	tk_timer_cancel(srv.l, &srv.drain_timer);
+	tlsterm_stop(srv.l);
 	metrics_stop();
 	tk_loop_free(srv.l);
 	if (srv.access_fd != -1)

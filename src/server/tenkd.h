@@ -605,6 +605,8 @@ void		 tlsterm_apply(void);
 void		 tlsterm_reset(void);
 int		 tlsterm_any(void);
 void		 tlsterm_log(void);
+void		 tlsterm_start(struct tk_loop *);
+void		 tlsterm_stop(struct tk_loop *);
 struct tk_tls	*tlsterm_new(struct tk_io *);
 int		 tlsterm_handshake(struct worker *, struct tk_tls *);
 void		 tlsterm_timeout(struct worker *, struct tk_tls *);

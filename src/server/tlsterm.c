@@ -41,6 +41,7 @@ struct tlsconf	 tlscf = {
 };
 
 static unsigned char	 secret[32];
+static struct tk_timer	 trim_timer;
 static int		 secret_made;
 static char		 ktls_note[600];	/* why no kTLS, for the log */
 
@@ -195,6 +196,31 @@ tlsterm_log(void)
 	    tk_fmt_duration(tlscf.ticket_period, tp, sizeof(tp)),
 	    tk_fmt_duration(tlscf.hs_timeout, hs, sizeof(hs)),
 	    tk_tls_library(), ktls_note[0] != '\0' ? ktls_note : "on");
+}
+
+/*
+ * Once a second on the main thread, while TLS is spoken: give back what
+ * a burst of handshakes left in the heap (tk_tls_trim).
+ */
+static void
+trim_tick(struct tk_loop *l, struct tk_timer *t)
+{
+	tk_tls_trim();
+	(void)tk_timer_arm(l, t, TK_SEC);
+}
+
+void
+tlsterm_start(struct tk_loop *l)
+{
+	tk_timer_init(&trim_timer, trim_tick, NULL);
+	if (tlsterm_any())
+		(void)tk_timer_arm(l, &trim_timer, TK_SEC);
+}
+
+void
+tlsterm_stop(struct tk_loop *l)
+{
+	tk_timer_cancel(l, &trim_timer);
 }
 
 /* TLS for a client connection on io's socket; NULL with ENOMEM. */
