@@ -997,6 +997,8 @@ thread_tick(struct tk_loop *l, struct tk_timer *t)
 	atomic_store_explicit(&th->prog.p99,
 	    tk_hist_percentile(th->st.all, 99), memory_order_relaxed);
 	tk_hist_reset(th->st.all);
+	if (conf->tls != NULL)
+		tk_tls_sweep();
 	if (conf->reply_timeout != 0) {
 		for (i = 0; i < th->started; i++) {
 			c = &th->conns[i];

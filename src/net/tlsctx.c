@@ -123,7 +123,7 @@ ctx_make(int server)
 	    SSL_OP_NO_COMPRESSION | SSL_OP_IGNORE_UNEXPECTED_EOF |
 	    (server ? SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_TICKET : 0));
 	SSL_CTX_set_mode(c, SSL_MODE_ENABLE_PARTIAL_WRITE |
-	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS |
+	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
 	    SSL_MODE_AUTO_RETRY);
 	SSL_CTX_set_read_ahead(c, 1);
 	SSL_CTX_set_verify(c, SSL_VERIFY_NONE, NULL);
@@ -155,6 +155,7 @@ tk_tls_ctx_new(int server, char *err, size_t len)
 		return NULL;
 	}
 	SSL_CTX_set_app_data(ctx->pairs[0], ctx);
+	ERR_clear_error();
 	return ctx;
 }
 
@@ -317,6 +318,7 @@ tk_tls_ctx_verify(struct tk_tls_ctx *ctx, const char *cafile, char *err,
 	} else if (SSL_CTX_set_default_verify_paths(c) != 1)
 		return ctx_err(err, len, "the system's certificates");
 	SSL_CTX_set_verify(c, SSL_VERIFY_PEER, NULL);
+	ERR_clear_error();	/* what reading the files left */
 	return 0;
 }
 
@@ -400,6 +402,7 @@ tk_tls_ctx_cert(struct tk_tls_ctx *ctx, const char *cert, const char *key,
 		SSL_CTX_set_tlsext_servername_arg(ctx->pairs[0], ctx);
 	}
 	ctx->npairs++;
+	ERR_clear_error();	/* what reading the files left */
 	return 0;
  fail:
 	if (c != ctx->pairs[0])

@@ -168,3 +168,8 @@ void
 tk_tls_trim(void)
 {
 }
+
+void
+tk_tls_sweep(void)
+{
+}

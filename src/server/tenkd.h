@@ -319,6 +319,7 @@ struct worker {
 
 	/* TLS to upstreams: the newest session of each (tlsorig.c). */
 	struct tk_tls_sess	*upsess[64];	/* MAXUPSTREAMS */
+	struct tk_timer		 tls_timer;	/* tk_tls_sweep (tlsterm.c) */
 
 	/* Messages from main, and replies to it. */
 	struct tk_msg		 m_drain;
@@ -607,6 +608,8 @@ int		 tlsterm_any(void);
 void		 tlsterm_log(void);
 void		 tlsterm_start(struct tk_loop *);
 void		 tlsterm_stop(struct tk_loop *);
+void		 tlsterm_worker_init(struct worker *);
+void		 tlsterm_worker_free(struct worker *);
 struct tk_tls	*tlsterm_new(struct tk_io *);
 int		 tlsterm_handshake(struct worker *, struct tk_tls *);
 void		 tlsterm_timeout(struct worker *, struct tk_tls *);

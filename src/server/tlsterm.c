@@ -223,6 +223,32 @@ tlsterm_stop(struct tk_loop *l)
 	tk_timer_cancel(l, &trim_timer);
 }
 
+/*
+ * Once a second in each worker thread that speaks TLS: the buffers of
+ * its quiet connections go (tk_tls_sweep).
+ */
+static void
+sweep_tick(struct tk_loop *l, struct tk_timer *t)
+{
+	tk_tls_sweep();
+	(void)tk_timer_arm(l, t, TK_SEC);
+}
+
+/* Before the worker's thread starts (worker_init). */
+void
+tlsterm_worker_init(struct worker *w)
+{
+	tk_timer_init(&w->tls_timer, sweep_tick, w);
+	if (tlsterm_any() && tk_timer_arm(w->l, &w->tls_timer, TK_SEC) == -1)
+		fatal("thread %d: timer", w->id);
+}
+
+void
+tlsterm_worker_free(struct worker *w)
+{
+	tk_timer_cancel(w->l, &w->tls_timer);
+}
+
 /* TLS for a client connection on io's socket; NULL with ENOMEM. */
 struct tk_tls *
 tlsterm_new(struct tk_io *io)

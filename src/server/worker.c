@@ -148,6 +148,7 @@ worker_init(struct worker *w, int id, const int *lfds)
 		w->park = xcalloc(w->park_cap, sizeof(*w->park));
 	}
 	conn_access_init(w);
+	tlsterm_worker_init(w);
 	atomic_init(&w->resume_posted, 0);
 	mem_worker_init(w);
 
@@ -233,6 +234,7 @@ worker_free(struct worker *w)
 	tk_timer_cancel(w->l, &w->park_timer);
 	tk_timer_cancel(w->l, &w->wheel_timer);
 	tk_timer_cancel(w->l, &w->mem_timer);
+	tlsterm_worker_free(w);
 	tk_bufpool_drain(&w->pool);
 	dp_pipes_free(w);
 	tlsorig_worker_free(w);

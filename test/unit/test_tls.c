@@ -565,6 +565,46 @@ TEST(tls_resume_none)
 	resume_run(TK_TLS_1_3, 0);
 }
 
+/*
+ * A connection that moved records (or tried to read one) holds its
+ * buffers until a sweep finds it quiet for a whole interval.
+ */
+TEST(tls_sweep)
+{
+	struct tk_tls_ctx	*sc, *cc;
+	struct tk_loop		*l;
+	struct end		 c, s;
+
+	certs();
+	sc = server_ctx(0);
+	cc = client_ctx(NULL);
+	T_PTR(l = tk_loop_new(NULL, 0));
+	hs_run(cc, sc, "a.test", NULL, &c, &s, l);
+	T_EQ(c.hs, 1);
+	tk_tls_sweep();
+	tk_tls_sweep();
+	T_EQ(c.t->warmed, 0);
+	T_EQ(s.t->warmed, 0);
+	c.out = (unsigned char *)strdup("hello");
+	c.outlen = 5;
+	end_want(l, &c);
+	while (c.inlen < 5)
+		tk_loop_run(l, TK_RUN_ONCE);
+	T_EQ(c.t->warmed, 1);
+	T_EQ(s.t->warmed, 1);
+	tk_tls_sweep();
+	T_EQ(c.t->warmed, 1);
+	tk_tls_sweep();
+	T_EQ(c.t->warmed, 0);
+	T_EQ(s.t->warmed, 0);
+	end_free(l, &c);
+	end_free(l, &s);
+	tk_loop_free(l);
+	tk_tls_ctx_free(sc);
+	tk_tls_ctx_free(cc);
+	certs_gone();
+}
+
 /* Plaintext to a server is "not-tls"; a client that closes, "eof". */
 TEST_BE(tls_not_tls)
 {
