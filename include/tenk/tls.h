@@ -259,13 +259,14 @@ void		 tk_tls_sess_free(struct tk_tls_sess *s);
 void		 tk_tls_sweep(void);
 
 /*
- * Give back to the kernel the memory that handshakes took and freed
- * (malloc_trim), once a burst of them is over: when some ended since
- * the last trim and none in the interval since the last call.  A
- * handshake allocates and frees some 100 KiB in small pieces, which
- * leave the heap at the high-water mark of the handshakes in flight:
- * 2,000 idle TLS connections held 34 KiB of resident memory each, 15
- * KiB of it in use.  Call it about once a second.  Any thread.
+ * Give back to the kernel the memory that handshakes and swept buffers
+ * left free in the heap (malloc_trim), once a burst is over: when some
+ * ended (or were swept) since the last trim and none in the interval
+ * since the last call.  A handshake allocates and frees some 100 KiB in
+ * small pieces, which leave the heap at the high-water mark of the
+ * handshakes in flight: 2,000 idle TLS connections held 34 KiB of
+ * resident memory each, 15 KiB of it in use.  Call it about once a
+ * second.  Any thread.
  */
 void		 tk_tls_trim(void);
 

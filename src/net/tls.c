@@ -62,9 +62,10 @@
 
 static BIO_METHOD	*bio_method;
 static pthread_once_t	 bio_once = PTHREAD_ONCE_INIT;
-static _Atomic uint64_t	 hs_ended;	/* handshakes done or failed */
-static uint64_t		 hs_seen;	/* at the last tk_tls_trim */
-static uint64_t		 hs_trimmed;	/* at the last trim */
+/* Handshakes ended and buffers swept: what leaves holes in the heap. */
+static _Atomic uint64_t	 churn;
+static uint64_t		 churn_seen;	/* at the last tk_tls_trim */
+static uint64_t		 churn_trimmed;	/* at the last trim */
 static pthread_mutex_t	 trim_mtx = PTHREAD_MUTEX_INITIALIZER;
 
 /* The thread's connections that hold record buffers, and the sweep. */
@@ -90,6 +91,7 @@ void
 tk_tls_sweep(void)
 {
 	struct tk_tls	*t, *next;
+	int		 n = 0;
 
 	if (warm.tqh_last == NULL)
 		return;
@@ -102,7 +104,10 @@ tk_tls_sweep(void)
 			continue;
 		TAILQ_REMOVE(&warm, t, warm);
 		t->warmed = 0;
+		n++;
 	}
+	if (n > 0)
+		atomic_fetch_add_explicit(&churn, 1, memory_order_relaxed);
 }
 
 static int
@@ -384,7 +389,7 @@ tk_tls_handshake(struct tk_tls *t)
 
 	ERR_clear_error();
 	if ((r = SSL_do_handshake(t->ssl)) == 1) {
-		atomic_fetch_add_explicit(&hs_ended, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&churn, 1, memory_order_relaxed);
 		/*
 		 * The handshake's buffers stay until a read or write after
 		 * it empties them (SSL_MODE_RELEASE_BUFFERS acts only
@@ -405,7 +410,7 @@ tk_tls_handshake(struct tk_tls *t)
 		t->wwant = t->rwant;
 		return 0;
 	}
-	atomic_fetch_add_explicit(&hs_ended, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&churn, 1, memory_order_relaxed);
 	if (e == 0) {
 		/* The peer's end before the handshake's. */
 		t->fail = TK_TLS_F_EOF;
@@ -414,20 +419,23 @@ tk_tls_handshake(struct tk_tls *t)
 	return -1;
 }
 
-/* See tls.h; a burst is over when no handshake ended since the last call. */
+/*
+ * See tls.h: a burst is over when no handshake ended and no sweep freed
+ * buffers since the last call.
+ */
 void
 tk_tls_trim(void)
 {
 	uint64_t	n;
 	int		now = 0;
 
-	n = atomic_load_explicit(&hs_ended, memory_order_relaxed);
+	n = atomic_load_explicit(&churn, memory_order_relaxed);
 	pthread_mutex_lock(&trim_mtx);
-	if (n == hs_seen && n != hs_trimmed) {
-		hs_trimmed = n;
+	if (n == churn_seen && n != churn_trimmed) {
+		churn_trimmed = n;
 		now = 1;
 	}
-	hs_seen = n;
+	churn_seen = n;
 	pthread_mutex_unlock(&trim_mtx);
 	if (now)
 		(void)malloc_trim(0);

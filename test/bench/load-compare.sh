@@ -110,19 +110,11 @@ HZ=$(getconf CLK_TCK)
 CONNS=$(echo "$CONNS" | tr ',' ' ')
 PIPES=$(echo "$PIPES" | tr ',' ' ')
 
-# prog NAME: the path of NAME, on PATH or in /usr/sbin, /sbin (nginx).
-prog() {
-	command -v "$1" 2>/dev/null && return 0
-	for _d in /usr/sbin /sbin; do
-		[ -x "$_d/$1" ] && { echo "$_d/$1"; return 0; }
-	done
-	die "no $1 (make test-deps installs it)"
-}
-REDIS=$(prog redis-server) || exit 1
-RBENCH=$(prog redis-benchmark) || exit 1
+REDIS=$(bench_prog redis-server) || exit 1
+RBENCH=$(bench_prog redis-benchmark) || exit 1
 if [ "$HCONNS" -gt 0 ]; then
-	NGINX=$(prog nginx) || exit 1
-	WRK=$(prog wrk) || exit 1
+	NGINX=$(bench_prog nginx) || exit 1
+	WRK=$(bench_prog wrk) || exit 1
 fi
 
 # -T: the certificate, and each tool's words for TLS.
@@ -136,7 +128,8 @@ if [ -n "$TLS" ]; then
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
 	    -keyout "$KEY" -out "$CERT" -days 2 -subj /CN=localhost \
 	    >"$OUT/tls/req.log" 2>&1 || die "openssl req: $(cat "$OUT/tls/req.log")"
-	TLSOPT=--tls
+	# redis-benchmark waits for its handshakes without a limit.
+	TLSOPT="--tls --connect-timeout 60s"
 	RTLS="--tls --insecure"
 	SCHEME=https
 fi

@@ -88,15 +88,8 @@ HZ=$(getconf CLK_TCK)
 KINDS=$(echo "$KINDS" | tr ',' ' ')
 PHASES=$(echo "$PHASES" | tr ',' ' ')
 
-prog() {
-	command -v "$1" 2>/dev/null && return 0
-	for _d in /usr/sbin /sbin; do
-		[ -x "$_d/$1" ] && { echo "$_d/$1"; return 0; }
-	done
-	die "no $1 (make test-deps installs it)"
-}
-NGINX=$(prog nginx) || exit 1
-HAPROXY=$(prog haproxy) || exit 1
+NGINX=$(bench_prog nginx) || exit 1
+HAPROXY=$(bench_prog haproxy) || exit 1
 command -v openssl >/dev/null 2>&1 || die "no openssl"
 MOD=/usr/lib/nginx/modules/ngx_stream_module.so
 
