@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tenk: GNU make.  make [all|test|check|demo|bench|loopbench|install|
-# uninstall|clean|lint|man-lint|valgrind|deps|test-deps|fuzz]
+# uninstall|clean|lint|man-lint|valgrind|deps|test-deps|fuzz|deb|
+# test-deb]
 # [SAN=asan|tsan] [SANITIZE=address,undefined|thread] [WERROR=1] [V=1]
 # [TLS=no]
 
@@ -52,7 +53,7 @@ else
 Q	 = @
 endif
 
-NOCONFIG := $(filter clean deps test-deps,$(MAKECMDGOALS))
+NOCONFIG := $(filter clean deps test-deps deb test-deb,$(MAKECMDGOALS))
 ifeq ($(NOCONFIG),)
 -include $(B)/config.mk
 endif
@@ -84,11 +85,13 @@ endif
 TENKD_SRCS	:= $(wildcard src/server/*.c)
 FRAME_SRCS	:= loadgen/framing.c loadgen/frame_bytes.c loadgen/frame_http.c \
 		   loadgen/frame_prefix.c loadgen/frame_redis.c \
-		   loadgen/frame_until.c loadgen/escape.c
+		   loadgen/frame_until.c loadgen/frame_memcache.c \
+		   loadgen/escape.c loadgen/template.c
 REPORT_SRCS	:= loadgen/report.c loadgen/report_text.c \
 		   loadgen/report_json.c loadgen/report_hgrm.c loadgen/json.c \
 		   loadgen/mode.c
 TENKLOAD_SRCS	:= loadgen/tenkload.c loadgen/engine.c loadgen/traffic.c \
+		   loadgen/target.c loadgen/report_csv.c loadgen/report_plot.c \
 		   loadgen/tlsopt.c $(REPORT_SRCS) $(FRAME_SRCS)
 TENKBENCH_SRCS	:= loadgen/tenkbench.c loadgen/bench_cell.c \
 		   loadgen/bench_child.c loadgen/bench_out.c loadgen/bench_proc.c \
@@ -97,9 +100,11 @@ LOOPBENCH_SRCS	:= loadgen/loopbench.c
 # What the fuzz targets of test/fuzz/ link besides libtenk; the runner
 # links them too, to replay their corpora.
 FUZZ_LINK	:= src/server/proxyproto.c src/server/conffile.c \
+		   src/server/safefile.c \
 		   $(FRAME_SRCS)
 FUZZ_SRCS	:= $(wildcard test/fuzz/fuzz_*.c)
 RUNNER_SRCS	:= test/run.c $(wildcard test/unit/*.c) loadgen/json.c \
+		   src/server/chash.c \
 		   $(FUZZ_LINK) $(FUZZ_SRCS) test/fuzz/replay.c
 TOOL_SRCS	:= $(wildcard test/tools/*.c)
 
@@ -117,7 +122,7 @@ RUNNER	:= $(B)/test/run
 LOOPBENCH := $(B)/loopbench
 
 .PHONY: all test check demo bench c100k c1m loopbench install uninstall \
-	clean man-lint lint valgrind deps test-deps fuzz FORCE
+	clean man-lint lint valgrind deps test-deps fuzz deb test-deb FORCE
 .DEFAULT_GOAL := all
 
 all: $(PROGS) $(TOOLS) $(SHIMS) $(RUNNER) $(LOOPBENCH)
@@ -131,7 +136,7 @@ deps:
 
 # The real servers and peer clients of the tests and the benchmark
 # against them: redis-server, redis-benchmark, nginx, wrk, haproxy,
-# iperf3.  Installing
+# iperf3, promtool.  Installing
 # them starts system services on the user's machine, so only this
 # explicit target installs them (make test skips those tests, saying
 # why); when it runs apt-get as root, mk/test-deps.sh keeps the services
@@ -238,8 +243,10 @@ loopbench: $(LOOPBENCH)
 demo: all
 	$(Q)TK_BIN=$(CURDIR)/$(B) sh test/demo.sh
 
+# gnuplot and strace installed as make installs libbsd (mk/deps.sh bench).
 BENCHFLAGS ?= --plot --syscalls
 bench: all
+	$(Q)sh mk/deps.sh bench
 	$(Q)$(B)/tenkbench $(BENCHFLAGS)
 
 # N concurrent verified echo connections with traffic, and what they cost
@@ -268,7 +275,7 @@ man-lint:
 LINT_OBJS = $(sort $(call obj,$(LIB_SRCS) $(TENKD_SRCS) $(TENKLOAD_SRCS) \
 	    $(TENKBENCH_SRCS) $(LOOPBENCH_SRCS) $(RUNNER_SRCS) $(TOOL_SRCS)))
 LINT_C	  = $(shell find include src loadgen test -name '*.[ch]' | sort)
-LINT_SH	  = $(shell find mk test -name '*.sh' | sort) .ci/run
+LINT_SH	  = $(shell find mk test contrib -name '*.sh' | sort) .ci/run
 # Not SC2317 (unreachable command) nor SC2119 (a function reads arguments
 # none of these calls pass): the tests hand functions to wait_for and to
 # loops by name, and lib.sh's take optional arguments.
@@ -293,8 +300,9 @@ lint: all
 
 # tenkd is a daemon (sbin, as nginx and haproxy); the load generator and
 # the benchmark are user commands (bin).  The units get the installed
-# paths; the environment file is an example, installed as the real one
-# only where none exists, so an upgrade never overwrites a setting.
+# paths; the environment file and the -f file are examples, installed as
+# the real ones only where none exists, so an upgrade never overwrites a
+# setting.
 UNITS	:= contrib/systemd/tenkd.service contrib/systemd/tenkd.socket
 USER_PROGS := $(B)/tenkload $(B)/tenkbench
 UNIT_SED = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
@@ -303,7 +311,7 @@ install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
 	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
 	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/examples \
-	    $(DESTDIR)$(SYSCONFDIR)/default
+	    $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(SYSCONFDIR)/tenk
 	$(INSTALL) -m 755 $(USER_PROGS) $(DESTDIR)$(BINDIR)/
 	$(INSTALL) -m 755 $(B)/tenkd $(DESTDIR)$(SBINDIR)/
 	for m in $(filter %.1,$(MANS)); do \
@@ -314,10 +322,28 @@ install: all
 		$(UNIT_SED) $$u >$(DESTDIR)$(UNITDIR)/$${u##*/} && \
 		chmod 644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; done
 	$(UNIT_SED) contrib/tenkd.env >$(DESTDIR)$(DOCDIR)/examples/tenkd.env
+	$(UNIT_SED) contrib/tenkd.conf >$(DESTDIR)$(DOCDIR)/examples/tenkd.conf
 	$(INSTALL) -m 644 contrib/logrotate.tenkd $(DESTDIR)$(DOCDIR)/examples/
 	test -e $(DESTDIR)$(SYSCONFDIR)/default/tenkd || \
 	    $(INSTALL) -m 644 $(DESTDIR)$(DOCDIR)/examples/tenkd.env \
 	    $(DESTDIR)$(SYSCONFDIR)/default/tenkd
+	test -e $(DESTDIR)$(SYSCONFDIR)/tenk/tenkd.conf || \
+	    $(INSTALL) -m 644 $(DESTDIR)$(DOCDIR)/examples/tenkd.conf \
+	    $(DESTDIR)$(SYSCONFDIR)/tenk/tenkd.conf
+
+# make deb: the Debian package of this tree, built by dpkg-buildpackage
+# in a copy under build/deb/ (as from a clean clone) and checked by
+# lintian (mk/deb.sh); its tools and build dependencies installed as
+# make installs libbsd.  make test-deb installs it with dpkg, uses,
+# removes and purges it, as root (test/deb.sh).
+DEB_OUT	:= build/deb
+deb:
+	$(Q)sh mk/deps.sh deb
+	$(Q)sh mk/deb.sh $(DEB_OUT)
+
+test-deb: deb
+	$(Q)sh test/deb.sh \
+	    $(DEB_OUT)/tenk_$(VERSION)_$$(dpkg --print-architecture).deb
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(USER_PROGS)))
@@ -326,9 +352,10 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(filter %.8,$(MANS))))
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(UNITS)))
 	rm -rf $(DESTDIR)$(DOCDIR)/examples
-	@echo "kept $(DESTDIR)$(SYSCONFDIR)/default/tenkd, your settings"
+	@echo "kept $(DESTDIR)$(SYSCONFDIR)/default/tenkd and" \
+	    "$(DESTDIR)$(SYSCONFDIR)/tenk/tenkd.conf, your settings"
 
 clean:
 	rm -rf build
 
--include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/test -name '*.d' 2>/dev/null)

@@ -10,6 +10,7 @@
 #include <sys/utsname.h>
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -368,68 +369,292 @@ machine_line(char *buf, size_t len)
 }
 
 /*
- * Where idle count x goes on the charts' axis: log10(x + 100), so that
- * 0, 100 and 1,000 stand apart as well as 5,000 and 15,000, and 0 has a
- * place (a plain log scale has none).
+ * The charts.  The idle axis is linear: the cost that poll and select
+ * pay grows with each watched descriptor, which a linear axis draws as
+ * the straight line it is, beside epoll's flat one (a logarithmic axis
+ * would bend both, and has no place for 0, the baseline of every
+ * sweep).  The small counts, crowded at the left of a linear axis, are
+ * enlarged in an inset beside the chart.  Each chart is told what it
+ * draws: error bars only when there were several runs to spread, a
+ * latency chart of p50 and p99, ticks in k and M, and ranges with room
+ * so that no point sits on the frame.
  */
-#define PLOT_X	"log10($1 + 100)"
+struct chart {
+	const char	*file;
+	const char	*what;		/* in the title */
+	const char	*ylabel;
+	enum field	 f[2];		/* the fields drawn, one line each */
+	int		 nf;
+	double		 scale;		/* of the values, for the axis */
+	int		 logy;		/* a logarithmic value axis */
+};
 
-/* The gnuplot script for msgs.png and cpu.png, into f. */
+/*
+ * Latency on a logarithmic axis, in ms: p50 and p99 lie an order of
+ * magnitude apart or more, and one slow cell would flatten every other
+ * line of a linear one.
+ */
+static const struct chart charts[] = {
+	{ "msgs.png", "echoed messages per second", "messages/s",
+	    { F_RATE }, 1, 1, 0 },
+	{ "cpu.png", "server CPU time per message",
+	    "server CPU µs per message (user + system)", { F_CPU }, 1, 1, 0 },
+	{ "latency.png", "latency, p50 and p99", "latency, ms (log scale)",
+	    { F_P50, F_P99 }, 2, 1e-3, 1 },
+};
+
+/* The column of field f's median in plot-*.dat (min and max follow). */
+#define DAT_COL(f)	(2 + 3 * (int)(f))
+
+/* A tick label: 0, 500, 2.5k, 15k, 1.2M. */
+static void
+kfmt(double v, char *buf, size_t len)
+{
+	if (v >= 1e6)
+		snprintf(buf, len, "%gM", v / 1e6);
+	else if (v >= 1e3)
+		snprintf(buf, len, "%gk", v / 1e3);
+	else
+		snprintf(buf, len, "%g", v);
+}
+
+/* A tick step, 1, 2 or 5 times a power of ten, for about n up to max. */
+static double
+tick_step(double max, int n)
+{
+	double	raw = max / n, p, m;
+
+	if (raw <= 0)
+		return 1;
+	p = pow(10, floor(log10(raw)));
+	m = raw / p;
+	return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+}
+
+/*
+ * "set {x,y}range" and "set {x,y}tics" for values from 0 to max: ticks
+ * in k and M, and room past the ends (x: pad of the range on each
+ * side; y: 3% below 0, and the top tick at least 8% above max) so that
+ * no point sits on the frame.
+ */
+static void
+axis(FILE *f, char ax, double max, int nticks, double pad)
+{
+	double	step = tick_step(max, nticks), top, v;
+	char	lab[32];
+
+	if (ax == 'x')
+		top = max;
+	else
+		top = ceil(max * 1.08 / step) * step;
+	if (top <= 0)
+		top = step;
+	fprintf(f, "set %ctics (", ax);
+	for (v = 0; v <= top + step / 2; v += step) {
+		kfmt(v, lab, sizeof(lab));
+		fprintf(f, "%s\"%s\" %g", v > 0 ? ", " : "", lab, v);
+	}
+	fprintf(f, ")\n");
+	if (ax == 'x')
+		fprintf(f, "set xrange [%g:%g]\n", -pad * top,
+		    (1 + pad) * top);
+	else
+		fprintf(f, "set yrange [%g:%g]\n", -0.03 * top, top);
+}
+
+/*
+ * A logarithmic y axis from lo to hi (both above 0): ticks at 1, 2 and
+ * 5 times each power of ten, and a factor of 1.6 of room at both ends.
+ */
+static void
+axis_log(FILE *f, double lo, double hi)
+{
+	static const double	 m[] = { 1, 2, 5 };
+	double			 p, v;
+	int			 k, n = 0;
+
+	if (lo <= 0 || hi <= 0)
+		lo = hi = 1;
+	lo /= 1.6;
+	hi *= 1.6;
+	fprintf(f, "set logscale y\nset ytics (");
+	for (p = pow(10, floor(log10(lo))); p <= hi; p *= 10)
+		for (k = 0; k < 3; k++) {
+			v = m[k] * p;
+			if (v >= lo && v <= hi)
+				fprintf(f, "%s\"%g\" %g", n++ > 0 ? ", " : "",
+				    v, v);
+		}
+	fprintf(f, ")\nset yrange [%g:%g]\n", lo, hi);
+}
+
+/*
+ * The smallest and the largest value drawn of chart ch (times its
+ * scale) over the cells with up to xmax idle connections: the minima
+ * and maxima when bars show them.
+ */
+static void
+chart_span(const struct chart *ch, uint64_t xmax, int bars, double *min,
+    double *max)
+{
+	const struct cell	*c;
+	double			 m, lo, hi;
+	int			 i, k;
+
+	*min = *max = 0;
+	for (i = 0; i < ncells; i++) {
+		c = &cells[i];
+		if (c->nruns == 0 || c->idle > xmax)
+			continue;
+		for (k = 0; k < ch->nf; k++) {
+			stat3(c, ch->f[k], &m, &lo, &hi);
+			if (!bars)
+				lo = hi = m;
+			if (hi * ch->scale > *max)
+				*max = hi * ch->scale;
+			if (lo > 0 && (*min == 0 || lo * ch->scale < *min))
+				*min = lo * ch->scale;
+		}
+	}
+}
+
+/* The value axis of chart ch for the cells up to xmax idle. */
+static void
+chart_yaxis(FILE *f, const struct chart *ch, uint64_t xmax, int bars,
+    int nticks)
+{
+	double	lo, hi;
+
+	chart_span(ch, xmax, bars, &lo, &hi);
+	if (ch->logy)
+		axis_log(f, lo, hi);
+	else {
+		fprintf(f, "unset logscale y\n");
+		axis(f, 'y', hi, nticks, 0);
+	}
+}
+
+/* The plot command of chart ch: per backend, a line per field. */
+static void
+chart_plot(FILE *f, const struct chart *ch, int bars, int key)
+{
+	double	scale = ch->scale;
+	int	b, k, col;
+
+	fprintf(f, "plot ");
+	for (b = 0; b < conf.nbackends; b++)
+		for (k = 0; k < ch->nf; k++) {
+			col = DAT_COL(ch->f[k]);
+			fprintf(f, "%s\"plot-%s.dat\" using 1:($%d*%g)",
+			    b + k > 0 ? ", \\\n     " : "", conf.backends[b],
+			    col, scale);
+			if (bars)
+				fprintf(f, ":($%d*%g):($%d*%g) with "
+				    "yerrorlines", col + 1, scale, col + 2,
+				    scale);
+			else
+				fprintf(f, " with linespoints");
+			/* p99 solid, p50 dashed, a colour per backend. */
+			fprintf(f, " lt %d dt %d lw 2", b + 1,
+			    ch->nf > 1 && ch->f[k] == F_P50 ? 2 : 1);
+			if (!key)
+				fprintf(f, " notitle");
+			else if (ch->nf > 1)
+				fprintf(f, " title \"%s %s\"",
+				    conf.backends[b],
+				    ch->f[k] == F_P50 ? "p50" : "p99");
+			else
+				fprintf(f, " title \"%s\"", conf.backends[b]);
+		}
+	fprintf(f, "\n");
+}
+
+/*
+ * The gnuplot script for the charts, into f: each a multiplot of the
+ * chart (left), the key and the inset of the small idle counts (right).
+ */
 static void
 plot_script(FILE *f)
 {
-	char	machine[300];
-	int	b, i, n;
+	const struct chart	*ch;
+	char			 machine[300], lab[32];
+	uint64_t		 xmax = 0, smax = 0;
+	size_t			 n;
+	int			 i, bars = 0, nsmall = 0;
 
 	machine_line(machine, sizeof(machine));
+	for (i = 0; i < conf.nidle; i++)
+		if (conf.idle[i] > xmax)
+			xmax = conf.idle[i];
+	/* The inset: the counts up to a fifth of the largest, if 3 or more. */
+	for (i = 0; i < conf.nidle; i++)
+		if (conf.idle[i] <= xmax / 5) {
+			nsmall++;
+			if (conf.idle[i] > smax)
+				smax = conf.idle[i];
+		}
+	if (nsmall < 3)
+		smax = 0;
+	for (i = 0; i < ncells; i++)
+		if (cells[i].nruns > 1)
+			bars = 1;
+
 	fprintf(f, "# gnuplot script written by tenkbench; "
 	    "run from this directory.\n");
 	fprintf(f, "set encoding utf8\n");
 	fprintf(f, "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) "
-	    "{ set terminal pngcairo size 1000,680 noenhanced } "
-	    "else { set terminal png size 1000,680 noenhanced }\n");
-	fprintf(f, "set grid\nset key outside right top\n");
-	fprintf(f, "set xlabel \"idle connections (scale: log of idle + "
-	    "100)\"\nset yrange [0:*]\n");
-	fprintf(f, "set xtics (");
-	for (i = 0; i < conf.nidle; i++)
-		fprintf(f, "%s\"%llu\" log10(%llu + 100)", i > 0 ? ", " : "",
-		    (unsigned long long)conf.idle[i],
-		    (unsigned long long)conf.idle[i]);
-	fprintf(f, ") rotate by -45\n");
-	fprintf(f, "set bmargin 7\nset label 1 \"%s\" at screen 0.01, "
+	    "{ set terminal pngcairo size 1100,700 noenhanced } "
+	    "else { set terminal png size 1100,700 noenhanced }\n");
+	fprintf(f, "set grid\nset label 1 \"%s\" at screen 0.01, "
 	    "screen 0.02 font \",9\"\n", machine);
-	for (n = 0; n < 2; n++) {
-		fprintf(f, "set output \"%s\"\n", n == 0 ? "msgs.png" :
-		    "cpu.png");
-		fprintf(f, "set title \"tenkd echo --threads %d: %s, by "
-		    "backend, as idle connections grow\\n"
+	for (n = 0; n < sizeof(charts) / sizeof(charts[0]); n++) {
+		ch = &charts[n];
+		fprintf(f, "set output \"%s\"\n", ch->file);
+		fprintf(f, "set multiplot title \"tenkd echo --threads %d: "
+		    "%s, by backend, as idle connections grow\\n"
 		    "%llu active ping-pong connections of %llu-byte messages "
-		    "beside the idle ones, %.0f s measured per run\\n"
-		    "points: median of %d run%s; bars: the smallest to the "
-		    "largest run\"\n", conf.threads,
-		    n == 0 ? "echoed messages per second" :
-		    "server CPU time per message",
-		    (unsigned long long)conf.active,
+		    "beside the idle ones, %.0f s measured per run\\n",
+		    conf.threads, ch->what, (unsigned long long)conf.active,
 		    (unsigned long long)conf.size,
-		    (double)conf.duration / 1e9, conf.repeat,
-		    conf.repeat == 1 ? "" : "s");
-		fprintf(f, "set ylabel \"%s\"\n", n == 0 ? "messages/s" :
-		    "server CPU µs per message (user + system)");
-		fprintf(f, "plot ");
-		for (b = 0; b < conf.nbackends; b++)
-			fprintf(f, "%s\"plot-%s.dat\" using (%s):%d:%d:%d "
-			    "with yerrorlines lw 2 title \"%s\"",
-			    b > 0 ? ", \\\n     " : "", conf.backends[b],
-			    PLOT_X, n == 0 ? 2 : 5, n == 0 ? 3 : 6,
-			    n == 0 ? 4 : 7, conf.backends[b]);
-		fprintf(f, "\n");
+		    (double)conf.duration / 1e9);
+		if (bars)
+			fprintf(f, "points: median of %d runs; bars: the "
+			    "smallest to the largest run", conf.repeat);
+		else
+			fprintf(f, "one run per point");
+		if (ch->nf > 1)
+			fprintf(f, "; p99 solid, p50 dashed");
+		fprintf(f, "\"\n");
+
+		/* The chart, with the key beside it on the right. */
+		fprintf(f, "set origin 0,0\nset size 0.76,0.9\n"
+		    "set lmargin 10\nset bmargin 5\nset rmargin 2\n"
+		    "set key at screen 0.99, screen 0.86 right top\n");
+		fprintf(f, "set xlabel \"idle connections\"\n"
+		    "set ylabel \"%s\"\n", ch->ylabel);
+		axis(f, 'x', (double)xmax, 6, 0.04);
+		chart_yaxis(f, ch, xmax, bars, 6);
+		chart_plot(f, ch, bars, 1);
+
+		if (smax > 0) {
+			kfmt((double)smax, lab, sizeof(lab));
+			fprintf(f, "set origin 0.76,0.08\nset size 0.23,0.5\n"
+			    "set lmargin 8\nset bmargin 3\nset rmargin 3\n"
+			    "set title \"0 to %s idle, enlarged\" "
+			    "font \",10\"\nunset key\nunset xlabel\n"
+			    "unset ylabel\n", lab);
+			axis(f, 'x', (double)smax, 3, 0.1);
+			chart_yaxis(f, ch, smax, bars, 4);
+			chart_plot(f, ch, bars, 0);
+			fprintf(f, "unset title\n");
+		}
+		fprintf(f, "unset multiplot\n");
 	}
 }
 
 /*
- * Data files (one per backend) and a gnuplot script for two charts:
- * msgs/s and server CPU per message against idle connections.
+ * Data files (one per backend) and a gnuplot script for three charts
+ * against idle connections: msgs/s, server CPU per message, latency.
  */
 void
 out_plot(const char *gnuplot)
@@ -439,25 +664,27 @@ out_plot(const char *gnuplot)
 	char			 path[PATH_MAX], name[64], gp[PATH_MAX];
 	char			 log[PATH_MAX], tail[200];
 	const char		*argv[4];
-	double			 m, lo, hi, cm, clo, chi;
+	enum field		 fl;
+	double			 m, lo, hi;
 	pid_t			 pid;
 	int			 b, i, status;
 
 	for (b = 0; b < conf.nbackends; b++) {
 		snprintf(name, sizeof(name), "plot-%s.dat", conf.backends[b]);
 		f = file_open(name, path, sizeof(path));
-		fprintf(f, "# idle msgs_per_s min max cpu_us_per_msg "
-		    "min max\n");
+		fprintf(f, "# idle msgs_per_s min max p50_us min max "
+		    "p99_us min max cpu_us_per_msg min max\n");
 		for (i = 0; i < ncells; i++) {
 			c = &cells[i];
 			if (strcmp(c->backend, conf.backends[b]) != 0 ||
 			    c->nruns == 0)
 				continue;
-			stat3(c, F_RATE, &m, &lo, &hi);
-			stat3(c, F_CPU, &cm, &clo, &chi);
-			fprintf(f, "%llu %.3f %.3f %.3f %.3f %.3f %.3f\n",
-			    (unsigned long long)c->idle, m, lo, hi, cm, clo,
-			    chi);
+			fprintf(f, "%llu", (unsigned long long)c->idle);
+			for (fl = F_RATE; fl <= F_CPU; fl++) {
+				stat3(c, fl, &m, &lo, &hi);
+				fprintf(f, " %.3f %.3f %.3f", m, lo, hi);
+			}
+			fprintf(f, "\n");
 		}
 		file_close(f, path);
 	}
@@ -476,7 +703,6 @@ out_plot(const char *gnuplot)
 		fprintf(stderr, "tenkbench: gnuplot failed: %s\n",
 		    child_log_tail(log, tail, sizeof(tail)));
 	else if (!conf.quiet)
-		fprintf(stderr, "tenkbench: plots in %s/msgs.png and "
-		    "%s/cpu.png\n", conf.out, conf.out);
+		fprintf(stderr, "tenkbench: plots in %s/msgs.png, %s/cpu.png "
+		    "and %s/latency.png\n", conf.out, conf.out, conf.out);
 }
-

@@ -12,11 +12,22 @@
  *
  * A connection sends the pattern from its own phase on, so every byte
  * echoed is known in advance: verification is one memcmp() per recv,
- * and sending is a send() straight from the pattern, no copy.  With
- * -m the requests come from a buffer of the message repeated, sent from
- * any offset in the same way, and the framing parses the replies; the
- * default (the pattern, echoed) keeps its own path, which has no
- * parser to call.
+ * and sending is a send() straight from the pattern, no copy.  Fixed
+ * requests (-m, --message-file, a URL, without placeholders) come from
+ * a buffer of them all one after the other, repeated, sent from any
+ * offset in the same way; each connection starts at its own request.
+ * Requests with placeholders are rendered, one per push, into the
+ * connection's own ring of engine_ring_size() bytes, and stay there
+ * until their replies are read, so that echo compares what was sent.
+ * The framing parses the replies of both; the default (the pattern,
+ * echoed) keeps its own path, which has no parser to call.
+ *
+ * Each second, aligned on the wall clock's seconds so that processes
+ * and hosts agree on them, the main thread collects the threads'
+ * latencies of that second by message (each hands over its histogram
+ * and starts a fresh one), for the progress line's p99 and, with
+ * --plot, the report's series.  -n hands out its requests as tickets
+ * from one counter that every process shares.
  *
  * Per message the floor is one send and one recv.  A recv shorter than
  * the scratch buffer means the socket was drained, so we record EAGAIN
@@ -42,6 +53,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tenk/clock.h"
 #include "tenk/hist.h"
 #include "tenk/log.h"
 #include "tenk/loop.h"
@@ -59,6 +71,7 @@
 #define RAMP_SLACK	(TK_MSEC / 4)	/* no ramp timer closer than this */
 #define FD_RESERVE	64		/* loops, logs, pipes, stdio */
 #define SHOW_BYTES	64		/* of a mismatch, in the log */
+#define RETRY_NS	TK_MSEC		/* a unix: connect's next try */
 
 struct engine {
 	const struct lg_conf	*conf;
@@ -81,7 +94,16 @@ struct engine {
 	struct report		*r;		/* main_signal marks it */
 	const unsigned char	*sbuf;		/* the requests' bytes */
 	size_t			 speriod;	/* sbuf[i % speriod] */
-	unsigned char		*mbuf;		/* the message repeated */
+	unsigned char		*mbuf;		/* the requests repeated */
+	const struct tmpl_set	*req;		/* NULL: the pattern */
+	uint64_t		*roff;		/* fixed: where each starts */
+	size_t			*rlen;
+	size_t			 rsize;		/* templates: ring bytes */
+	int			 pending;	/* threads yet to hand over */
+	uint64_t		 next_sec;	/* epoch second of next tick */
+	uint64_t		 sec_key;	/* the second being collected */
+	struct tk_hist		*sec;		/* this second, all threads */
+	struct tk_hist		*sec_unc;
 	atomic_flag		 logged;	/* a mismatch was logged */
 	atomic_flag		 tls_logged;	/* a TLS failure was */
 };
@@ -93,6 +115,7 @@ static pthread_once_t	 pattern_once = PTHREAD_ONCE_INIT;
 static void	 lg_conn_open(struct tk_loop *, struct lg_conn *);
 static void	 lg_tls_keep(struct lg_conn *);
 static int	 lg_tls_ticket_due(const struct lg_conn *);
+static void	 tickets_lost(struct lg_conn *);
 
 static uint64_t
 mix64(uint64_t x)
@@ -125,7 +148,7 @@ engine_conf(const struct lg_thread *th)
 	return th->e->conf;
 }
 
-int
+static int
 engine_measuring(const struct lg_thread *th)
 {
 	return atomic_load_explicit(&th->e->phase, memory_order_relaxed) ==
@@ -141,6 +164,25 @@ engine_fds_needed(const struct lg_conf *conf)
 {
 	return conf->conns + conf->idle + FD_RESERVE +
 	    4 * (uint64_t)conf->threads;
+}
+
+/*
+ * Bytes of each connection's ring of rendered requests: a power of two
+ * that holds a window of the longest one, 0 when no request needs
+ * rendering.
+ */
+size_t
+engine_ring_size(const struct lg_conf *conf)
+{
+	size_t	need, n = 64;
+
+	if (conf->req == NULL || conf->req->fixed)
+		return 0;
+	need = conf->req->maxlen * (size_t)(conf->window > 0 ?
+	    conf->window : 1);
+	while (n < need)
+		n *= 2;
+	return n;
 }
 
 static enum lg_err
@@ -244,10 +286,13 @@ lg_conn_close(struct tk_loop *l, struct lg_conn *c, int kind)
 	if (was == LG_CONN_DEAD || was == LG_CONN_NEW)
 		return;
 	tk_timer_cancel(l, &c->tm);
-	tk_io_stop(l, &c->io);
-	lg_tls_end(c, kind < 0);
-	close(c->io.fd);
+	if (c->io.fd != -1) {
+		tk_io_stop(l, &c->io);
+		lg_tls_end(c, kind < 0);
+		close(c->io.fd);
+	}
 	c->state = LG_CONN_DEAD;
+	tickets_lost(c);
 	open = lg_conn_gone(c, was);
 	if (kind < 0) {
 		if (open)
@@ -330,22 +375,167 @@ msg_size(struct lg_conn *c, const struct lg_conf *conf)
 }
 
 /*
- * Queue one more message on c, due at "due" (0: now).  The caller has
- * checked that there is room (engine_room).  Owner thread only.
+ * Take one of -n's requests for c, if it needs one: an active
+ * connection sends none before the measured window (thread_go() starts
+ * them then), every process takes from one counter, and once it has
+ * given out all, no connection sends again.  Returns 0, or -1 when c
+ * may not send.
  */
-void
+static __attribute__((noinline)) int
+ticket_take(struct lg_conn *c)
+{
+	struct lg_thread	*th = c->th;
+
+	if (c->idle)
+		return 0;
+	if (!engine_measuring(th))
+		return -1;
+	if (atomic_fetch_add_explicit(th->tickets, 1,
+	    memory_order_relaxed) >= th->nreq)
+		return -1;
+	c->tin++;
+	ctr_add(&th->tin, 1);
+	return 0;
+}
+
+/*
+ * The counted requests of th in flight went down: once every one is
+ * answered (or lost) and none is left to hand out, tell the main loop.
+ */
+static void
+tickets_check(struct lg_thread *th)
+{
+	if (ctr_get(&th->tin) != 0 || th->done_posted ||
+	    atomic_load_explicit(th->tickets, memory_order_relaxed) <
+	    th->nreq)
+		return;
+	th->done_posted = 1;
+	tk_loop_post(th->e->l, &th->m_done);
+}
+
+/* c closes with counted requests in flight: their replies never come. */
+static void
+tickets_lost(struct lg_conn *c)
+{
+	struct lg_thread	*th = c->th;
+
+	if (c->tin == 0)
+		return;
+	ctr_add(&th->tin, (uint64_t)-(int64_t)c->tin);
+	c->tin = 0;
+	tickets_check(th);
+}
+
+/*
+ * The reply to the oldest request of c in flight came in, at now: 1
+ * when the measured figures count it (without -n, any reply in the
+ * window; with it, one of its requests), else 0.
+ */
+int
+engine_retired(struct lg_conn *c, uint64_t now)
+{
+	struct lg_thread	*th = c->th;
+
+	if (th->nreq == 0)
+		return engine_measuring(th);
+	/* The counted ones are the newest: c->inflight was the oldest's. */
+	if (c->tin <= c->inflight)
+		return 0;
+	c->tin--;
+	ctr_add(&th->tin, (uint64_t)-1);
+	th->st.t_lastrep = now;
+	tickets_check(th);
+	return 1;
+}
+
+/*
+ * The length of c's next request, fixed or written into its ring first
+ * when it is rendered from a template.  The ring starts over whenever
+ * nothing is in flight, so that one request at a time never wraps.  Out
+ * of line, so that the pattern's path through engine_push() stays as
+ * short as it was.
+ */
+static __attribute__((noinline)) uint64_t
+req_next(struct lg_conn *c)
+{
+	struct lg_thread	*th = c->th;
+	const struct engine	*e = th->e;
+	struct tp_ctx		 x;
+	size_t			 n, pos, k;
+	uint32_t		 i = c->mi;
+
+	c->mi = i + 1 < e->req->n ? i + 1 : 0;
+	if (e->rsize == 0) {
+		c->seq++;
+		return e->rlen[i];
+	}
+	x.rng = &c->rng;
+	x.seq = c->seq++;
+	x.conn = c->id;
+	if (c->queued == c->rcvd)
+		c->pat = 0 - c->queued;
+	pos = (size_t)(c->pat + c->queued) & (e->rsize - 1);
+	if (pos + e->req->maxlen <= e->rsize) {
+		/* The same request where it was last: placeholders only. */
+		if (c->rt == i + 1 && c->rpos == pos)
+			return tmpl_render_over(e->req->t[i], &x,
+			    c->obuf + pos);
+		c->rt = i + 1;
+		c->rpos = (uint32_t)pos;
+		return tmpl_render(e->req->t[i], &x, c->obuf + pos);
+	}
+	c->rt = 0;
+	n = tmpl_render(e->req->t[i], &x, th->rbuf);
+	k = n < e->rsize - pos ? n : e->rsize - pos;
+	memcpy(c->obuf + pos, th->rbuf, k);
+	memcpy(c->obuf, th->rbuf + k, n - k);
+	return n;
+}
+
+/*
+ * Queue one more message on c, due at "due" (0: now).  The caller has
+ * checked that there is room (engine_room).  Returns 0, or -1 when -n
+ * has no request left for it.  Owner thread only.
+ */
+int
 engine_push(struct tk_loop *l, struct lg_conn *c, uint64_t due)
 {
 	struct msgrec	*m;
 
 	assert(c->inflight < c->cap);
+	if (c->th->nreq != 0 && ticket_take(c) == -1)
+		return -1;
 	m = &c->ring[(c->head + c->inflight) % c->cap];
-	c->queued += msg_size(c, c->th->e->conf);
+	if (c->th->e->req == NULL)
+		c->queued += msg_size(c, c->th->e->conf);
+	else
+		c->queued += req_next(c);
 	m->end = c->queued;
 	m->sent = tk_loop_update_now(l);
 	m->due = due != 0 ? due : m->sent;
 	c->inflight++;
 	c->pushed++;
+	return 0;
+}
+
+/*
+ * Where c's next byte to send is, and at most how many of the n bytes
+ * asked for follow it there: up to the end of its ring for a rendered
+ * request (the rest from the ring's start), all n from the pattern's
+ * or the fixed requests' buffer, which runs on by a CHUNK past its
+ * period.
+ */
+static const unsigned char *
+req_bytes(const struct lg_conn *c, const struct engine *e, size_t *n)
+{
+	size_t	pos;
+
+	if (e->rsize == 0)
+		return e->sbuf + (c->pat + c->sent) % e->speriod;
+	pos = (size_t)(c->pat + c->sent) & (e->rsize - 1);
+	if (*n > e->rsize - pos)
+		*n = e->rsize - pos;
+	return c->obuf + pos;
 }
 
 /*
@@ -373,7 +563,7 @@ engine_flush(struct tk_loop *l, struct lg_conn *c)
 		if (c->state == LG_CONN_HELLO)
 			p = e->conf->first + c->sent;
 		else
-			p = e->sbuf + (c->pat + c->sent) % e->speriod;
+			p = req_bytes(c, e, &n);
 		if (c->tls != NULL)
 			r = tk_tls_write(c->tls, p, n);
 		else
@@ -441,10 +631,14 @@ lg_conn_reopen(struct tk_loop *l, struct lg_conn *c)
 	close(c->io.fd);
 	if (engine_measuring(th))
 		th->st.reconnects++;
+	tickets_lost(c);
 	c->queued = c->sent = c->rcvd = c->pushed = 0;
 	c->head = c->inflight = 0;
 	c->in_reply = c->wblocked = 0;
 	c->reconn = 1;
+	/* Fixed requests: the stream starts at the one due next. */
+	if (th->e->roff != NULL)
+		c->pat = th->e->roff[c->mi];
 	lg_conn_open(l, c);
 }
 
@@ -543,6 +737,11 @@ lg_conn_req(const struct lg_conn *c, struct fr_req *q)
 		q->base = e->conf->first;
 		q->period = q->len = e->conf->firstlen;
 		q->off = 0;
+	} else if (e->rsize != 0) {
+		q->base = c->obuf;
+		q->period = e->rsize;
+		q->off = (size_t)(c->pat + c->rcvd) & (e->rsize - 1);
+		q->len = c->ring[c->head].end - c->rcvd;
 	} else {
 		q->base = e->sbuf;
 		q->period = e->speriod;
@@ -767,7 +966,7 @@ lg_conn_handshake(struct tk_loop *l, struct lg_conn *c)
 {
 	struct lg_thread	*th = c->th;
 	struct tk_tls_info	 i;
-	uint64_t		 now = tk_loop_now(l);
+	uint64_t		 now;
 	int			 r;
 
 	if ((r = tk_tls_handshake(c->tls)) == -1) {
@@ -780,6 +979,8 @@ lg_conn_handshake(struct tk_loop *l, struct lg_conn *c)
 			lg_conn_close(l, c, err_kind(errno));
 		return -1;
 	}
+	/* The clock, not the loop's: a pass may start and end one. */
+	now = tk_clock_mono();
 	tk_hist_record(th->st.hs_lat, now > c->t_start ? now - c->t_start :
 	    0);
 	tk_tls_info(c->tls, &i);
@@ -876,7 +1077,7 @@ lg_conn_connected(struct tk_loop *l, struct lg_conn *c)
 		return -1;
 	}
 	c->state = LG_CONN_HANDSHAKE;
-	c->t_start = now;
+	c->t_start = tk_clock_mono();
 	return lg_conn_handshake(l, c);
 }
 
@@ -911,8 +1112,14 @@ lg_conn_timer(struct tk_loop *l, struct tk_timer *t)
 {
 	struct lg_conn	*c = t->arg;
 
-	if (c->state == LG_CONN_CONNECTING ||
-	    c->state == LG_CONN_HANDSHAKE || c->state == LG_CONN_TICKET) {
+	if (c->state == LG_CONN_CONNECTING) {
+		if (c->retry)
+			lg_conn_open(l, c);
+		else
+			lg_conn_close(l, c, ERR_TIMEOUT);
+		return;
+	}
+	if (c->state == LG_CONN_HANDSHAKE || c->state == LG_CONN_TICKET) {
 		lg_conn_close(l, c, ERR_TIMEOUT);
 		return;
 	}
@@ -928,12 +1135,32 @@ lg_conn_open(struct tk_loop *l, struct lg_conn *c)
 	const struct tk_addr	*dst, *src = NULL;
 	int			 fd, e;
 
-	c->t_start = tk_loop_now(l);
+	if (!c->retry)
+		c->t_start = tk_loop_now(l);
+	c->retry = 0;
 	dst = &conf->targets[c->id % conf->ntargets];
 	if (conf->nsources > 0)
 		src = &conf->sources[c->id % conf->nsources];
 	if ((fd = tk_sock_connect(dst, src)) == -1) {
-		lg_conn_fail_early(c, errno);
+		e = errno;
+		/*
+		 * A unix: listener whose backlog is full refuses a
+		 * nonblocking connect with EAGAIN (unix(7)) instead of
+		 * keeping it in progress: try again until the timeout.
+		 */
+		if (e == EAGAIN && dst->ss.ss_family == AF_UNIX) {
+			e = ETIMEDOUT;
+			if (tk_loop_now(l) - c->t_start <
+			    conf->connect_timeout) {
+				c->retry = 1;
+				c->io.fd = -1;
+				c->state = LG_CONN_CONNECTING;
+				if (tk_timer_arm(l, &c->tm, RETRY_NS) == 0)
+					return;
+				e = errno;
+			}
+		}
+		lg_conn_fail_early(c, e);
 		return;
 	}
 	(void)tk_sock_nodelay(fd);
@@ -980,11 +1207,7 @@ ramp_fire(struct tk_loop *l, struct tk_timer *t)
 		fatal("%s: timer", __func__);
 }
 
-/*
- * Once a second: publish the p99 of the second past and start the next
- * second's histogram afresh (a stall shows at once and is forgotten as
- * soon as it ends); fail replies overdue.
- */
+/* Once a second: fail replies overdue. */
 static void
 thread_tick(struct tk_loop *l, struct tk_timer *t)
 {
@@ -994,9 +1217,6 @@ thread_tick(struct tk_loop *l, struct tk_timer *t)
 	uint64_t		 now = tk_loop_now(l);
 	size_t			 i;
 
-	atomic_store_explicit(&th->prog.p99,
-	    tk_hist_percentile(th->st.all, 99), memory_order_relaxed);
-	tk_hist_reset(th->st.all);
 	if (conf->tls != NULL)
 		tk_tls_sweep();
 	if (conf->reply_timeout != 0) {
@@ -1040,9 +1260,52 @@ thread_main(void *arg)
 		lg_conn_close(l, &th->conns[i], -1);
 	tk_timer_cancel(l, &th->ramp);
 	tk_timer_cancel(l, &th->tick);
-	atomic_store_explicit(&th->prog.p99,
-	    tk_hist_percentile(th->st.all, 99), memory_order_relaxed);
 	return NULL;
+}
+
+/*
+ * From the main loop: -n's window has started, so the connections that
+ * waited for it send now; a rate schedule starts afresh.
+ */
+static void
+thread_go(struct tk_loop *l, struct tk_msg *m)
+{
+	struct lg_thread	*th = m->arg;
+	struct lg_conn		*c;
+	uint64_t		 now = tk_loop_update_now(l), iv = th->interval;
+	size_t			 i;
+
+	for (i = 0; i < th->started; i++) {
+		c = &th->conns[i];
+		if (c->state != LG_CONN_RUN || c->idle)
+			continue;
+		if (iv > 0)
+			c->next_due = now + c->rng % iv;
+		traffic_fill(l, c);
+		engine_flush(l, c);
+	}
+}
+
+/*
+ * From the main loop: hand this second's latencies over (the main
+ * thread empties the histogram before it asks again) and go on with a
+ * fresh one, so that a stall shows at once and is forgotten as soon as
+ * it ends.
+ */
+static void
+thread_sec(struct tk_loop *l, struct tk_msg *m)
+{
+	struct lg_thread	*th = m->arg;
+	struct tk_hist		*h;
+
+	(void)l;
+	h = th->st.all;
+	th->st.all = th->pub;
+	th->pub = h;
+	h = th->st.all_unc;
+	th->st.all_unc = th->pub_unc;
+	th->pub_unc = h;
+	tk_loop_post(th->e->l, &th->m_secd);
 }
 
 static uint64_t
@@ -1093,42 +1356,182 @@ phase_end(struct engine *e)
 	tk_loop_stop(e->l);
 }
 
+/* Stop before the measured window is over, saying why. */
+static void
+phase_stop(struct engine *e, const char *why)
+{
+	if (atomic_load(&e->phase) == PHASE_DONE)
+		return;
+	log_warnx("%s: stopping after %.3f s", why,
+	    (double)(tk_loop_update_now(e->l) - e->mono0) / 1e9);
+	strlcpy(e->r->stopped, why, sizeof(e->r->stopped));
+	phase_end(e);
+}
+
+/*
+ * Arm the main tick for the wall clock's next whole second, so that
+ * every process and host of a run ticks at the same instants.
+ */
+static void
+tick_arm(struct engine *e)
+{
+	uint64_t	real = tk_clock_real(), next;
+
+	next = (real / TK_SEC + 1) * TK_SEC;
+	if (next / TK_SEC <= e->next_sec)
+		next = (e->next_sec + 1) * TK_SEC;
+	e->next_sec = next / TK_SEC;
+	if (tk_timer_arm(e->l, &e->tick, next - real) == -1)
+		fatal("%s: timer", __func__);
+}
+
+/* A second's latencies of every thread are in: print and keep them. */
+static void
+sec_done(struct engine *e, uint64_t key)
+{
+	uint64_t	now = tk_loop_update_now(e->l);
+
+	prog_collect(e);
+	atomic_store(&e->prog->p99, tk_hist_percentile(e->sec, 99));
+	atomic_store(&e->prog->sec, key + 1);
+	if (!e->conf->quiet)
+		report_progress(stderr, (now - e->mono0 + TK_SEC / 2) / TK_SEC,
+		    e->prog, &e->prev, (double)(now - e->prev_t) / 1e9);
+	memcpy(&e->prev, e->prog, sizeof(e->prev));
+	e->prev_t = now;
+	if (e->conf->series && tk_hist_count(e->sec) > 0 &&
+	    report_series_add(e->r, key, e->sec, e->sec_unc) == -1)
+		fatal("%s: series", __func__);
+	tk_hist_reset(e->sec);
+	tk_hist_reset(e->sec_unc);
+}
+
+/* Fold what thread th handed over into the main thread's second. */
+static void
+sec_take(struct engine *e, struct lg_thread *th)
+{
+	if (tk_hist_count(th->pub) > 0) {
+		tk_hist_merge(e->sec, th->pub);
+		tk_hist_reset(th->pub);
+	}
+	if (tk_hist_count(th->pub_unc) > 0) {
+		tk_hist_merge(e->sec_unc, th->pub_unc);
+		tk_hist_reset(th->pub_unc);
+	}
+}
+
+static void
+main_secd(struct tk_loop *l, struct tk_msg *m)
+{
+	struct lg_thread	*th = m->arg;
+	struct engine		*e = th->e;
+
+	(void)l;
+	sec_take(e, th);
+	if (--e->pending == 0)
+		sec_done(e, e->sec_key);
+}
+
+/* -n: every request given out, and every counted one answered or lost. */
+static int
+requests_done(const struct engine *e)
+{
+	int	i;
+
+	if (e->conf->requests == 0 ||
+	    atomic_load(e->conf->tickets) < e->conf->requests)
+		return 0;
+	for (i = 0; i < e->nthreads; i++)
+		if (ctr_get(&e->threads[i].tin) != 0)
+			return 0;
+	return 1;
+}
+
+static void
+main_done(struct tk_loop *l, struct tk_msg *m)
+{
+	struct lg_thread	*th = m->arg;
+
+	(void)l;
+	if (requests_done(th->e))
+		phase_end(th->e);
+}
+
+/*
+ * On each of the wall clock's seconds: ask every thread for its
+ * latencies of the second (unless the last round is still out: a busy
+ * thread answers late, and the next line covers both), and stop when
+ * nothing is left to measure.
+ */
 static void
 main_tick(struct tk_loop *l, struct tk_timer *t)
 {
 	struct engine	*e = t->arg;
-	uint64_t	 now = tk_loop_update_now(l);
+	int		 i;
 
+	(void)l;
+	if (e->pending == 0) {
+		e->sec_key = e->next_sec - 1;
+		e->pending = e->nthreads;
+		for (i = 0; i < e->nthreads; i++)
+			tk_loop_post(e->threads[i].l, &e->threads[i].m_sec);
+	}
+	tick_arm(e);
 	prog_collect(e);
-	if (!e->conf->quiet)
-		report_progress(stderr, (now - e->mono0) / TK_SEC, e->prog,
-		    &e->prev, (double)(now - e->prev_t) / 1e9);
-	memcpy(&e->prev, e->prog, sizeof(e->prev));
-	e->prev_t = now;
 	if (e->conf->tls != NULL)
 		tk_tls_trim();
-	(void)tk_timer_arm(l, t, TK_SEC);
-	/* Every connection is gone: nothing left to measure. */
-	if (atomic_load(&e->phase) != PHASE_RAMP &&
-	    ctr_get(&e->prog->open) == 0) {
-		log_info("no connection left open: stopping");
+	if (requests_done(e))
 		phase_end(e);
-	}
+	else if (atomic_load(&e->phase) != PHASE_RAMP &&
+	    ctr_get(&e->prog->open) == 0)
+		phase_stop(e, "no connection left open");
 }
 
 static void
 phase_next(struct tk_loop *l, struct tk_timer *t)
 {
 	struct engine	*e = t->arg;
+	uint64_t	 d = e->conf->duration, end, real;
+	int		 i;
 
 	if (atomic_load(&e->phase) == PHASE_WARMUP) {
 		e->t_meas_start = tk_loop_update_now(l);
 		atomic_store(&e->phase, PHASE_MEASURE);
-		if (tk_timer_arm(l, t, e->conf->duration) == -1)
+		for (i = 0; e->conf->requests != 0 && i < e->nthreads; i++)
+			tk_loop_post(e->threads[i].l, &e->threads[i].m_go);
+		/* --start-at: every generator's window ends together. */
+		if (e->conf->start_at != 0) {
+			end = e->conf->start_at + d;
+			real = tk_clock_real();
+			d = end > real + TK_MSEC ? end - real : TK_MSEC;
+		}
+		if (tk_timer_arm(l, t, d) == -1)
 			fatal("%s: timer", __func__);
 		return;
 	}
 	phase_end(e);
+}
+
+/*
+ * How long the warm-up lasts, the ramp just over: --warmup, or until
+ * --start-at, which a late ramp misses (then measuring starts now, and
+ * a line says how late).
+ */
+static uint64_t
+warmup_left(const struct engine *e)
+{
+	uint64_t	w = e->conf->warmup, at = e->conf->start_at, real;
+
+	if (at == 0)
+		return w;
+	real = tk_clock_real();
+	if (at > real + w)
+		return at - real;
+	if (real + w > at + TK_MSEC)
+		log_warnx("--start-at: the ramp%s ended %.3f s after the "
+		    "start time; measuring from then", w > 0 ?
+		    " and the warm-up" : "", (double)(real + w - at) / 1e9);
+	return w;
 }
 
 /* A thread has resolved all its connects. */
@@ -1150,7 +1553,7 @@ ramp_done(struct tk_loop *l, struct tk_msg *m)
 		return;
 	}
 	atomic_store(&e->phase, PHASE_WARMUP);
-	if (tk_timer_arm(l, &e->phase_t, e->conf->warmup) == -1)
+	if (tk_timer_arm(l, &e->phase_t, warmup_left(e)) == -1)
 		fatal("%s: timer", __func__);
 }
 
@@ -1189,15 +1592,30 @@ thread_setup(struct engine *e, struct lg_thread *th, int id)
 	 */
 	th->life = conf->conn_life != 0 ? conf->conn_life : UINT64_MAX;
 	if (conf->mode == MODE_CONNECT)
-		th->life = conf->msg != NULL ? 1 : 0;
+		th->life = conf->req != NULL ? 1 : 0;
+	if (e->rsize != 0 && th->nconns > 0) {
+		th->obufs = xcalloc(th->nconns, e->rsize);
+		th->rbuf = xmalloc(conf->req->maxlen);
+	}
+	th->nreq = conf->requests;
+	th->tickets = conf->tickets;
 	for (i = 0; i < th->nconns; i++) {
 		c = &th->conns[i];
 		k = (uint64_t)id + (uint64_t)i * (uint64_t)e->nthreads;
 		c->th = th;
 		c->id = conf->id_base + k;
-		/* A message starts at its own first byte. */
-		c->pat = conf->msg != NULL ? 0 : mix64(c->id) % PATLEN;
-		c->rng = mix64(c->id ^ 0x5eed) | 1;
+		c->rng = mix64(c->id ^ conf->seed) | 1;
+		/*
+		 * Requests: each connection starts at its own, a fixed one
+		 * at its own first byte.  The pattern: at its own phase.
+		 */
+		if (conf->req != NULL) {
+			c->mi = (uint32_t)(c->id % conf->req->n);
+			c->pat = e->roff != NULL ? e->roff[c->mi] : 0;
+			if (th->obufs != NULL)
+				c->obuf = th->obufs + i * e->rsize;
+		} else
+			c->pat = mix64(c->id) % PATLEN;
 		c->idle = k < conf->idle || conf->mode == MODE_IDLE;
 		c->cap = 1;
 		c->ring = &c->one;
@@ -1213,7 +1631,9 @@ thread_setup(struct engine *e, struct lg_thread *th, int id)
 	th->ramp_rate = (double)conf->connect_rate / 1e9 *
 	    (double)th->nconns / (double)(e->total > 0 ? e->total : 1);
 	active = conf->mode == MODE_IDLE ? 0 : conf->conns;
-	if (conf->mode == MODE_RATE && active > 0)
+	if (conf->mode == MODE_RATE && conf->conn_rate > 0)
+		th->interval = (uint64_t)(1e9 / conf->conn_rate);
+	else if (conf->mode == MODE_RATE && active > 0)
 		th->interval = active * TK_SEC / conf->rate;
 	tk_timer_init(&th->ramp, ramp_fire, th);
 	tk_timer_init(&th->tick, thread_tick, th);
@@ -1221,12 +1641,23 @@ thread_setup(struct engine *e, struct lg_thread *th, int id)
 	th->m_ramp.arg = e;
 	th->m_stop.fn = thread_stop;
 	th->m_stop.arg = th;
+	th->m_sec.fn = thread_sec;
+	th->m_sec.arg = th;
+	th->m_secd.fn = main_secd;
+	th->m_secd.arg = th;
+	th->m_done.fn = main_done;
+	th->m_done.arg = th;
+	th->m_go.fn = thread_go;
+	th->m_go.arg = th;
 	th->scratch = xmalloc(CHUNK);
 	if ((th->st.lat = tk_hist_new()) == NULL ||
 	    (th->st.lat_unc = tk_hist_new()) == NULL ||
 	    (th->st.conn_lat = tk_hist_new()) == NULL ||
 	    (th->st.hs_lat = tk_hist_new()) == NULL ||
-	    (th->st.all = tk_hist_new()) == NULL)
+	    (th->st.all = tk_hist_new()) == NULL ||
+	    (th->st.all_unc = tk_hist_new()) == NULL ||
+	    (th->pub = tk_hist_new()) == NULL ||
+	    (th->pub_unc = tk_hist_new()) == NULL)
 		fatal("%s: histogram", __func__);
 	if ((th->l = tk_loop_new(conf->backend, (int)th->nconns + 16)) == NULL)
 		fatal("loop on backend %s", conf->backend != NULL ?
@@ -1244,12 +1675,17 @@ thread_free(struct lg_thread *th)
 	free(th->conns);
 	free(th->fst);
 	free(th->scratch);
+	free(th->obufs);
+	free(th->rbuf);
 	tk_hist_free(th->st.lat);
 	tk_hist_free(th->st.lat_unc);
 	tk_hist_free(th->st.conn_lat);
 	tk_hist_free(th->st.hs_lat);
 	tk_hist_free(th->st.all);
 	tk_tls_sess_free(th->sess);
+	tk_hist_free(th->st.all_unc);
+	tk_hist_free(th->pub);
+	tk_hist_free(th->pub_unc);
 	if (th->l != NULL)
 		tk_loop_free(th->l);
 }
@@ -1258,11 +1694,13 @@ static void
 collect(struct engine *e, struct report *r)
 {
 	struct lg_thread	*th;
-	uint64_t		 first = 0, last = 0, win;
+	uint64_t		 first = 0, last = 0, win, lastrep = 0;
 	int			 i, k, any = 0;
 
 	for (i = 0; i < e->nthreads; i++) {
 		th = &e->threads[i];
+		if (th->st.t_lastrep > lastrep)
+			lastrep = th->st.t_lastrep;
 		r->attempted += th->st.attempted;
 		r->established += th->st.established;
 		r->failed += th->st.failed;
@@ -1305,6 +1743,10 @@ collect(struct engine *e, struct report *r)
 	r->lat_unc.mean = tk_hist_mean(r->lat_unc.h);
 	r->conn_lat.mean = tk_hist_mean(r->conn_lat.h);
 	r->hs_lat.mean = tk_hist_mean(r->hs_lat.h);
+	/* -n: the window ends with the last reply it counted. */
+	if (e->conf->requests != 0 && lastrep > e->t_meas_start &&
+	    lastrep < e->t_meas_end)
+		e->t_meas_end = lastrep;
 	r->t_start = e->epoch0;
 	r->t_ramp_first = any ? epoch_of(e, first) : e->epoch0;
 	r->t_ramp_last = any ? epoch_of(e, last) : e->epoch0;
@@ -1318,6 +1760,36 @@ collect(struct engine *e, struct report *r)
 		r->in_rate = (double)r->bytes_in * 1e9 / (double)win;
 		r->out_rate = (double)r->bytes_out * 1e9 / (double)win;
 	}
+}
+
+/*
+ * The fixed requests one after the other, then again for a CHUNK, so
+ * that a send from any offset reads on without wrapping; where each
+ * starts, and how long it is.
+ */
+static void
+fixed_setup(struct engine *e)
+{
+	const struct tmpl_set	*ts = e->req;
+	const unsigned char	*p;
+	size_t			 i, n, total = 0;
+
+	e->roff = xcalloc(ts->n, sizeof(*e->roff));
+	e->rlen = xcalloc(ts->n, sizeof(*e->rlen));
+	for (i = 0; i < ts->n; i++) {
+		(void)tmpl_fixed(ts->t[i], &e->rlen[i]);
+		e->roff[i] = total;
+		total += e->rlen[i];
+	}
+	e->mbuf = xmalloc(total + CHUNK);
+	for (i = 0; i < ts->n; i++) {
+		p = tmpl_fixed(ts->t[i], &n);
+		memcpy(e->mbuf + e->roff[i], p, n);
+	}
+	for (i = total; i < total + CHUNK; i++)
+		e->mbuf[i] = e->mbuf[i - total];
+	e->sbuf = e->mbuf;
+	e->speriod = total;
 }
 
 /*
@@ -1335,7 +1807,6 @@ void
 engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
 {
 	struct engine	*e;
-	size_t		 k;
 	int		 i;
 
 	pthread_once(&pattern_once, pattern_init);
@@ -1347,13 +1818,13 @@ engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
 	atomic_flag_clear(&e->tls_logged);
 	e->sbuf = pattern;
 	e->speriod = PATLEN;
-	if (conf->msg != NULL) {
-		e->mbuf = xmalloc(conf->msglen + CHUNK);
-		for (k = 0; k < conf->msglen + CHUNK; k++)
-			e->mbuf[k] = conf->msg[k % conf->msglen];
-		e->sbuf = e->mbuf;
-		e->speriod = conf->msglen;
-	}
+	e->req = conf->req;
+	if (conf->req != NULL && conf->req->fixed)
+		fixed_setup(e);
+	e->rsize = engine_ring_size(conf);
+	if ((e->sec = tk_hist_new()) == NULL ||
+	    (e->sec_unc = tk_hist_new()) == NULL)
+		fatal("%s: histogram", __func__);
 	e->total = conf->conns + conf->idle;
 	e->nthreads = conf->threads > 0 ? conf->threads : 1;
 	if (e->total > 0 && (uint64_t)e->nthreads > e->total)
@@ -1377,8 +1848,7 @@ engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
 	e->epoch0 = report_epoch_us();
 	tk_timer_init(&e->tick, main_tick, e);
 	tk_timer_init(&e->phase_t, phase_next, e);
-	if (tk_timer_arm(e->l, &e->tick, TK_SEC) == -1)
-		fatal("%s: timer", __func__);
+	tick_arm(e);
 	/*
 	 * Each loop was made here and is handed to its thread; from
 	 * pthread_create() on only that thread touches it.
@@ -1391,6 +1861,16 @@ engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
 	for (i = 0; i < e->nthreads; i++)
 		pthread_join(e->threads[i].tid, NULL);
 
+	/* The last, partial second, and any round still out. */
+	for (i = 0; i < e->nthreads; i++) {
+		sec_take(e, &e->threads[i]);
+		tk_hist_merge(e->sec, e->threads[i].st.all);
+		tk_hist_merge(e->sec_unc, e->threads[i].st.all_unc);
+	}
+	if (conf->series && tk_hist_count(e->sec) > 0 &&
+	    report_series_add(r, e->pending > 0 ? e->sec_key :
+	    e->next_sec - 1, e->sec, e->sec_unc) == -1)
+		fatal("%s: series", __func__);
 	prog_collect(e);
 	atomic_store(&prog->done, 1);
 	collect(e, r);
@@ -1404,6 +1884,10 @@ engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
 		thread_free(&e->threads[i]);
 	free(e->threads);
 	tk_loop_free(e->l);
+	tk_hist_free(e->sec);
+	tk_hist_free(e->sec_unc);
 	free(e->mbuf);
+	free(e->roff);
+	free(e->rlen);
 	free(e);
 }

@@ -11,14 +11,68 @@
 #include "framing.h"
 
 /*
- * Decode text into out, at most outlen bytes: "\r", "\n", "\t", "\\",
- * "\0" (one NUL byte) and "\xHH" (exactly two hex digits) stand for one
- * byte each; any other byte stands for itself.  Octal escapes are
- * refused rather than misread ("\012" is a newline in C, it would be
- * NUL '1' '2' here), as are unknown escapes, a "\x" without two hex
- * digits and a trailing backslash.  Since every escape is longer than
- * its byte, strlen(text) bytes of out always suffice.  Returns the
- * number of bytes, or -1 with *errstr a short phrase.
+ * The byte that the escape at *sp stands for, *sp pointing at its
+ * backslash: "\r", "\n", "\t", "\\", "\{" (a brace that no template
+ * placeholder opens), "\0" (one NUL byte) and "\xHH" (exactly two hex
+ * digits).  Octal escapes are refused rather than misread ("\012" is a
+ * newline in C, it would be NUL '1' '2' here), as are unknown escapes, a
+ * "\x" without two hex digits and a trailing backslash.  Leaves *sp on
+ * the escape's last character.  Returns the byte, or -1 with *errstr a
+ * short phrase.
+ */
+int
+escape_char(const char **sp, const char **errstr)
+{
+	const char	*s = *sp;
+	int		 hi, lo, c;
+
+	switch (*++s) {
+	case 'r':
+		c = '\r';
+		break;
+	case 'n':
+		c = '\n';
+		break;
+	case 't':
+		c = '\t';
+		break;
+	case '\\':
+	case '{':
+		c = (unsigned char)*s;
+		break;
+	case '0':
+		if (s[1] >= '0' && s[1] <= '7') {
+			*errstr = "octal escapes are not supported, use \\xHH";
+			return -1;
+		}
+		c = '\0';
+		break;
+	case 'x':
+		if ((hi = escape_hexval(s[1])) == -1 ||
+		    (lo = escape_hexval(s[2])) == -1) {
+			*errstr = "\\x needs two hex digits";
+			return -1;
+		}
+		c = hi << 4 | lo;
+		s += 2;
+		break;
+	case '\0':
+		*errstr = "trailing backslash";
+		return -1;
+	default:
+		*errstr = "unknown escape";
+		return -1;
+	}
+	*sp = s;
+	return c;
+}
+
+/*
+ * Decode text into out, at most outlen bytes: each escape of
+ * escape_char() stands for its byte, any other byte for itself.  Since
+ * every escape is longer than its byte, strlen(text) bytes of out
+ * always suffice.  Returns the number of bytes, or -1 with *errstr a
+ * short phrase.
  */
 ssize_t
 escape_parse(const char *text, void *out, size_t outlen, const char **errstr)
@@ -26,49 +80,12 @@ escape_parse(const char *text, void *out, size_t outlen, const char **errstr)
 	unsigned char	*o = out;
 	const char	*s;
 	size_t		 n = 0;
-	int		 hi, lo, c;
+	int		 c;
 
 	for (s = text; *s != '\0'; s++) {
 		c = (unsigned char)*s;
-		if (c == '\\') {
-			switch (*++s) {
-			case 'r':
-				c = '\r';
-				break;
-			case 'n':
-				c = '\n';
-				break;
-			case 't':
-				c = '\t';
-				break;
-			case '\\':
-				c = '\\';
-				break;
-			case '0':
-				if (s[1] >= '0' && s[1] <= '7') {
-					*errstr = "octal escapes are not "
-					    "supported, use \\xHH";
-					return -1;
-				}
-				c = '\0';
-				break;
-			case 'x':
-				if ((hi = escape_hexval(s[1])) == -1 ||
-				    (lo = escape_hexval(s[2])) == -1) {
-					*errstr = "\\x needs two hex digits";
-					return -1;
-				}
-				c = hi << 4 | lo;
-				s += 2;
-				break;
-			case '\0':
-				*errstr = "trailing backslash";
-				return -1;
-			default:
-				*errstr = "unknown escape";
-				return -1;
-			}
-		}
+		if (c == '\\' && (c = escape_char(&s, errstr)) == -1)
+			return -1;
 		if (n == outlen) {
 			*errstr = "too long";
 			return -1;

@@ -11,7 +11,10 @@
  * of the reply: the final response follows in the same one.
  *
  * "Connection: close", and HTTP/1.0 without "Connection: keep-alive",
- * set st->close so that the engine reconnects and counts it.
+ * set st->close so that the engine reconnects and counts it.  A URL's
+ * run (target.c) sets fr->maxstatus to 399: a final status of 400 or
+ * above is then a mismatch at its last digit, as a request that fails
+ * is no load served.
  *
  * The parser reads lines byte by byte, keeping only the header name or
  * value token it needs (a few bytes); bodies are skipped by length.
@@ -51,12 +54,45 @@ enum ht_hdr {
 #define HT_MAXDIG	17		/* Content-Length: < 10^17 */
 #define HT_MAXHEX	15		/* chunk size: < 2^60 */
 
-static int
+/*
+ * The token characters of RFC 9110 section 5.6.2 as a bitmap of the
+ * 128 ASCII codes, low and high halves: digits and "!#$%&'*+-." below
+ * 64, letters and "^_`|~" above.
+ */
+#define HT_B(c)		(1ULL << ((c) & 63))
+#define HT_TLO		(0x03ff000000000000ULL | HT_B('!') | HT_B('#') | \
+			    HT_B('$') | HT_B('%') | HT_B('&') | HT_B('\'') | \
+			    HT_B('*') | HT_B('+') | HT_B('-') | HT_B('.'))
+#define HT_THI		(0x07fffffe07fffffeULL | HT_B('^') | HT_B('_') | \
+			    HT_B('`') | HT_B('|') | HT_B('~'))
+
+static inline int
 ht_tchar(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') ||
-	    (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+	if (c >= 128)
+		return 0;
+	return ((c < 64 ? HT_TLO : HT_THI) >> (c & 63)) & 1;
+}
+
+/*
+ * The bytes of a line that no check reads (the reason phrase, a value
+ * of a header other than the three, a chunk extension, a trailer) up to
+ * its CR or LF, or the end of buf: how many from buf[i], at most the
+ * line's room left under FR_HTTP_MAXLINE.
+ */
+static size_t
+ht_skip(const unsigned char *buf, size_t i, size_t n, size_t room)
+{
+	const unsigned char	*p, *q;
+	size_t			 len = n - i < room ? n - i : room;
+
+	if (len == 0)
+		return 0;
+	if ((p = memchr(buf + i, '\r', len)) != NULL)
+		len = (size_t)(p - (buf + i));
+	if ((q = memchr(buf + i, '\n', len)) != NULL)
+		len = (size_t)(q - (buf + i));
+	return len;
 }
 
 static int
@@ -166,7 +202,8 @@ ht_byte(struct fr_http *h, unsigned char c)
 		    '5' : '9'))
 			return "bad status code";
 		h->status = (uint16_t)(h->status * 10 + (c - '0'));
-		h->sub++;
+		if (++h->sub == 3 && h->max != 0 && h->status > h->max)
+			return "status 400 or above in a URL's run";
 		return NULL;
 	case HT_REASON:
 	case HT_CEXT:
@@ -219,6 +256,37 @@ ht_byte(struct fr_http *h, unsigned char c)
 }
 
 /*
+ * A header name's token characters from buf[i] (a token character, its
+ * line's byte already counted) on, as ht_byte() would take them one by
+ * one: only the names the parser looks for (Content-Length,
+ * Transfer-Encoding, Connection) are kept, lowercased, in the token;
+ * any other whole name marks it as none of them.  Returns how many
+ * follow buf[i], at most the line's room left under FR_HTTP_MAXLINE.
+ */
+static size_t
+ht_name(struct fr_http *h, const unsigned char *buf, size_t i, size_t n)
+{
+	size_t	 k, end, len, room = FR_HTTP_MAXLINE - h->linelen;
+
+	end = n - (i + 1) < room ? n : i + 1 + room;
+	for (k = i + 1; k < end && ht_tchar(buf[k]); k++)
+		;
+	len = k - i;
+	/* A name cut by the chunk's end goes on byte by byte. */
+	if (h->ntok != 0 || k == n || (len != 10 && len != 14 && len != 17)) {
+		if (h->ntok == 0 && k < n)
+			h->ntok = 0xff;
+		else
+			for (end = i; end < k; end++)
+				ht_tok_add(h, buf[end]);
+	} else
+		for (; i < k; i++)
+			h->tok[h->ntok++] = (char)(buf[i] >= 'A' &&
+			    buf[i] <= 'Z' ? buf[i] + 32 : buf[i]);
+	return len - 1;
+}
+
+/*
  * The header block ended.  Returns 1 when the response is complete, 0
  * when a body or another response follows.
  */
@@ -227,6 +295,7 @@ ht_headers_end(struct fr_state *st)
 {
 	struct fr_http	*h = &st->u.http;
 	unsigned int	 head = h->head;
+	uint16_t	 max = h->max;
 
 	if (h->status < 200) {
 		if (h->status == 101)
@@ -234,6 +303,7 @@ ht_headers_end(struct fr_state *st)
 		/* Interim: the final response follows. */
 		memset(h, 0, sizeof(*h));
 		h->head = head;
+		h->max = max;
 		h->phase = HT_VER;
 		return 0;
 	}
@@ -338,7 +408,7 @@ ht_begin(const struct framing *fr, struct fr_state *st,
 	static const char	 head[] = "HEAD ";
 	size_t			 i;
 
-	(void)fr;
+	st->u.http.max = fr->maxstatus;
 	if (req->base == NULL || req->len < sizeof(head) - 1)
 		return;
 	for (i = 0; i < sizeof(head) - 1; i++)
@@ -393,7 +463,20 @@ ht_feed(const struct framing *fr, struct fr_state *st,
 			r = ht_eol(st, &why);
 		else if (++h->linelen > FR_HTTP_MAXLINE)
 			why = "line too long";
-		else
+		else if ((h->phase == HT_VALUE && h->hdr == HH_OTHER) ||
+		    h->phase == HT_REASON || h->phase == HT_CEXT ||
+		    h->phase == HT_TRAILER) {
+			/* No check reads these: on to the line's end. */
+			k = ht_skip(buf, i + 1, n, FR_HTTP_MAXLINE -
+			    h->linelen);
+			h->linelen += (uint32_t)k;
+			i += k;
+		} else if (h->phase == HT_NAME && ht_tchar(buf[i])) {
+			/* A header name's letters, in a loop of their own. */
+			k = ht_name(h, buf, i, n);
+			h->linelen += (uint32_t)k;
+			i += k;
+		} else
 			why = ht_byte(h, buf[i]);
 		if (why != NULL) {
 			*used = i;

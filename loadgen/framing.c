@@ -19,6 +19,7 @@ static const struct framing_ops *const framings[] = {
 	&framing_prefix,
 	&framing_redis,
 	&framing_http,
+	&framing_memcache,
 	NULL
 };
 

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Private to loadgen: reply framings, which say where a reply ends in
- * the byte stream of a connection, and the C escapes of --message.
+ * the byte stream of a connection, the request templates of --message,
+ * and their C escapes.
  *
  * A framing is a parser module behind one table of operations, as the
  * loop's backends are (src/loop/backend.h): frame_bytes.c (echo,
  * bytes:N), frame_until.c (line, until:TEXT), frame_prefix.c
- * (prefix:u16be|u32be), frame_redis.c (redis), frame_http.c (http).
+ * (prefix:u16be|u32be), frame_redis.c (redis), frame_http.c (http),
+ * frame_memcache.c (memcache).
  * framing.c parses a --reply spec into a struct framing, adds the
  * --reply-check test, and dispatches.
  *
@@ -60,6 +62,7 @@
 
 #include <sys/types.h>
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,6 +76,8 @@
 #define FR_REDIS_MAXAGG	(1U << 30)	/* elements of one aggregate */
 #define FR_HTTP_MAXLINE	8192		/* status, header or chunk line */
 #define FR_HTTP_MAXHDRS	128		/* header (and trailer) lines */
+#define FR_MC_MAXLINE	8192		/* memcache: bytes of a line */
+#define FR_MC_MAXVALUE	(1ULL << 30)	/* memcache: bytes of a value */
 
 enum fr_res {
 	FR_MORE = 0,		/* every byte taken, reply not complete */
@@ -118,6 +123,7 @@ struct fr_http {
 	uint64_t	 num;		/* the number being read */
 	uint32_t	 linelen;
 	uint16_t	 status;
+	uint16_t	 max;		/* framing's maxstatus */
 	uint16_t	 nhdrs;
 	uint8_t		 phase;
 	uint8_t		 sub;		/* step within the phase */
@@ -135,6 +141,20 @@ struct fr_http {
 	unsigned int	 tokend:1;	/* the token ended, parameters follow */
 };
 
+/* frame_memcache.c: where in one memcached reply the parser is. */
+struct fr_mc {
+	uint64_t	 left;		/* value bytes to come */
+	uint64_t	 num;		/* the size being read */
+	uint32_t	 linelen;
+	uint8_t		 phase;
+	uint8_t		 kind;		/* what the line's word is */
+	uint8_t		 ctx;		/* first line, in a get, in stats */
+	uint8_t		 field;		/* arguments so far */
+	uint8_t		 ntok;		/* bytes of the word or number */
+	uint8_t		 inarg;		/* inside an argument */
+	char		 tok[12];	/* the word so far */
+};
+
 /* One connection's place in the reply it is reading. */
 struct fr_state {
 	uint64_t	 pos;		/* bytes of the reply taken so far */
@@ -149,6 +169,7 @@ struct fr_state {
 		} prefix;
 		struct fr_redis	 redis;
 		struct fr_http	 http;
+		struct fr_mc	 mc;
 	} u;
 };
 
@@ -186,6 +207,7 @@ struct framing {
 	uint8_t		 fail[FR_MAXTEXT];	/* its KMP failure table */
 	size_t		 clen;		/* --reply-check: 0 for none */
 	unsigned char	 check[FR_MAXTEXT];
+	uint16_t	 maxstatus;	/* http: above it a mismatch; 0 none */
 };
 
 extern const struct framing_ops	 framing_echo;
@@ -195,6 +217,7 @@ extern const struct framing_ops	 framing_until;
 extern const struct framing_ops	 framing_prefix;
 extern const struct framing_ops	 framing_redis;
 extern const struct framing_ops	 framing_http;
+extern const struct framing_ops	 framing_memcache;
 
 /* framing.c */
 int		 framing_parse(struct framing *, const char *,
@@ -207,7 +230,74 @@ enum fr_res	 framing_feed(const struct framing *, struct fr_state *,
 		    const void *, size_t, size_t *);
 int		 framing_eof(const struct framing *, struct fr_state *);
 
+/*
+ * template.c: requests rendered from a template per request (see the
+ * top of template.c for the placeholders).  At start-up:
+ *
+ *	struct tmpl_set	ts = { 0 };
+ *	struct tp_err	err;
+ *	tmpl_add(&ts, "GET /k/{rand:1-1000} ...", &err)	-1: err.why at
+ *							err.col
+ *
+ * or tmpl_begin(), tmpl_text() and tmpl_lit() pieces, tmpl_end().  Per
+ * request, from any thread, into a buffer of at least tmpl_maxlen():
+ *
+ *	n = tmpl_render(ts.t[i], &ctx, out)
+ */
+#define TP_MAXLEN	(1024 * 1024)	/* bytes of one request */
+#define TP_MAXFILE	(64 * 1024 * 1024)	/* {line:FILE} */
+#define TP_CLENW	7		/* digits of a body's length */
+
+struct tmpl;
+struct tp_lines;
+struct tp_zipf;
+
+/* The requests of a run, used in turn. */
+struct tmpl_set {
+	struct tmpl	**t;
+	size_t		 n;
+	size_t		 maxlen;	/* of any request */
+	size_t		 minlen;
+	int		 fixed;		/* no placeholder in any */
+	struct tmpl	*cur;		/* being built */
+	struct tp_lines	*lines;		/* the files of {line:FILE} */
+	struct tp_zipf	*zipfs;
+	_Atomic uint64_t *ctrs;		/* shared by every process */
+	size_t		 nctrs;
+};
+
+/* What one request is rendered from. */
+struct tp_ctx {
+	uint64_t	*rng;		/* the connection's random state */
+	uint64_t	 seq;		/* its requests before this one */
+	uint64_t	 conn;		/* its number */
+};
+
+/* Why a template was refused: a phrase, at a column from 1 (0: none). */
+struct tp_err {
+	const char	*why;
+	const char	*detail;	/* strerror() of a {line:FILE} */
+	size_t		 col;
+};
+
+size_t		 tmpl_render(const struct tmpl *, struct tp_ctx *,
+		    unsigned char *);
+size_t		 tmpl_render_over(const struct tmpl *, struct tp_ctx *,
+		    unsigned char *);
+const unsigned char *tmpl_fixed(const struct tmpl *, size_t *);
+int		 tmpl_begin(struct tmpl_set *, struct tp_err *);
+int		 tmpl_text(struct tmpl_set *, const char *, size_t,
+		    struct tp_err *);
+int		 tmpl_lit(struct tmpl_set *, const void *, size_t,
+		    struct tp_err *);
+int		 tmpl_clen(struct tmpl_set *, struct tp_err *);
+int		 tmpl_body(struct tmpl_set *, struct tp_err *);
+int		 tmpl_end(struct tmpl_set *, struct tp_err *);
+int		 tmpl_add(struct tmpl_set *, const char *, struct tp_err *);
+void		 tmpl_free(struct tmpl_set *);
+
 /* escape.c */
+int		 escape_char(const char **, const char **);
 ssize_t		 escape_parse(const char *, void *, size_t, const char **);
 ssize_t		 escape_parse_some(const char *, void *, size_t, const char *,
 		    const char **);

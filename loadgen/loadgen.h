@@ -25,6 +25,34 @@ struct tk_tls_ctx;
 struct tk_tls_sess;
 struct engine;
 
+/* What an operand names (target.c). */
+enum lg_scheme {
+	SCHEME_TCP = 0,		/* HOST:PORT */
+	SCHEME_UNIX,		/* unix:PATH */
+	SCHEME_HTTP,		/* http://HOST[:PORT][/PATH] */
+	SCHEME_HTTPS
+};
+
+/* A URL operand, pointing into the command line. */
+struct lg_url {
+	enum lg_scheme	 scheme;
+	const char	*text;		/* the URL as typed */
+	char		 authority[280];	/* HOST[:PORT], for Host: */
+	const char	*path;		/* from its '/', or NULL */
+	const char	*query;		/* from its '?' when no path */
+	size_t		 pathlen;	/* up to a '#' */
+	size_t		 path_col;	/* the column before the path */
+};
+
+/* The request options of a URL: -H, --method, --body, --body-file. */
+struct lg_http {
+	const char	*method;	/* NULL: GET, POST with a body */
+	const char	**hdrs;
+	size_t		 nhdrs;
+	const char	*body;
+	const char	*body_file;
+};
+
 enum lg_mode {
 	MODE_PINGPONG = 0,
 	MODE_RATE,
@@ -60,6 +88,7 @@ enum lg_err {
 struct lg_conf {
 	struct tk_addr	*targets;
 	size_t		 ntargets;
+	const struct lg_url *url;	/* the URL operand, or NULL */
 	struct tk_addr	*sources;	/* NULL: the kernel chooses */
 	size_t		 nsources;
 	enum lg_mode	 mode;
@@ -78,18 +107,25 @@ struct lg_conf {
 	uint64_t	 max_errors;
 	uint64_t	 max_unserved;
 	uint64_t	 conn_life;	/* requests per connection, 0: no end */
+	uint64_t	 requests;	/* -n: replies in all, 0: no limit */
+	_Atomic uint64_t *tickets;	/* -n: requests taken, all processes */
+	double		 conn_rate;	/* --conn-rate, per second; 0: -R */
+	uint64_t	 seed;		/* of the connections' random states */
+	uint64_t	 start_at;	/* --start-at, epoch ns; 0: none */
 	const char	*reply;		/* --reply as typed; NULL: echo */
 	const char	*message;	/* -m TEXT or "@PATH"; NULL: pattern */
 	const char	*hgrm;		/* --hgrm PATH; NULL: none */
+	const char	*csv;		/* --csv PATH; NULL: none */
+	const char	*plot;		/* --plot DIR; NULL: none */
+	int		 series;	/* keep each second's latencies */
 	/*
 	 * Parsed from the strings above: the framing (NULL: echo of the
-	 * pattern, checked by the engine's own fast path), the request
+	 * pattern, checked by the engine's own fast path), the requests
 	 * (NULL: the pattern, sized by size_min and size_max) and the
 	 * first message (NULL: none).
 	 */
 	const struct framing *fr;
-	const unsigned char *msg;
-	size_t		 msglen;
+	const struct tmpl_set *req;
 	const unsigned char *first;
 	size_t		 firstlen;
 	int		 threads;
@@ -124,6 +160,7 @@ struct lg_prog {
 	_Atomic uint64_t	 bytes_out;
 	_Atomic uint64_t	 errors;
 	_Atomic uint64_t	 p99;		/* ns, of the last second */
+	_Atomic uint64_t	 sec;		/* its epoch second + 1 */
 	_Atomic uint64_t	 done;
 };
 
@@ -131,6 +168,31 @@ struct lg_prog {
 struct lg_hist {
 	struct tk_hist	*h;
 	double		 mean;
+};
+
+/* A non-empty histogram bucket: its lowest value and its count. */
+struct lg_bkt {
+	uint64_t	 lo;
+	uint64_t	 n;
+};
+
+/*
+ * One second of a run's latencies, as buckets: b[0..nlat) corrected,
+ * then b[nlat..nlat + nunc) uncorrected (rate mode only).  Seconds are
+ * the wall clock's, so that the series of several processes and hosts
+ * merge second by second.
+ */
+struct lg_sec {
+	uint64_t	 t;		/* epoch second it starts */
+	struct lg_bkt	*b;
+	uint32_t	 nlat;
+	uint32_t	 nunc;
+};
+
+struct lg_series {
+	struct lg_sec	*s;
+	size_t		 n;
+	size_t		 cap;
 };
 
 /*
@@ -159,9 +221,13 @@ struct report {
 	uint64_t	 connect_rate;
 	uint64_t	 duration;	/* ns asked for */
 	uint64_t	 warmup;	/* ns asked for */
+	uint64_t	 requests;	/* -n, 0: none */
+	uint64_t	 seed;
+	uint64_t	 start_at;	/* --start-at, epoch us; 0: none */
 	int		 verify;
 	char		 reply[64];	/* the framing, as typed */
 	char		 message[128];	/* escaped, truncated; "": pattern */
+	char		 machine[160];	/* host, kernel, CPUs, memory */
 
 	/* Times. */
 	uint64_t	 t_start;
@@ -174,6 +240,7 @@ struct report {
 	uint64_t	 measured;	/* us in the windows; 0: the span */
 	int		 interrupted;	/* the signal that ended it, or 0 */
 	uint64_t	 interrupted_at_us;
+	char		 stopped[64];	/* why it stopped early, or "" */
 
 	/* Connections. */
 	uint64_t	 requested;	/* active + idle */
@@ -214,6 +281,8 @@ struct report {
 
 	double		 pct[LG_MAXPCT];
 	int		 npct;
+
+	struct lg_series series;	/* each second, with --plot */
 };
 
 /* One message in flight: where it ends in the byte stream, and when. */
@@ -236,7 +305,9 @@ enum lg_conn_state {
 
 /*
  * One client connection.  The byte stream it sends is the request
- * source (the pattern, or the message repeated) from offset "pat" on;
+ * source (the pattern, or the fixed requests one after the other, or
+ * its own ring "obuf" of requests rendered from templates) from offset
+ * "pat" on;
  * "queued" bytes of it have been handed to the traffic mode, "sent"
  * written to the socket.  "rcvd" is how far replies have come: the
  * bytes echoed and checked on the pattern's own path, the end of the
@@ -244,9 +315,11 @@ enum lg_conn_state {
  * Messages in flight sit in a ring of "cap" records, --window of them.
  * "pushed" counts the requests of this connection since it connected,
  * against --conn-lifetime; "reconn" marks a connection reopened on
- * purpose, which the ramp counted once already.  Over TLS, "tls" holds
- * its session, and "t_start" is when the handshake began once the
- * connect is done.
+ * purpose, which the ramp counted once already.  "seq" counts its
+ * requests for {seq}, across reconnects; "mi" is the request it sends
+ * next; "tin" counts those of its requests in flight that -n counts
+ * (the newest ones).  Over TLS, "tls" holds its session, and "t_start"
+ * is when the handshake began once the connect is done.
  */
 struct lg_conn {
 	struct tk_io		 io;
@@ -262,18 +335,25 @@ struct lg_conn {
 	uint64_t		 pushed;
 	uint64_t		 t_start;	/* ns, connect started */
 	uint64_t		 next_due;	/* rate mode: next send due */
-	uint64_t		 rng;		/* message sizes */
+	uint64_t		 rng;		/* sizes, templates */
+	uint64_t		 seq;
+	unsigned char		*obuf;		/* templates: rendered */
 	struct msgrec		*ring;
 	struct msgrec		 one;
 	uint32_t		 head;
 	uint32_t		 inflight;
 	uint32_t		 cap;
 	uint32_t		 wmsgs;		/* messages in the window */
+	uint32_t		 mi;
+	uint32_t		 tin;
+	uint32_t		 rt;		/* template at rpos + 1, or 0 */
+	uint32_t		 rpos;
 	uint8_t			 state;
 	unsigned int		 idle:1;	/* one round trip, then quiet */
 	unsigned int		 wblocked:1;	/* the last send met EAGAIN */
 	unsigned int		 in_reply:1;	/* fst holds the head's reply */
 	unsigned int		 reconn:1;	/* reopened since its first */
+	unsigned int		 retry:1;	/* a unix: connect to retry */
 };
 
 /* Counters of one thread; the measured ones only count in the window. */
@@ -296,11 +376,13 @@ struct lg_stats {
 	uint64_t	 errs[ERR_MAX];
 	uint64_t	 t_first;	/* ns, first connect started */
 	uint64_t	 t_last;	/* ns, last connect started */
+	uint64_t	 t_lastrep;	/* ns, -n: the last counted reply */
 	struct tk_hist	*lat;		/* measured */
 	struct tk_hist	*lat_unc;	/* measured, rate mode */
 	struct tk_hist	*conn_lat;
 	struct tk_hist	*hs_lat;	/* TLS handshakes */
 	struct tk_hist	*all;		/* this second's, for progress */
+	struct tk_hist	*all_unc;	/* this second's, rate mode */
 	char		 tls_version[16];	/* of the first handshake */
 	char		 tls_cipher[64];
 	char		 tls_alpn[32];
@@ -323,9 +405,21 @@ struct lg_thread {
 	struct tk_timer	 tick;
 	struct tk_msg	 m_ramp;	/* to the main loop: ramp done */
 	struct tk_msg	 m_stop;	/* from the main loop: stop */
+	struct tk_msg	 m_sec;		/* from the main loop: a second */
+	struct tk_msg	 m_secd;	/* to the main loop: here it is */
+	struct tk_msg	 m_done;	/* to the main loop: -n done here */
+	struct tk_msg	 m_go;		/* from the main loop: -n may send */
+	struct tk_hist	*pub;		/* the second handed over */
+	struct tk_hist	*pub_unc;
 	char		*scratch;
+	unsigned char	*rbuf;		/* a request rendered past a wrap */
+	unsigned char	*obufs;		/* the connections' rings */
 	struct fr_state	*fst;		/* one per connection, or NULL */
 	struct tk_tls_sess *sess;	/* --tls-resume: the newest */
+	uint64_t	 nreq;		/* -n */
+	_Atomic uint64_t *tickets;
+	_Atomic uint64_t tin;		/* -n: counted requests in flight */
+	int		 done_posted;
 	struct lg_stats	 st;
 	struct lg_prog	 prog;
 };
@@ -341,10 +435,16 @@ enum phase {
 void		 engine_run(const struct lg_conf *, struct report *,
 		    struct lg_prog *);
 uint64_t	 engine_fds_needed(const struct lg_conf *);
+size_t		 engine_ring_size(const struct lg_conf *);
 const struct lg_conf *engine_conf(const struct lg_thread *);
-int		 engine_measuring(const struct lg_thread *);
-void		 engine_push(struct tk_loop *, struct lg_conn *, uint64_t);
+int		 engine_push(struct tk_loop *, struct lg_conn *, uint64_t);
+int		 engine_retired(struct lg_conn *, uint64_t);
 void		 engine_flush(struct tk_loop *, struct lg_conn *);
+
+/* target.c */
+enum lg_scheme	 target_parse(const char *, struct tk_addr *, struct lg_url *);
+void		 target_request(struct tmpl_set *, const struct lg_url *,
+		    const struct lg_http *);
 
 /* traffic.c */
 void		 traffic_start(struct tk_loop *, struct lg_conn *);
@@ -384,6 +484,9 @@ void		 report_header(struct report *, const struct lg_conf *);
 int		 report_mergeable(const struct report *, const struct report *,
 		    char *, size_t);
 void		 report_merge(struct report *, const struct report *);
+int		 report_series_add(struct report *, uint64_t,
+		    const struct tk_hist *, const struct tk_hist *);
+double		 report_stdev(const struct lg_hist *);
 int		 report_windows(struct report *, struct lg_window *, size_t);
 void		 report_window(const struct report *, struct lg_window *);
 uint64_t	 report_errors(const struct report *);
@@ -412,6 +515,13 @@ int		 report_json_fd(int, struct report *);
 
 /* report_hgrm.c */
 int		 report_hgrm_write(FILE *, const struct report *);
+double		 report_hgrm_next(double);
+
+/* report_csv.c */
+int		 report_csv_write(FILE *, const struct report *);
+
+/* report_plot.c */
+int		 report_plot(const char *, const struct report *, int);
 
 /* json.c: a tree of values read from JSON text. */
 enum jv_type {

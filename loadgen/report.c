@@ -12,18 +12,24 @@
  * are rated over their union instead (report_windows).
  */
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/utsname.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tenk/clock.h"
 #include "tenk/hist.h"
+#include "tenk/log.h"
 #include "tenk/loop.h"
 #include "tenk/sock.h"
 #include "loadgen.h"
@@ -68,11 +74,70 @@ report_init(struct report *r)
 void
 report_free(struct report *r)
 {
+	size_t	i;
+
 	tk_hist_free(r->lat.h);
 	tk_hist_free(r->lat_unc.h);
 	tk_hist_free(r->conn_lat.h);
 	tk_hist_free(r->hs_lat.h);
 	r->lat.h = r->lat_unc.h = r->conn_lat.h = r->hs_lat.h = NULL;
+	for (i = 0; i < r->series.n; i++)
+		free(r->series.s[i].b);
+	free(r->series.s);
+	memset(&r->series, 0, sizeof(r->series));
+}
+
+/*
+ * The machine in one line, for the report's header and the charts'
+ * footer: host name, kernel, CPUs and their model, memory.
+ */
+static void
+machine_line(char *buf, size_t len)
+{
+	struct utsname	 u;
+	FILE		*f;
+	char		 line[256], model[128] = "", *p;
+	unsigned long	 memkb = 0;
+
+	if (uname(&u) == -1) {
+		strlcpy(u.nodename, "?", sizeof(u.nodename));
+		strlcpy(u.release, "?", sizeof(u.release));
+	}
+	if ((f = fopen("/proc/cpuinfo", "re")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (strncmp(line, "model name", 10) == 0 &&
+			    (p = strchr(line, ':')) != NULL) {
+				strlcpy(model, p + 2, sizeof(model));
+				model[strcspn(model, "\n\"")] = '\0';
+				break;
+			}
+		fclose(f);
+	}
+	if ((f = fopen("/proc/meminfo", "re")) != NULL) {
+		if (fscanf(f, "MemTotal: %lu kB", &memkb) != 1)
+			memkb = 0;
+		fclose(f);
+	}
+	snprintf(buf, len, "%s: Linux %s, %ld CPUs%s%s, %.0f GiB",
+	    u.nodename, u.release, sysconf(_SC_NPROCESSORS_ONLN),
+	    model[0] != '\0' ? " " : "", model, (double)memkb / 1048576);
+}
+
+/* A target as the report names it: unix:PATH, or ADDR:PORT. */
+static const char *
+target_name(const struct tk_addr *a, char *buf, size_t len)
+{
+	const struct sockaddr_un *sun = (const struct sockaddr_un *)&a->ss;
+
+	if (a->ss.ss_family != AF_UNIX)
+		return tk_addr_fmt(a, buf, len);
+	if (sun->sun_path[0] == '\0')
+		snprintf(buf, len, "unix:@%.*s", (int)(a->len -
+		    offsetof(struct sockaddr_un, sun_path) - 1),
+		    sun->sun_path + 1);
+	else
+		snprintf(buf, len, "unix:%s", sun->sun_path);
+	return buf;
 }
 
 static void
@@ -115,7 +180,7 @@ report_header(struct report *r, const struct lg_conf *conf)
 {
 	struct utsname	 u;
 	struct rlimit	 rl;
-	char		 a[TK_ADDRSTRLEN];
+	char		 a[sizeof(struct sockaddr_un) + 8];
 	size_t		 i;
 
 	strlcpy(r->version, TENK_VERSION, sizeof(r->version));
@@ -128,9 +193,14 @@ report_header(struct report *r, const struct lg_conf *conf)
 	for (i = 0; i < conf->ntargets; i++) {
 		if (i > 0)
 			strlcat(r->targets, ",", sizeof(r->targets));
-		strlcat(r->targets, tk_addr_fmt(&conf->targets[i], a,
-		    sizeof(a)), sizeof(r->targets));
+		if (conf->url != NULL)
+			strlcat(r->targets, conf->url->text,
+			    sizeof(r->targets));
+		else
+			strlcat(r->targets, target_name(&conf->targets[i], a,
+			    sizeof(a)), sizeof(r->targets));
 	}
+	machine_line(r->machine, sizeof(r->machine));
 	strlcpy(r->args, conf->args, sizeof(r->args));
 	if (uname(&u) == 0)
 		strlcpy(r->kernel, u.release, sizeof(r->kernel));
@@ -147,6 +217,9 @@ report_header(struct report *r, const struct lg_conf *conf)
 	r->connect_rate = conf->connect_rate;
 	r->duration = conf->duration;
 	r->warmup = conf->warmup;
+	r->requests = conf->requests;
+	r->seed = conf->seed;
+	r->start_at = conf->start_at / 1000;
 	r->verify = conf->verify;
 	strlcpy(r->reply, conf->reply != NULL ? conf->reply : "echo",
 	    sizeof(r->reply));
@@ -239,6 +312,202 @@ report_mergeable(const struct report *d, const struct report *s, char *why,
 }
 
 /*
+ * The standard deviation of lh's values, reckoned from its buckets'
+ * midpoints about its exact mean, as HdrHistogram does: within the
+ * buckets' 0.1%, and the same for a histogram merged or read back.
+ */
+struct sd_walk {
+	double		 mean;
+	double		 sum;
+};
+
+static void
+sd_bucket(uint64_t lo, uint64_t count, void *arg)
+{
+	struct sd_walk	*w = arg;
+	uint64_t	 hi = tk_hist_highest_equiv(lo);
+	double		 d = (double)(lo + (hi - lo) / 2) - w->mean;
+
+	w->sum += d * d * (double)count;
+}
+
+double
+report_stdev(const struct lg_hist *lh)
+{
+	struct sd_walk	 w = { lh->mean, 0 };
+	uint64_t	 n = tk_hist_count(lh->h);
+
+	if (n == 0)
+		return 0;
+	tk_hist_walk(lh->h, sd_bucket, &w);
+	return sqrt(w.sum / (double)n);
+}
+
+struct bk_walk {
+	struct lg_bkt	*b;
+	size_t		 n;
+};
+
+static int	 series_merge(struct lg_series *, const struct lg_series *);
+
+static void
+bk_bucket(uint64_t lo, uint64_t count, void *arg)
+{
+	struct bk_walk	*w = arg;
+
+	w->b[w->n].lo = lo;
+	w->b[w->n++].n = count;
+}
+
+static void
+bk_counter(uint64_t lo, uint64_t count, void *arg)
+{
+	struct bk_walk	*w = arg;
+
+	(void)lo;
+	(void)count;
+	w->n++;
+}
+
+static size_t
+bk_count(const struct tk_hist *h)
+{
+	struct bk_walk	w = { NULL, 0 };
+
+	tk_hist_walk(h, bk_counter, &w);
+	return w.n;
+}
+
+/*
+ * Add second t (an epoch second) to r's series, with the latencies of
+ * lat and, in rate mode, unc.  A second already last in the series (a
+ * collection cut short at the end of a run) takes them in.  Returns 0,
+ * or -1 with errno ENOMEM.
+ */
+int
+report_series_add(struct report *r, uint64_t t, const struct tk_hist *lat,
+    const struct tk_hist *unc)
+{
+	struct lg_series	 one;
+	struct lg_sec		 sec;
+	struct bk_walk		 w;
+	int			 ret;
+
+	sec.t = t;
+	sec.nlat = (uint32_t)bk_count(lat);
+	sec.nunc = (uint32_t)bk_count(unc);
+	if ((sec.b = reallocarray(NULL, (size_t)sec.nlat + sec.nunc + 1,
+	    sizeof(*sec.b))) == NULL)
+		return -1;
+	w.b = sec.b;
+	w.n = 0;
+	tk_hist_walk(lat, bk_bucket, &w);
+	tk_hist_walk(unc, bk_bucket, &w);
+	one.s = &sec;
+	one.n = one.cap = 1;
+	ret = series_merge(&r->series, &one);
+	free(sec.b);
+	return ret;
+}
+
+/*
+ * Two lists of buckets sorted by value into out, equal values added;
+ * returns the number written (out holds na + nb).
+ */
+static size_t
+bk_merge(const struct lg_bkt *a, size_t na, const struct lg_bkt *b,
+    size_t nb, struct lg_bkt *out)
+{
+	size_t	i = 0, j = 0, n = 0;
+
+	while (i < na || j < nb) {
+		if (j == nb || (i < na && a[i].lo < b[j].lo))
+			out[n++] = a[i++];
+		else if (i == na || b[j].lo < a[i].lo)
+			out[n++] = b[j++];
+		else {
+			out[n] = a[i++];
+			out[n++].n += b[j++].n;
+		}
+	}
+	return n;
+}
+
+/* One second from two, x (may be NULL) and y, into out. */
+static int
+sec_merge(const struct lg_sec *x, const struct lg_sec *y, struct lg_sec *out)
+{
+	static const struct lg_sec	 none;
+	struct lg_bkt			*b;
+
+	if (x == NULL)
+		x = &none;
+	if ((b = reallocarray(NULL, (size_t)x->nlat + x->nunc + y->nlat +
+	    y->nunc + 1, sizeof(*b))) == NULL)
+		return -1;
+	out->t = y->t;
+	out->b = b;
+	out->nlat = (uint32_t)bk_merge(x->b, x->nlat, y->b, y->nlat, b);
+	out->nunc = (uint32_t)bk_merge(x->b + x->nlat, x->nunc,
+	    y->b + y->nlat, y->nunc, b + out->nlat);
+	return 0;
+}
+
+/*
+ * Fold series s into d, second by second (both sorted by time, as
+ * every series is).  Returns 0, or -1 with errno ENOMEM and d as it
+ * was.
+ */
+static int
+series_merge(struct lg_series *d, const struct lg_series *s)
+{
+	struct lg_sec	*out;
+	unsigned char	*made;
+	size_t		 i = 0, j = 0, n = 0, k;
+	int		 both;
+
+	if (s->n == 0)
+		return 0;
+	out = reallocarray(NULL, d->n + s->n, sizeof(*out));
+	made = calloc(d->n + s->n, 1);
+	if (out == NULL || made == NULL)
+		goto fail;
+	while (i < d->n || j < s->n) {
+		if (j == s->n || (i < d->n && d->s[i].t < s->s[j].t)) {
+			out[n++] = d->s[i++];
+			continue;
+		}
+		both = i < d->n && d->s[i].t == s->s[j].t;
+		if (sec_merge(both ? &d->s[i] : NULL, &s->s[j], &out[n]) == -1)
+			goto fail;
+		made[n++] = 1;
+		i += both;
+		j++;
+	}
+	/* The seconds of d that were merged into new ones go. */
+	for (i = 0, j = 0; i < d->n; i++) {
+		while (j < s->n && s->s[j].t < d->s[i].t)
+			j++;
+		if (j < s->n && s->s[j].t == d->s[i].t)
+			free(d->s[i].b);
+	}
+	free(d->s);
+	free(made);
+	d->s = out;
+	d->n = d->cap = n;
+	return 0;
+
+ fail:
+	for (k = 0; made != NULL && k < n; k++)
+		if (made[k])
+			free(out[k].b);
+	free(made);
+	free(out);
+	errno = ENOMEM;
+	return -1;
+}
+
+/*
  * Fold s into d.  Counts and histograms add, times take the earliest
  * start and the latest end, rates add (concurrent runs; see
  * report_windows for the others); the earliest signal is kept.  d keeps
@@ -266,9 +535,13 @@ report_merge(struct report *d, const struct report *s)
 		d->duration = s->duration;
 		d->warmup = s->warmup;
 		d->verify = s->verify;
+		d->requests = s->requests;
+		d->seed = s->seed;
+		d->start_at = s->start_at;
 		memcpy(d->reply, s->reply, sizeof(d->reply));
 		memcpy(d->message, s->message, sizeof(d->message));
 		d->tls = s->tls;
+		memcpy(d->machine, s->machine, sizeof(d->machine));
 	} else {
 		if (strcmp(d->mode, s->mode) != 0)
 			strlcpy(d->mode, "mixed", sizeof(d->mode));
@@ -287,6 +560,11 @@ report_merge(struct report *d, const struct report *s)
 		d->duration = max64(d->duration, s->duration);
 		d->warmup = max64(d->warmup, s->warmup);
 		d->verify = d->verify && s->verify;
+		d->requests = max64(d->requests, s->requests);
+		d->start_at = min_nz(d->start_at, s->start_at);
+		if (strcmp(d->machine, s->machine) != 0)
+			strlcpy(d->machine, "several machines",
+			    sizeof(d->machine));
 	}
 	d->threads += s->threads;
 	d->procs += s->procs;
@@ -306,6 +584,8 @@ report_merge(struct report *d, const struct report *s)
 		d->interrupted = s->interrupted;
 		d->interrupted_at_us = s->interrupted_at_us;
 	}
+	if (d->stopped[0] == '\0')
+		memcpy(d->stopped, s->stopped, sizeof(d->stopped));
 
 	d->requested += s->requested;
 	d->idle += s->idle;
@@ -339,6 +619,8 @@ report_merge(struct report *d, const struct report *s)
 	hist_merge(&d->lat_unc, &s->lat_unc);
 	hist_merge(&d->conn_lat, &s->conn_lat);
 	hist_merge(&d->hs_lat, &s->hs_lat);
+	if (series_merge(&d->series, &s->series) == -1)
+		fatal("merge: series");
 }
 
 

@@ -19,8 +19,8 @@
  * 5% to 75%, 2.5% to 87.5%, ...).  Each row gives the level, the value
  * of the first bucket whose cumulative count reaches it (its highest
  * equivalent value, never above max) and that cumulative count; a last
- * row at 100% gives max.  StdDeviation is reckoned from the bucket
- * midpoints; Buckets and SubBuckets describe tk_hist's layout.
+ * row at 100% gives max.  StdDeviation is report_stdev()'s, from the
+ * bucket midpoints; Buckets and SubBuckets describe tk_hist's layout.
  */
 #include <errno.h>
 #include <math.h>
@@ -35,7 +35,6 @@
 
 struct hgrm_bucket {
 	uint64_t	 hi;		/* highest value, capped at max */
-	uint64_t	 mid;
 	uint64_t	 count;
 };
 
@@ -65,7 +64,6 @@ hgrm_bucket(uint64_t lo, uint64_t count, void *arg)
 		hg->b = nb;
 	}
 	hg->b[hg->n].hi = hi < hg->max ? hi : hg->max;
-	hg->b[hg->n].mid = lo + (hi - lo) / 2;
 	hg->b[hg->n].count = count;
 	hg->n++;
 }
@@ -77,9 +75,12 @@ hgrm_row(FILE *f, uint64_t v, double level, uint64_t count)
 	    level / 100, (unsigned long long)count, 1 / (1 - level / 100));
 }
 
-/* The level after level: 100 / (ticks * 2^(floor(log2(distance)) + 1)). */
-static double
-hgrm_next(double level)
+/*
+ * The percentile level after level: 100 / (ticks * 2^(floor(log2(
+ * distance)) + 1)) further, for the rows here and --plot's spectrum.
+ */
+double
+report_hgrm_next(double level)
 {
 	double	halvings = floor(log2(100 / (100 - level)));
 
@@ -96,7 +97,7 @@ report_hgrm_write(FILE *f, const struct report *r)
 	const struct lg_hist	*lh = &r->lat;
 	struct hgrm		 hg = { NULL, 0, 0, 0, 0 };
 	uint64_t		 total = tk_hist_count(lh->h), cum = 0;
-	double			 level = 0, var = 0, d;
+	double			 level = 0;
 	size_t			 i, cur = 0;
 
 	hg.max = tk_hist_max(lh->h);
@@ -120,16 +121,10 @@ report_hgrm_write(FILE *f, const struct report *r)
 			cum += hg.b[cur].count;
 		}
 		hgrm_row(f, hg.b[cur].hi, level, cum);
-		level = hgrm_next(level);
+		level = report_hgrm_next(level);
 	}
-	for (i = 0; i < hg.n; i++) {
-		d = (double)hg.b[i].mid - lh->mean;
-		var += d * d * (double)hg.b[i].count;
-	}
-	if (total > 0)
-		var /= (double)total;
 	fprintf(f, "#[Mean    = %12.3f, StdDeviation   = %12.3f]\n",
-	    lh->mean / 1e6, sqrt(var) / 1e6);
+	    lh->mean / 1e6, report_stdev(lh) / 1e6);
 	fprintf(f, "#[Max     = %12.3f, Total count    = %12llu]\n",
 	    (double)hg.max / 1e6, (unsigned long long)total);
 	fprintf(f, "#[Buckets = %12d, SubBuckets     = %12d]\n",

@@ -81,6 +81,10 @@ static const struct field fields[] = {
 	U("header", "connect_rate", connect_rate),
 	U("header", "duration_ns", duration),
 	U("header", "warmup_ns", warmup),
+	U("header", "requests", requests),
+	U("header", "seed", seed),
+	U("header", "start_at_us", start_at),
+	S("header", "machine", machine),
 	I("header", "verify", verify),
 	S("header", "reply", reply),
 	S("header", "message", message),
@@ -95,6 +99,7 @@ static const struct field fields[] = {
 	U("time", "measured_us", measured),
 	I("time", "interrupted", interrupted),
 	U("time", "interrupted_at_us", interrupted_at_us),
+	S("time", "stopped", stopped),
 	{ "time", "measured_s", F_DR, 0, 0, NULL, measured_s },
 	{ "time", "ramp_s", F_DR, 0, 0, NULL, ramp_s },
 	{ "time", "connect_rate_achieved", F_DR, 0, 0, NULL,
@@ -249,6 +254,7 @@ json_hist(FILE *f, const char *key, const struct report *r,
 	json_u(f, "    ", "min", tk_hist_min(lh->h), 0);
 	json_u(f, "    ", "max", tk_hist_max(lh->h), 0);
 	json_d(f, "    ", "mean", lh->mean, 0);
+	json_d(f, "    ", "stdev", report_stdev(lh), 0);
 	for (i = 0; i < r->npct; i++)
 		json_u(f, "    ", report_pct_name(r->pct[i], name,
 		    sizeof(name)), tk_hist_percentile(lh->h, r->pct[i]), 0);
@@ -256,6 +262,124 @@ json_hist(FILE *f, const char *key, const struct report *r,
 	tk_hist_walk(lh->h, json_bucket, &wk);
 	fprintf(f, "%s    ]\n", wk.first ? "" : "\n");
 	fprintf(f, "  }%s\n", last ? "" : ",");
+}
+
+static void
+series_bkts(FILE *f, const char *key, const struct lg_bkt *b, size_t n)
+{
+	size_t	i;
+
+	fprintf(f, "\"%s\": [", key);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s[%llu, %llu]", i > 0 ? ", " : "",
+		    (unsigned long long)b[i].lo, (unsigned long long)b[i].n);
+	fprintf(f, "]");
+}
+
+/*
+ * Each second's latencies, one second a line: its epoch second, and
+ * the buckets of the corrected and (rate mode) uncorrected latency.
+ */
+static void
+series_write(FILE *f, const struct lg_series *se)
+{
+	const struct lg_sec	*sec;
+	size_t			 i;
+
+	fprintf(f, "  \"series\": {\n");
+	json_s(f, "    ", "unit", "ns", 0);
+	fprintf(f, "    \"seconds\": [\n");
+	for (i = 0; i < se->n; i++) {
+		sec = &se->s[i];
+		fprintf(f, "      { \"t\": %llu, ", (unsigned long long)sec->t);
+		series_bkts(f, "lat", sec->b, sec->nlat);
+		fprintf(f, ", ");
+		series_bkts(f, "unc", sec->b + sec->nlat, sec->nunc);
+		fprintf(f, " }%s\n", i + 1 < se->n ? "," : "");
+	}
+	fprintf(f, "    ]\n  }\n");
+}
+
+/* The pairs of array a after b[0..*n), as series_bkts() wrote them. */
+static int
+series_bkts_read(const struct jv *a, struct lg_bkt *b, uint32_t *n)
+{
+	const struct jv	*pair;
+	size_t		 i;
+
+	*n = 0;
+	if (a == NULL)
+		return 0;
+	if (a->t != JV_ARR)
+		return -1;
+	for (i = 0; i < a->n; i++) {
+		pair = &a->kid[i];
+		if (pair->t != JV_ARR || pair->n != 2 ||
+		    !pair->kid[0].isint || !pair->kid[1].isint ||
+		    (i > 0 && pair->kid[0].u <= b[i - 1].lo))
+			return -1;
+		b[i].lo = pair->kid[0].u;
+		b[i].n = pair->kid[1].u;
+	}
+	*n = (uint32_t)a->n;
+	return 0;
+}
+
+static int
+sec_cmp(const void *a, const void *b)
+{
+	const struct lg_sec	*x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* A report's series, if it has one, into se (empty before). */
+static int
+series_read(const struct jv *o, struct lg_series *se, const char **errstr)
+{
+	const struct jv	*secs, *one, *lat, *unc;
+	struct lg_sec	*sec;
+	size_t		 i, nb;
+
+	if (o == NULL)
+		return 0;
+	if (o->t != JV_OBJ || (secs = json_get(o, "seconds")) == NULL ||
+	    secs->t != JV_ARR) {
+		*errstr = "bad series";
+		return -1;
+	}
+	if (secs->n == 0)
+		return 0;
+	if ((se->s = calloc(secs->n, sizeof(*se->s))) == NULL) {
+		*errstr = strerror(ENOMEM);
+		return -1;
+	}
+	se->cap = secs->n;
+	for (i = 0; i < secs->n; i++) {
+		one = &secs->kid[i];
+		lat = json_get(one, "lat");
+		unc = json_get(one, "unc");
+		nb = (lat != NULL ? lat->n : 0) + (unc != NULL ? unc->n : 0);
+		sec = &se->s[se->n++];
+		sec->t = json_get_u(one, "t");
+		if ((sec->b = calloc(nb + 1, sizeof(*sec->b))) == NULL) {
+			*errstr = strerror(ENOMEM);
+			return -1;
+		}
+		if (series_bkts_read(lat, sec->b, &sec->nlat) == -1 ||
+		    series_bkts_read(unc, sec->b + sec->nlat,
+		    &sec->nunc) == -1) {
+			*errstr = "bad second in the series";
+			return -1;
+		}
+	}
+	qsort(se->s, se->n, sizeof(*se->s), sec_cmp);
+	for (i = 1; i < se->n; i++)
+		if (se->s[i].t == se->s[i - 1].t) {
+			*errstr = "a second twice in the series";
+			return -1;
+		}
+	return 0;
 }
 
 /*
@@ -284,7 +408,10 @@ report_json_write(FILE *f, const struct report *r)
 			fprintf(f, "  },\n");
 	}
 	for (i = 0; i < NHISTS; i++)
-		json_hist(f, hists[i].key, r, hist_at(&c, i), i + 1 == NHISTS);
+		json_hist(f, hists[i].key, r, hist_at(&c, i), i + 1 == NHISTS &&
+		    r->series.n == 0);
+	if (r->series.n > 0)
+		series_write(f, &r->series);
 	fprintf(f, "}\n");
 	fflush(f);
 	return ferror(f) ? -1 : 0;
@@ -379,6 +506,8 @@ report_json_read(const char *buf, size_t len, struct report *r,
 		    errstr) == -1)
 			goto out;
 	}
+	if (series_read(json_get(&root, "series"), &r->series, errstr) == -1)
+		goto out;
 	ret = 0;
  out:
 	json_free(&root);

@@ -2,6 +2,14 @@
 /*
  * The report as text: the report printed at the end of a run or a
  * merge, and the progress line printed once a second while it runs.
+ *
+ * Latencies are milliseconds with three decimals everywhere, in the
+ * report and on the progress line alike, as wrk and redis-benchmark
+ * print them: one unit lets a reader compare any two figures at a
+ * glance and a script read them without parsing suffixes, and a
+ * microsecond, the third decimal, is finer than anything a loopback
+ * round trip shows.  JSON keeps nanoseconds, the histograms' unit, and
+ * --hgrm and --csv milliseconds.
  */
 #include <string.h>
 
@@ -16,18 +24,19 @@ print_hist(FILE *f, const char *what, const struct report *r,
 	char	 name[32];
 	int	 i;
 
-	fprintf(f, "%s (us):", what);
+	fprintf(f, "%s (ms):", what);
 	if (tk_hist_count(lh->h) == 0) {
 		fprintf(f, " none\n");
 		return;
 	}
+	fprintf(f, " min %.3f", (double)tk_hist_min(lh->h) / 1e6);
 	for (i = 0; i < r->npct; i++)
-		fprintf(f, " %s %.1f",
+		fprintf(f, " %s %.3f",
 		    report_pct_name(r->pct[i], name, sizeof(name)),
-		    (double)tk_hist_percentile(lh->h, r->pct[i]) / 1e3);
-	fprintf(f, " max %.1f mean %.1f (%llu)\n",
-	    (double)tk_hist_max(lh->h) / 1e3, lh->mean / 1e3,
-	    (unsigned long long)tk_hist_count(lh->h));
+		    (double)tk_hist_percentile(lh->h, r->pct[i]) / 1e6);
+	fprintf(f, " max %.3f mean %.3f stdev %.3f (%llu)\n",
+	    (double)tk_hist_max(lh->h) / 1e6, lh->mean / 1e6,
+	    report_stdev(lh) / 1e6, (unsigned long long)tk_hist_count(lh->h));
 }
 
 static const char *
@@ -71,6 +80,8 @@ report_print(FILE *f, const struct report *r)
 	    (unsigned long long)r->connect_rate);
 	if (strcmp(r->mode, "rate") == 0)
 		fprintf(f, ", rate %llu/s", (unsigned long long)r->rate);
+	if (r->requests > 0)
+		fprintf(f, ", requests %llu", (unsigned long long)r->requests);
 	if (strcmp(r->mode, "stream") == 0)
 		fprintf(f, ", window %llu", (unsigned long long)r->window);
 	fprintf(f, ", warm-up %s, duration %s",
@@ -80,10 +91,20 @@ report_print(FILE *f, const struct report *r)
 		fprintf(f, ", %llu reports merged",
 		    (unsigned long long)r->merged);
 	fputc('\n', f);
-	fprintf(f, "  message %s, reply %s\n", r->message[0] != '\0' ?
-	    r->message : "(the verified pattern)", r->reply);
+	fprintf(f, "  message %s, reply %s, seed %llu\n",
+	    r->message[0] != '\0' ? r->message : "(the verified pattern)",
+	    r->reply, (unsigned long long)r->seed);
+	if (r->machine[0] != '\0')
+		fprintf(f, "  machine %s\n", r->machine);
 	if (r->args[0] != '\0')
 		fprintf(f, "  command: %s\n", r->args);
+	if (r->start_at != 0)
+		fprintf(f, "  measured from --start-at %.3f (epoch s), %.3f s "
+		    "after the start\n", (double)r->start_at / 1e6,
+		    report_secs(r->t_start, r->t_meas_start));
+	if (r->stopped[0] != '\0')
+		fprintf(f, "  STOPPED EARLY after %.3f s: %s\n",
+		    report_secs(r->t_start, r->t_meas_end), r->stopped);
 	if (r->interrupted != 0)
 		fprintf(f, "  interrupted after %.3f s by %s: the report "
 		    "covers the run until then\n",
@@ -171,8 +192,8 @@ report_prog_sum(struct lg_prog *dst, const struct lg_prog *src)
 /*
  * One progress line: t seconds since the start, the totals in cur and
  * their change since prev, dt seconds ago.  p99 is of the last second
- * (the largest of the threads' and processes'), "-" when no message
- * completed in it.
+ * (of all threads; with several processes, the largest of theirs), "-"
+ * when no message completed in it.
  */
 void
 report_progress(FILE *f, uint64_t t, const struct lg_prog *cur,
@@ -191,7 +212,8 @@ report_progress(FILE *f, uint64_t t, const struct lg_prog *cur,
 	if (ctr_get(&cur->p99) == 0)
 		strlcpy(p99, "-", sizeof(p99));
 	else
-		tk_fmt_duration(ctr_get(&cur->p99), p99, sizeof(p99));
+		snprintf(p99, sizeof(p99), "%.3f ms",
+		    (double)ctr_get(&cur->p99) / 1e6);
 	fprintf(f, "tenkload: %3llus conns %llu/%llu open %llu  msgs/s %.0f  "
 	    "in %.2f MB/s  out %.2f MB/s  p99 %s  errors %llu\n",
 	    (unsigned long long)t,

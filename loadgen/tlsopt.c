@@ -7,6 +7,8 @@
  * go unchecked, as wrk does without saying, and that the kernel takes
  * no TLS records where it does not.  engine.c runs the connections.
  */
+#include <sys/socket.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +50,10 @@ tlsopt_set(struct tlsopt *o, struct lg_conf *conf, const char *opt,
 		conf->tls_resume = 1;
 }
 
-/* The host of a target as typed, "HOST:PORT" or "[V6]:PORT". */
+/*
+ * The host of a target as typed, "HOST:PORT" or "[V6]:PORT", or of a
+ * URL's authority, "HOST", "HOST:PORT", "[V6]" or "[V6]:PORT".
+ */
 static char *
 host_of(const char *target)
 {
@@ -70,8 +75,9 @@ host_of(const char *target)
 /*
  * After the command line: the context for the options in o, into
  * conf->tls, and each of the n targets' host names (the names to ask
- * for and verify, unless --tls-sni).  A setting the library refuses is
- * a usage error naming its option.  Nothing without TLS options.
+ * for and verify, unless --tls-sni): a URL's host, none for unix:.  A
+ * setting the library refuses is a usage error naming its option (or
+ * the https:// URL).  Nothing without TLS options or an https:// URL.
  */
 void
 tlsopt_apply(struct tlsopt *o, struct lg_conf *conf, int n, char **targets)
@@ -83,7 +89,8 @@ tlsopt_apply(struct tlsopt *o, struct lg_conf *conf, int n, char **targets)
 	if (!o->on)
 		return;
 	if ((c = tk_tls_ctx_new(0, err, sizeof(err))) == NULL)
-		tk_cli_bad("--tls", NULL, "%s", err);
+		tk_cli_bad(conf->url != NULL && conf->url->scheme ==
+		    SCHEME_HTTPS ? conf->url->text : "--tls", NULL, "%s", err);
 	if (o->version != 0 && tk_tls_ctx_versions(c, o->version,
 	    o->version, err, sizeof(err)) == -1)
 		tk_cli_bad("--tls-version", tk_tls_version_name(o->version),
@@ -107,7 +114,10 @@ tlsopt_apply(struct tlsopt *o, struct lg_conf *conf, int n, char **targets)
 	conf->tls = c;
 	conf->tls_hosts = xcalloc((size_t)n, sizeof(*conf->tls_hosts));
 	for (i = 0; i < n; i++)
-		conf->tls_hosts[i] = host_of(targets[i]);
+		if (conf->url != NULL)
+			conf->tls_hosts[i] = host_of(conf->url->authority);
+		else if (conf->targets[i].ss.ss_family != AF_UNIX)
+			conf->tls_hosts[i] = host_of(targets[i]);
 }
 
 void

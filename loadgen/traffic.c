@@ -19,8 +19,9 @@
  *		  engine closes and connects again
  *
  * Every mode stops queueing when --conn-lifetime requests have left
- * (engine_room); the engine reopens the connection after the last
- * reply.
+ * (engine_room), or -n's have (engine_push fails); the engine reopens
+ * the connection after the last reply.  --conn-rate gives the rate
+ * schedule's interval per connection instead of from -R.
  */
 #include <string.h>
 
@@ -56,20 +57,24 @@ traffic_fill(struct tk_loop *l, struct lg_conn *c)
 		return;
 	if (c->idle) {
 		if (c->queued == 0)
-			engine_push(l, c, 0);
+			(void)engine_push(l, c, 0);
 		return;
 	}
 	switch (conf->mode) {
 	case MODE_PINGPONG:
 	case MODE_STREAM:
 	case MODE_CONNECT:
-		while (engine_room(c))
-			engine_push(l, c, 0);
+		while (engine_room(c) && engine_push(l, c, 0) == 0)
+			;
 		break;
 	case MODE_RATE:
-		/* A full window is late: the next send waits for a reply. */
+		/*
+		 * A full window is late: the next send waits for a reply.
+		 * -n with nothing left: the schedule stops.
+		 */
 		while (engine_room(c) && tk_loop_now(l) >= c->next_due) {
-			engine_push(l, c, c->next_due);
+			if (engine_push(l, c, c->next_due) == -1)
+				return;
 			c->next_due += c->th->interval;
 		}
 		if (engine_room(c) && !tk_timer_pending(&c->tm))
@@ -91,8 +96,10 @@ traffic_done(struct tk_loop *l, struct lg_conn *c, const struct msgrec *m)
 	lat = now > from ? now - from : 0;
 	unc = now > m->sent ? now - m->sent : 0;
 	tk_hist_record(th->st.all, lat);
+	if (engine_conf(th)->mode == MODE_RATE)
+		tk_hist_record(th->st.all_unc, unc);
 	ctr_add(&th->prog.msgs, 1);
-	if (engine_measuring(th)) {
+	if (engine_retired(c, now)) {
 		th->st.msgs++;
 		c->wmsgs++;
 		tk_hist_record(th->st.lat, lat);

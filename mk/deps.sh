@@ -11,8 +11,15 @@
 # deps.sh lint: the same for what only `make lint` needs, shellcheck and
 # mandoc; print nothing.
 # deps.sh test: the same for the test-only tools (the Prometheus text
-# parser of python3-prometheus-client, for the system python3); never
-# fails: a test whose tool is missing skips, saying why.
+# parser of python3-prometheus-client, for the system python3, and
+# gnuplot, whose charts bench_smoke draws); never fails: a test whose
+# tool is missing skips, saying why.
+# deps.sh bench: the same for what make bench uses, gnuplot (--plot) and
+# strace (--syscalls); never fails: tenkbench goes on without them,
+# saying so in one line each.
+# deps.sh deb: the same for make deb, which builds the Debian package:
+# dpkg-buildpackage, debhelper, lintian and the build dependencies of
+# debian/control; fails naming what is missing.
 # On failure one line on stderr naming the packages, and exit 1.
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 
@@ -37,6 +44,14 @@ have_prom() {
 	/usr/bin/python3 -c 'import prometheus_client' >/dev/null 2>&1
 }
 
+# missing_pkgs PACKAGE...: those not installed, each after a blank.
+missing_pkgs() {
+	for _p in "$@"; do
+		dpkg-query -W -f '${Status}\n' "$_p" 2>/dev/null |
+		    grep -q ' installed$' || printf ' %s' "$_p"
+	done
+}
+
 have_lint() {
 	command -v shellcheck >/dev/null 2>&1 &&
 	    command -v mandoc >/dev/null 2>&1
@@ -55,12 +70,34 @@ test)
 	if [ -x /usr/bin/python3 ] && ! have_prom; then
 		apt_install python3-prometheus-client
 	fi
+	command -v gnuplot >/dev/null 2>&1 || ( apt_install gnuplot-nox )
+	exit 0
+	;;
+bench)
+	command -v gnuplot >/dev/null 2>&1 || ( apt_install gnuplot-nox )
+	command -v strace >/dev/null 2>&1 || ( apt_install strace )
+	exit 0
+	;;
+deb)
+	# debian/control's Build-Depends, and what builds and checks it.
+	pkgs="build-essential dpkg-dev debhelper lintian pkg-config libbsd-dev
+	    liburing-dev libssl-dev"
+	# shellcheck disable=SC2086 # lists of package names, split on purpose
+	need=$(missing_pkgs $pkgs)
+	# shellcheck disable=SC2086
+	[ -z "$need" ] || apt_install $need
+	# shellcheck disable=SC2086
+	need=$(missing_pkgs $pkgs)
+	if [ -n "$need" ]; then
+		echo "deps: make deb needs$need: as root, apt install$need" >&2
+		exit 1
+	fi
 	exit 0
 	;;
 '')
 	;;
 *)
-	echo "usage: deps.sh [lint|test]" >&2
+	echo "usage: deps.sh [lint|test|bench|deb]" >&2
 	exit 2
 	;;
 esac

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # test-deps.sh: the real servers and the peer clients that the tests and
 # the benchmark against them need (test/integ/load_redis.sh, load_http.sh,
-# proxy_peers.sh, test/bench/load-compare.sh, proxy-iperf.sh):
-# redis-server, redis-benchmark, nginx (and its stream module), wrk,
-# haproxy, iperf3, openssl (the TLS tests' certificates).
+# proxy_peers.sh, ops_promtool.sh, test/bench/load-compare.sh,
+# proxy-iperf.sh): redis-server, redis-benchmark, nginx (and its stream
+# module), wrk, haproxy, iperf3, promtool (Debian's prometheus
+# package, whose server is a service too), and openssl (the TLS
+# tests' certificates).
 # Installs the missing ones with apt-get when we are root on Debian or
 # Ubuntu, with their services kept from starting (see below); otherwise
 # one line on stderr naming the packages, and exit 1.
@@ -38,6 +40,7 @@ missing() {
 	    _m="$_m libnginx-mod-stream"
 	have haproxy || _m="$_m haproxy"
 	have iperf3 || _m="$_m iperf3"
+	have promtool || _m="$_m prometheus"
 	# The TLS tests make their certificates with openssl req.
 	have openssl || _m="$_m openssl"
 	echo "${_m# }"
@@ -54,8 +57,8 @@ fi
 
 need=$(missing)
 if [ -z "$need" ]; then
-	echo "test-deps: redis-server, redis-benchmark, nginx, wrk, haproxy and" \
-	    "iperf3 found"
+	echo "test-deps: redis-server, redis-benchmark, nginx, wrk, haproxy," \
+	    "iperf3, promtool and openssl found"
 	exit 0
 fi
 
@@ -83,9 +86,9 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	need=$(missing)
 	if [ -z "$need" ]; then
 		echo "test-deps: redis-server, redis-benchmark, nginx, wrk," \
-		    "haproxy and iperf3 installed"
+		    "haproxy, iperf3 and promtool installed"
 		exit 0
 	fi
 fi
-echo "test-deps: missing $need: as root, apt install $need | dnf install redis nginx wrk haproxy iperf3 | apk add redis nginx wrk haproxy iperf3 | brew install redis nginx wrk haproxy iperf3" >&2
+echo "test-deps: missing $need: as root, apt install $need | dnf install redis nginx wrk haproxy iperf3 golang-github-prometheus | apk add redis nginx wrk haproxy iperf3 prometheus | brew install redis nginx wrk haproxy iperf3 prometheus" >&2
 exit 1

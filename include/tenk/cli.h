@@ -43,6 +43,17 @@ const char	*tk_cli_opt(void);
 noreturn void	 tk_cli_bad(const char *opt, const char *arg,
 		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The same line, for what is allowed but likely a mistake; no exit. */
+void		 tk_cli_warn(const char *opt, const char *arg,
+		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * tk_cli_bad() for arg, an address tk_addr_parse() refused with err; a
+ * port alone is "missing host (as in 127.0.0.1:PORT)".  opt may be NULL.
+ */
+noreturn void	 tk_cli_bad_addr(const char *opt, const char *arg,
+		    const char *err);
+
 /* arg as a number in [min, max] (strtonum(3)), or tk_cli_bad(). */
 long long	 tk_cli_num(const char *opt, const char *arg, long long min,
 		    long long max);

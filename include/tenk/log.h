@@ -58,6 +58,16 @@ int	log_getlevel(void);
  */
 void	log_capture(FILE *f);
 
+/*
+ * Start-up: with on, keep info lines (banners too) back from the sink,
+ * in order, until log_hold(0) writes them out; warnings and errors go
+ * out at once, and an error (fatal(), fatalx()) writes what was held
+ * after its own line, so that the line that ended a failed start is its
+ * first.  Past what it can hold (8 KiB), a line goes out at once.
+ * Before any thread.
+ */
+void	log_hold(int on);
+
 /* Reopen the sink (SIGUSR1, SIGHUP); a no-op for stderr. */
 void	log_reopen(void);
 

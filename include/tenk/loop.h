@@ -41,9 +41,9 @@ typedef void tk_io_fn(struct tk_loop *, struct tk_io *);
  */
 struct tk_io {
 	int			 fd;
-	unsigned int		 want;	/* TK_EV_READ|TK_EV_WRITE */
-	unsigned int		 ready;	/* READ|WRITE|HUP|ERR, user space */
-	unsigned int		 regd;	/* interest given to a level backend */
+	uint8_t			 want;	/* TK_EV_READ|TK_EV_WRITE */
+	uint8_t			 ready;	/* READ|WRITE|HUP|ERR, user space */
+	uint8_t			 regd;	/* interest given to a level backend */
 	unsigned int		 active:1;
 	unsigned int		 queued:1;
 	unsigned int		 cq:1;	/* completion watcher (uring.h) */
@@ -147,6 +147,7 @@ struct tk_loop_stats {
 	uint64_t	 send_again;	/* sends that said EAGAIN (uring.h) */
 	uint64_t	 accepts;	/* fds a multishot accept brought */
 	uint64_t	 accept_closed;	/* ... after tk_io_stop: closed */
+	uint64_t	 ring_bytes;	/* its queues and receive buffers */
 };
 void		 tk_loop_stats(struct tk_loop *l, struct tk_loop_stats *st);
 

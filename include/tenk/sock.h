@@ -81,4 +81,19 @@ int	tk_sock_peer(int fd, struct tk_addr *a);
 /* The effective listen backlog ceiling: /proc/sys/net/core/somaxconn. */
 int	tk_sock_somaxconn(void);
 
+/*
+ * Whether a TCP listener holds a's port at an address that overlaps a's
+ * (not connections, such as those in TIME_WAIT): 1, 0, or -1 with errno
+ * set when the kernel cannot be asked (sock_diag(7)).
+ */
+int	tk_sock_listener(const struct tk_addr *a);
+
+/*
+ * The first port a process may bind without CAP_NET_BIND_SERVICE
+ * (net.ipv4.ip_unprivileged_port_start, 1024 by default), and whether
+ * this process has that capability (1) or not (0).
+ */
+int	tk_sock_unpriv_port(void);
+int	tk_sock_cap_bind(void);
+
 #endif /* TENK_SOCK_H */

@@ -13,8 +13,17 @@
  * watcher (the calls below), not both at once: tk_io_stop() ends either
  * kind, and a stopped watcher may be used the other way (a proxy's
  * upstream waits for its connect with TK_EV_WRITE, stops, then receives
- * here).  tk_io_init() prepares both kinds; a completion watcher's fn is
- * never called and may be NULL.
+ * here).  tk_io_init() prepares both kinds; a completion watcher's fn
+ * may be NULL, and is then never called.
+ *
+ * The callbacks below only take what a completion brings; the watcher's
+ * handler (its fn, when not NULL) is what acts on it.  Each recv or send
+ * completion marks the watcher ready (TK_EV_READ for a recv, TK_EV_WRITE
+ * for a send) and queues it on the loop's run queue, as a readiness
+ * event does, so that the handler runs in the pass that follows: once
+ * however many completions came, within the pass, never from inside a
+ * callback.  The handler finds its ready bits cleared (there is no
+ * EAGAIN to wait for); the next completion queues it again.
  *
  * Stopping or closing (tk_io_stop, tk_io_close) a completion watcher
  * with requests in flight is safe at any time, from any callback: no
@@ -40,7 +49,8 @@ struct tk_io;
  * returns (the buffer then goes back to the ring; copy what must stay).
  * n == 0: the peer sent FIN (EOF); the recv has ended.  n < 0: -errno,
  * the recv failed and has ended (-ECONNRESET and the like).  The
- * callback may call anything here, including tk_io_close(l, io).
+ * callback may call anything here, including tk_io_close(l, io), but
+ * what the data means is for io's handler, which runs next.
  */
 typedef void tk_recv_fn(struct tk_loop *l, struct tk_io *io,
 		    const void *data, ssize_t n);
@@ -68,6 +78,14 @@ typedef void tk_send_fn(struct tk_loop *l, struct tk_io *io, ssize_t n);
  * anything here, including tk_io_close(l, lio).
  */
 typedef void tk_accept_fn(struct tk_loop *l, struct tk_io *lio, int fd);
+
+/*
+ * Queue io's handler to run in the next pass of the run queue, as a
+ * completion would (TK_EV_READ), for a watcher that is not a readiness
+ * watcher (tk_io_start; nothing happens on one): its first step, which
+ * makes its first requests, say.  Owner thread.
+ */
+void		 tk_io_wake(struct tk_loop *l, struct tk_io *io);
 
 /* The most iovecs one tk_io_send takes. */
 #define TK_SEND_IOVMAX	8

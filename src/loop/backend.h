@@ -46,8 +46,11 @@ struct tk_backend {
 	/*
 	 * Completion I/O (tenk/uring.h), all NULL where the backend has
 	 * none.  dispatch() runs the completions the last wait() took, from
-	 * the loop, after the readiness events; cq_stop() ends a completion
-	 * watcher (tk_io_stop, tk_io_close) before its fd is closed.
+	 * the loop, after the readiness events: it hands each recv's or
+	 * send's to its callback, then queues the watcher with
+	 * loop_io_ready(), which runs no handler; cq_stop() ends a
+	 * completion watcher (tk_io_stop, tk_io_close) before its fd is
+	 * closed.
 	 */
 	int		(*completion)(struct tk_loop *);
 	int		(*bufring)(struct tk_loop *, unsigned int, size_t);
@@ -126,5 +129,6 @@ void		 signal_loop_free(struct tk_loop *);
 int		 loop_io_start_internal(struct tk_loop *, struct tk_io *,
 		    unsigned int);
 void		 loop_io_stop_internal(struct tk_loop *, struct tk_io *);
+void		 loop_io_ready(struct tk_loop *, struct tk_io *, unsigned int);
 
 #endif /* TENK_LOOP_BACKEND_H */

@@ -52,6 +52,13 @@ cq_mark(struct tk_loop *l, struct tk_io *io)
 	}
 }
 
+void
+tk_io_wake(struct tk_loop *l, struct tk_io *io)
+{
+	if (!io->active)
+		loop_io_ready(l, io, TK_EV_READ);
+}
+
 int
 tk_io_recv_start(struct tk_loop *l, struct tk_io *io, tk_recv_fn *fn,
     size_t max)

@@ -29,6 +29,15 @@
  * Edge backends register both directions once; level backends are told
  * the want set, and an empty want set removes the fd from the kernel's
  * view entirely (so a hung-up fd that nobody wants cannot make poll spin).
+ *
+ * A completion watcher (tenk/uring.h) runs its handler the same way: the
+ * backend's dispatch() hands each completion's data to its callback,
+ * which only takes it, then marks the watcher ready (READ for a recv,
+ * WRITE for a send) and queues it, so its handler runs in the pass that
+ * follows, once however many completions came, within the pass's
+ * budget like any other.  Its want is READ|WRITE and the pass clears
+ * its ready bits as it calls it: there is no EAGAIN to wait for, the
+ * next completion queues it again.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -254,6 +263,19 @@ io_forget(struct tk_loop *l, struct tk_io *io)
 	io->ready = 0;
 }
 
+/*
+ * io, not a readiness watcher, is ready for ev (a completion came, or
+ * tk_io_wake): queue its handler.  For the backend's dispatch().
+ */
+void
+loop_io_ready(struct tk_loop *l, struct tk_io *io, unsigned int ev)
+{
+	io->want = TK_EV_READ | TK_EV_WRITE;
+	io->ready |= ev;
+	if (!io->queued && io->fn != NULL)
+		enqueue(l, io);
+}
+
 void
 loop_io_stop_internal(struct tk_loop *l, struct tk_io *io)
 {
@@ -263,13 +285,17 @@ loop_io_stop_internal(struct tk_loop *l, struct tk_io *io)
 	io_forget(l, io);
 }
 
-/* End a completion watcher (tenk/uring.h): cancel what is in flight. */
+/*
+ * End a completion watcher (tenk/uring.h): cancel what is in flight,
+ * and take it off the run queue.
+ */
 static void
 io_cq_stop(struct tk_loop *l, struct tk_io *io)
 {
 	l->ops->cq_stop(l, io);
 	io->cq = 0;
 	l->nio--;
+	io_forget(l, io);
 }
 
 void
@@ -277,8 +303,11 @@ tk_io_stop(struct tk_loop *l, struct tk_io *io)
 {
 	if (io->cq)
 		io_cq_stop(l, io);
-	if (!io->active)
+	if (!io->active) {
+		/* Woken (tk_io_wake) before its first request, maybe. */
+		io_forget(l, io);
 		return;
+	}
 	loop_io_stop_internal(l, io);
 	l->nio--;
 }
@@ -301,7 +330,8 @@ tk_io_close(struct tk_loop *l, struct tk_io *io)
 			(void)l->ops->del(l, fd);
 		io_forget(l, io);
 		l->nio--;
-	}
+	} else
+		io_forget(l, io);
 	io->fd = -1;
 	return close(fd);
 }
@@ -311,7 +341,10 @@ tk_io_close(struct tk_loop *l, struct tk_io *io)
  * (and free) itself or any other watcher: stopping unlinks it from the
  * queue, and l->cur tells whether the one just called is still alive.
  * If a watcher queued at the start is stopped during the pass, one
- * queued during it runs early instead; that is harmless.
+ * queued during it runs early instead; that is harmless.  A watcher
+ * that is not a readiness one (a completion watcher) has its ready bits
+ * cleared as it is called: the completions so far are all its handler
+ * gets to see.
  */
 static void
 run_queue(struct tk_loop *l)
@@ -325,6 +358,8 @@ run_queue(struct tk_loop *l)
 		l->nrunq--;
 		if (!runnable(io))
 			continue;
+		if (!io->active)
+			io->ready = 0;
 		l->cur = io;
 		io->fn(l, io);
 		if (l->cur == io && runnable(io) && !io->queued)

@@ -8,6 +8,10 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
@@ -77,6 +81,11 @@ tk_addr_parse(const char *s, int default_port, struct tk_addr *a,
 	errno = EINVAL;
 	if (s == NULL || *s == '\0') {
 		*errstr = "empty address";
+		return -1;
+	}
+	/* A port alone, which inet_aton(3) would take as an IPv4 address. */
+	if (s[strspn(s, "0123456789")] == '\0') {
+		*errstr = "missing host";
 		return -1;
 	}
 	if (*s == '[') {
@@ -382,12 +391,9 @@ tk_sock_peer(int fd, struct tk_addr *a)
 	return getpeername(fd, (struct sockaddr *)&a->ss, &a->len);
 }
 
-/*
- * net.core.somaxconn, the ceiling the kernel puts on any backlog, or
- * SOMAXCONN when /proc cannot be read (a chroot, another system).
- */
-int
-tk_sock_somaxconn(void)
+/* The number in a /proc file, or def when it cannot be read. */
+static int
+proc_num(const char *path, int min, int def)
 {
 	char		 buf[32];
 	const char	*err;
@@ -395,15 +401,186 @@ tk_sock_somaxconn(void)
 	long long	 v;
 	int		 fd;
 
-	if ((fd = open("/proc/sys/net/core/somaxconn",
-	    O_RDONLY | O_CLOEXEC)) == -1)
-		return SOMAXCONN;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return def;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return SOMAXCONN;
+		return def;
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
-	v = strtonum(buf, 1, INT_MAX, &err);
-	return err == NULL ? (int)v : SOMAXCONN;
+	v = strtonum(buf, min, INT_MAX, &err);
+	return err == NULL ? (int)v : def;
+}
+
+/*
+ * net.core.somaxconn, the ceiling the kernel puts on any backlog, or
+ * SOMAXCONN when /proc cannot be read (a chroot, another system).
+ */
+int
+tk_sock_somaxconn(void)
+{
+	return proc_num("/proc/sys/net/core/somaxconn", 1, SOMAXCONN);
+}
+
+/*
+ * The first port a process without CAP_NET_BIND_SERVICE may bind:
+ * net.ipv4.ip_unprivileged_port_start (Linux 4.11, per network
+ * namespace), else 1024 as before it.
+ */
+int
+tk_sock_unpriv_port(void)
+{
+	return proc_num("/proc/sys/net/ipv4/ip_unprivileged_port_start", 0,
+	    1024);
+}
+
+/*
+ * Whether this process holds CAP_NET_BIND_SERVICE (capability 10) in its
+ * effective set, from the CapEff line of /proc/self/status: libcap would
+ * be one more library for one bit.  0 when it cannot be read.
+ */
+int
+tk_sock_cap_bind(void)
+{
+	FILE			*f;
+	char			 line[128];
+	unsigned long long	 caps;
+	int			 have = 0;
+
+	if ((f = fopen("/proc/self/status", "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
+			have = (caps >> 10) & 1;
+			break;
+		}
+	fclose(f);
+	return have;
+}
+
+/*
+ * Whether the listener d (family fam, the attributes after it in the
+ * len bytes of its message) takes connections for some address of a:
+ * the same address, or a wildcard on either side; for an IPv4 a, also
+ * an IPv6 listener on :: without IPV6_V6ONLY or on a's IPv4-mapped
+ * address.  An IPv6 a is taken as tenkd binds it, IPV6_V6ONLY.
+ */
+static int
+overlaps(const struct tk_addr *a, const struct inet_diag_msg *d, int len)
+{
+	static const uint8_t	 any[16], mapped[12] = { [10] = 0xff,
+				    [11] = 0xff };
+	const struct sockaddr_in	*s4;
+	const struct sockaddr_in6	*s6;
+	const struct rtattr		*at;
+	const uint8_t			*src = (const uint8_t *)d->id.idiag_src;
+	uint32_t			 v4;
+	int				 v6only = 0;
+
+	if (a->ss.ss_family == AF_INET6) {
+		s6 = (const struct sockaddr_in6 *)&a->ss;
+		return d->idiag_family == AF_INET6 && (memcmp(src,
+		    &s6->sin6_addr, 16) == 0 || memcmp(src, any, 16) == 0 ||
+		    memcmp(&s6->sin6_addr, any, 16) == 0);
+	}
+	s4 = (const struct sockaddr_in *)&a->ss;
+	if (d->idiag_family == AF_INET) {
+		memcpy(&v4, src, 4);
+		return v4 == s4->sin_addr.s_addr || v4 == INADDR_ANY ||
+		    s4->sin_addr.s_addr == INADDR_ANY;
+	}
+	for (at = (const struct rtattr *)(d + 1); RTA_OK(at, len);
+	    at = RTA_NEXT(at, len))
+		if (at->rta_type == INET_DIAG_SKV6ONLY &&
+		    RTA_PAYLOAD(at) >= 1)
+			v6only = *(const uint8_t *)RTA_DATA(at);
+	if (memcmp(src, any, 16) == 0)
+		return !v6only;
+	if (memcmp(src, mapped, 12) != 0)
+		return 0;
+	memcpy(&v4, src + 12, 4);
+	return v4 == s4->sin_addr.s_addr || v4 == INADDR_ANY ||
+	    s4->sin_addr.s_addr == INADDR_ANY;
+}
+
+/* One family's listeners on a's port (tk_sock_listener): 1, 0, -1. */
+static int
+diag_listeners(int fd, int family, const struct tk_addr *a)
+{
+	struct {
+		struct nlmsghdr		nlh;
+		struct inet_diag_req_v2	req;
+	}			 rq;
+	struct sockaddr_nl	 nl;
+	struct nlmsghdr		*h;
+	struct inet_diag_msg	*d;
+	union {
+		struct nlmsghdr	 h;
+		char		 b[16384];
+	}			 buf;
+	ssize_t			 n;
+	int			 found = 0, port = tk_addr_port(a);
+
+	memset(&nl, 0, sizeof(nl));
+	nl.nl_family = AF_NETLINK;
+	memset(&rq, 0, sizeof(rq));
+	rq.nlh.nlmsg_len = sizeof(rq);
+	rq.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	rq.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	rq.req.sdiag_family = (uint8_t)family;
+	rq.req.sdiag_protocol = IPPROTO_TCP;
+	rq.req.idiag_states = 1 << TCP_LISTEN;
+	rq.req.id.idiag_sport = htons((uint16_t)port);
+	if (sendto(fd, &rq, sizeof(rq), 0, (struct sockaddr *)&nl,
+	    sizeof(nl)) == -1)
+		return -1;
+	for (;;) {
+		if ((n = recv(fd, &buf, sizeof(buf), 0)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		for (h = &buf.h; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE)
+				return found;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				errno = EPROTO;
+				return -1;
+			}
+			if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+			    h->nlmsg_len < NLMSG_LENGTH(sizeof(*d)))
+				continue;
+			d = NLMSG_DATA(h);
+			if (ntohs(d->id.idiag_sport) == port && overlaps(a, d,
+			    (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*d)))))
+				found = 1;
+		}
+		if (n == 0) {
+			errno = EPROTO;
+			return -1;
+		}
+	}
+}
+
+/*
+ * Whether a TCP socket listens on a's port at an address that overlaps
+ * a's (as bind(2) would find it in the way, whatever its options),
+ * asked of the kernel through sock_diag(7) (NETLINK_SOCK_DIAG, Linux
+ * 3.3): unlike a bind, this tells a listener from connections that hold
+ * the port, such as one in TIME_WAIT.  Returns 1, 0, or -1 with errno
+ * set when it cannot tell (netlink refused, as in some sandboxes).
+ */
+int
+tk_sock_listener(const struct tk_addr *a)
+{
+	int	fd, r;
+
+	if ((fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+	    NETLINK_SOCK_DIAG)) == -1)
+		return -1;
+	if ((r = diag_listeners(fd, AF_INET, a)) == 0)
+		r = diag_listeners(fd, AF_INET6, a);
+	close(fd);
+	return r;
 }

@@ -14,8 +14,6 @@
  * value) pairs; main.c applies them through the same code as the
  * command line's, so an option means the same in both places.
  */
-#include <sys/stat.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -117,22 +115,15 @@ int
 conf_load(const char *path, char **bufp, size_t *lenp, char *err,
     size_t errlen)
 {
-	struct stat	 sb;
-	char		*buf;
+	char		*buf, why[256];
 	ssize_t		 n;
 	size_t		 have = 0;
 	int		 fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
-	    fstat(fd, &sb) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		if (fd != -1)
-			close(fd);
-		return -1;
-	}
-	if (S_ISDIR(sb.st_mode)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(EISDIR));
-		close(fd);
+	/* A regular file, never waiting on a FIFO (safefile.c). */
+	if ((fd = safefile_open(path, O_RDONLY, 0, NULL, why,
+	    sizeof(why))) == -1) {
+		snprintf(err, errlen, "%s: %s", path, why);
 		return -1;
 	}
 	if ((buf = malloc(CONF_MAXSIZE + 1)) == NULL) {
@@ -140,7 +131,7 @@ conf_load(const char *path, char **bufp, size_t *lenp, char *err,
 		close(fd);
 		return -1;
 	}
-	/* Read to EOF rather than trust st_size: a pipe has none. */
+	/* Read to EOF rather than trust st_size: the file may grow. */
 	while (have <= CONF_MAXSIZE) {
 		n = read(fd, buf + have, CONF_MAXSIZE + 1 - have);
 		if (n == -1 && errno == EINTR)

@@ -73,7 +73,7 @@ struct access_fields {
 
 const char *const conn_reasons[CONN_NREASONS] = {
 	"eof", "reset", "error", "timeout", "shutdown", "fdlimit", "nomem",
-	"memory", "proxy-header", "tls"
+	"memory", "proxy-header", "proxy-untrusted", "tls"
 };
 
 static void	conn_io(struct tk_loop *, struct tk_io *);
@@ -87,10 +87,11 @@ static void	access_line(struct worker *, struct conn *,
 
 /*
  * An idle connection costs this struct, its malloc header and what the
- * backend keeps per fd; keep it within 104 bytes (a 112-byte malloc
- * chunk) for the 128-byte budget per idle connection.
+ * backend keeps per fd; keep it within 88 bytes (a 96-byte malloc
+ * chunk) for the 128-byte budget per idle connection, and so that a
+ * proxy session, which holds one and a second watcher, fits in 256.
  */
-_Static_assert(sizeof(struct conn) <= 104, "struct conn outgrew 104 bytes");
+_Static_assert(sizeof(struct conn) <= 88, "struct conn outgrew 88 bytes");
 
 /* Nanoseconds per wheel slot; set once at start-up (conn_wheel_init). */
 static uint64_t	wheel_gran;
@@ -208,17 +209,20 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 	struct conn_acct	*a;
 	enum conn_reason	 why;
 	uint64_t		 now = tk_loop_now(w->l), skipped;
-	size_t			 size = w->proto->size;
+	size_t			 size = w->proto->size, tail = 0;
 	int			 acct;
 
 	if (pincf.on && pin_take(w, fd, sa, salen))
 		return NULL;
 	w->st.accepted++;
-	acct = srv.access_fd != -1 && !w->proto->own_log;
+	acct = srv.access_fd != -1 || (w->proto->peer != NULL &&
+	    w->proto->peer());
 	/* Fails only on a socket the peer already reset; recv will tell. */
 	(void)tk_sock_nodelay(fd);
 	if (acct)
 		size += sizeof(struct conn_acct);
+	if (w->proto->tail != NULL && (tail = w->proto->tail()) > 0)
+		size += tail;
 	if ((c = calloc(1, size)) == NULL) {
 		why = CONN_NOMEM;
 		conn_warn_nomem(w);
@@ -247,6 +251,7 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 		goto fail;
 	}
 	c->last = (uint32_t)(now >> CONN_TSHIFT);
+	c->tail = tail > 0;
 	if (acct) {
 		c->acct = 1;
 		a = CONN_ACCT(w, c);
@@ -300,13 +305,17 @@ conn_close(struct worker *w, struct conn *c, enum conn_reason why)
 	/* Unwatch and close; on epoll without an EPOLL_CTL_DEL. */
 	(void)tk_io_close(w->l, &c->io);
 	LIST_REMOVE(c, slot);
-	tk_bufq_clear(&c->outq, &w->pool);
 	w->st.closed[why]++;
 	/* Before the count drops: active= counts c, as for the proxy. */
-	if (c->acct)
+	if (c->acct && !w->proto->own_log)
 		access_line(w, c, why);
+	/*
+	 * The hook (the proxy's own record, echo's TLS state) sees what
+	 * was left queued; then it goes.
+	 */
 	if (w->proto->close != NULL)
 		w->proto->close(w, c, why);
+	tk_bufq_clear(&c->outq, &w->pool);
 	w->nconns--;
 	log_debug("%s: thread %d fd %d: %s", __func__, w->id, fd,
 	    conn_reasons[why]);
@@ -334,43 +343,37 @@ conn_close_all(struct worker *w, enum conn_reason why)
  * write(2), when the next record would not fit, a second after the
  * first record went in (alog_timer), when it has drained and when it
  * stops; so lines from different threads do not mix and a record costs
- * a memcpy, not a system call.  Reopening (SIGHUP, SIGUSR1) opens the
- * path again and dup2()s the new file onto the old descriptor number,
- * which swaps the file atomically under the workers' feet with no
- * message to them.
+ * a memcpy, not a system call.  Reopening (SIGHUP, SIGUSR1: reopen.c)
+ * opens the path again and dup3()s the new file onto the old descriptor
+ * number, which swaps the file atomically under the workers' feet with
+ * no message to them.
  */
 void
 conn_access_open(void)
 {
+	char	err[256];
 	int	fd;
 
 	srv.access_fd = -1;
 	if (srv.cfg.access_log == NULL)
 		return;
-	fd = open(srv.cfg.access_log, O_WRONLY | O_APPEND | O_CREAT |
-	    O_CLOEXEC, 0644);
-	if (fd == -1)
-		fatal("access log %s", srv.cfg.access_log);
+	if ((fd = reopen_access(err, sizeof(err))) == -1)
+		fatalx("access log %s: %s", srv.cfg.access_log, err);
 	srv.access_fd = fd;
 }
 
-/* Main thread, on SIGHUP.  Failure keeps the old file and warns. */
-void
-conn_access_reopen(void)
+/*
+ * The access log's path opened as safefile.c opens it for the --user
+ * (by us, or by reopen.c's opener), or -1 with errno and err set.
+ */
+int
+conn_access_path(char *err, size_t errlen)
 {
-	int	fd;
+	struct fowner	o;
 
-	if (srv.access_fd == -1)
-		return;
-	fd = open(srv.cfg.access_log, O_WRONLY | O_APPEND | O_CREAT |
-	    O_CLOEXEC, 0644);
-	if (fd == -1) {
-		log_warn("reopening access log %s", srv.cfg.access_log);
-		return;
-	}
-	if (dup2(fd, srv.access_fd) == -1)
-		log_warn("reopening access log %s: dup2", srv.cfg.access_log);
-	close(fd);
+	safefile_owner(&srv.cfg, &o);
+	return safefile_open(srv.cfg.access_log, O_WRONLY | O_APPEND | O_CREAT,
+	    0644, &o, err, errlen);
 }
 
 /*
@@ -672,14 +675,17 @@ conn_access_record(struct worker *w, const struct acct_rec *r)
 		access_put(w, line, n);
 }
 
-/* Echo's record: conn.c keeps its figures (struct conn_acct). */
+/*
+ * Echo's record: conn.c keeps its figures (struct conn_acct); what it
+ * sent is what it read less what is still queued.
+ */
 static void
 access_line(struct worker *w, struct conn *c, enum conn_reason why)
 {
 	struct conn_acct	*a = CONN_ACCT(w, c);
 	struct acct_rec		 r = {
 		.peer = &a->peer, .start = a->start, .in = a->in,
-		.out = a->out, .why = conn_reasons[why],
+		.out = a->in - c->outq.len, .why = conn_reasons[why],
 	};
 
 	if (w->proto->acct_tls != NULL)

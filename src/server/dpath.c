@@ -42,6 +42,10 @@
  *   once everything is out, and for the memory budget's choice of whom
  *   to close.
  *
+ * A splice takes no more than the pass's budget has left (at least a
+ * copy read's worth, as a copy read may), so that a bulk stream gets its
+ * share of a pass of the run queue and no more.
+ *
  * A spliced flow goes back to copying, and its pipe back to the pool,
  * when a splice brings in less than DP_SMALL bytes and the pipe is
  * empty again (the stream has turned interactive), or when it ends.  An
@@ -81,29 +85,26 @@
 #define DP_BULK_MIN	(8 * 1024)	/* a read this big at least */
 #define DP_SMALL	4096		/* a splice under this: copy again */
 #define DP_SPARE_PIPES	8		/* kept open per thread when idle */
+#define DP_PIPE_IDLE	(5 * TK_SEC)	/* a spare unused this long closes */
 #define DP_PIPE_DEFAULT	(64 * 1024)	/* a fresh pipe's size (pipe(7)) */
 #define DP_SPLICE_SIZE	(256 * 1024)	/* a splice's most, by measure */
 #define DP_PIPE_MAX	(1024 * 1024)	/* fs.pipe-max-size's default */
 #define DP_RECORD	16384		/* a TLS record's plaintext */
 
-/* A pipe of the thread's pool; its bytes are counted in dp_splice. */
-struct dp_pipe {
-	int			 rfd;
-	int			 wfd;
-	SLIST_ENTRY(dp_pipe)	 link;
-};
-
 static int	flush(struct worker *, struct dp_flow *);
 static int	splice_out(struct worker *, struct dp_flow *);
-static int	read_end(struct dp_flow *, ssize_t);
+static void	read_end(struct dp_flow *, ssize_t);
 static int	copy_in(struct worker *, struct dp_flow *, size_t, size_t *);
+static void	bulk(struct worker *, struct dp_flow *, int);
 static inline int send_tail(struct worker *, struct dp_flow *, const void *,
 		    size_t);
 static int	splice_in(struct worker *, struct dp_flow *, size_t *);
 static void	splice_off(struct worker *, struct dp_flow *);
 static void	dp_release(struct worker *, struct dp_flow *);
 static struct dp_pipe *pipe_get(struct worker *);
-static void	pipe_put(struct worker *, struct dp_pipe *, size_t);
+static void	pipe_put(struct worker *, struct dp_pipe *);
+static void	pipe_close(struct worker *, struct dp_pipe *);
+static void	pipes_idle(struct tk_loop *, struct tk_timer *);
 static inline void spend(size_t *, size_t);
 static int	flush_tls(struct worker *, struct dp_flow *);
 static void	pass_fin(struct worker *, struct dp_flow *);
@@ -117,6 +118,12 @@ static void	pass_fin(struct worker *, struct dp_flow *);
  * (docs/BENCHMARKS.md, "One data path and splice").
  */
 static size_t	pipe_size;
+
+/*
+ * The pipe of a direction that splices through none: it holds no bytes,
+ * so what a flow holds is read without a test (dp_pending).
+ */
+struct dp_pipe	dp_nopipe = { .rfd = -1, .wfd = -1 };
 
 void
 dp_init(void)
@@ -177,13 +184,55 @@ dst_ev(const struct dp_flow *f)
 }
 
 /*
+ * Note a failure of f for dp_settle to report: what is one of
+ * DP_F_SRCERR, DP_F_DSTERR or DP_F_NOMEM, e its errno, which is logged
+ * here at debug level.  A failed source reads no more; its flow still
+ * sends what it read.  Whether the peer reset is the first failure's.
+ */
+void
+dp_fail(struct dp_flow *f, unsigned int what, int e)
+{
+	log_debug("%s: fd %d: %s: %s", __func__, what == DP_F_DSTERR ?
+	    f->dst->fd : f->src->fd, what == DP_F_SRCERR ? "recv" :
+	    what == DP_F_DSTERR ? "send" : "queue", strerror(e));
+	if ((*f->flags & DP_F_ERR) == 0 && (e == ECONNRESET || e == EPIPE))
+		*f->flags |= DP_F_RESET;
+	*f->flags |= (uint8_t)what;
+}
+
+/*
+ * The end of a pump of f: report a noted failure, a source's only once
+ * everything read from it is out (as readiness sends at once what it
+ * reads, so that a peer that sends and then resets loses nothing it
+ * sent first); else, once the source has finished and nothing is
+ * left, pass the FIN on (pass_fin) and set DP_F_SHUT.  Returns
+ * 0, or -1 with f->err set and errno ECONNRESET (a reset) or EIO.
+ */
+int
+dp_settle(struct worker *w, struct dp_flow *f)
+{
+	uint8_t	fl = *f->flags;
+
+	if (fl & (DP_F_DSTERR | DP_F_NOMEM) || ((fl & DP_F_SRCERR) &&
+	    dp_pending(f) == 0 && !(fl & DP_F_SENDING))) {
+		f->err = fl & DP_F_NOMEM ? DP_ERR_NOMEM : fl & DP_F_DSTERR ?
+		    DP_ERR_DST : DP_ERR_SRC;
+		errno = fl & DP_F_RESET ? ECONNRESET : EIO;
+		return -1;
+	}
+	if ((fl & (DP_F_END | DP_F_SHUT | DP_F_SENDING)) == DP_F_EOF &&
+	    dp_pending(f) == 0)
+		pass_fin(w, f);
+	return 0;
+}
+
+/*
  * Move f's bytes: flush what waits for the destination if it takes
  * bytes, then read from the source and forward, until the source is
- * drained, the flow is full or *budget is spent; once the source has
- * finished and nothing is left, pass the FIN on (shutdown SHUT_WR) and
- * set DP_F_SHUT.  Bytes flushed and bytes read both spend the budget.
- * Returns 0, or -1 with f->err and errno set: the caller ends the
- * session.
+ * drained, the flow is full or *budget is spent; then dp_settle.
+ * Bytes flushed and bytes read both spend the budget.  Returns 0, or
+ * -1 with f->err and errno set: the caller ends the session, or the
+ * direction (a failed source's flow has sent what it read first).
  */
 int
 dp_pump(struct worker *w, struct dp_flow *f, size_t *budget)
@@ -199,14 +248,14 @@ dp_pump(struct worker *w, struct dp_flow *f, size_t *budget)
 			return -1;
 		spend(budget, n - dp_pending(f));
 	}
-	while (!(*f->flags & DP_F_EOF) && (f->src->ready & src_ev(f)) &&
+	while (!(*f->flags & DP_F_END) && (f->src->ready & src_ev(f)) &&
 	    *budget > 0) {
 		n = dp_pending(f);
 		if (n >= conn_limit(n))
 			break;
-		if (f->sp != NULL && f->sp->pipe != NULL) {
+		if (*f->pipe != &dp_nopipe) {
 			/* Only into an empty pipe: see the top. */
-			if (f->sp->len > 0)
+			if ((*f->pipe)->len > 0)
 				break;
 			if (splice_in(w, f, budget) == -1)
 				return -1;
@@ -217,10 +266,9 @@ dp_pump(struct worker *w, struct dp_flow *f, size_t *budget)
 			break;
 		}
 	}
-	if ((*f->flags & (DP_F_EOF | DP_F_SHUT)) == DP_F_EOF &&
-	    dp_pending(f) == 0)
-		pass_fin(w, f);
-	return 0;
+	if ((*f->flags & (DP_F_END | DP_F_ERR)) == 0)
+		return 0;
+	return dp_settle(w, f);
 }
 
 /*
@@ -249,25 +297,22 @@ pass_fin(struct worker *w, struct dp_flow *f)
 
 /*
  * A read from f's source (recv or splice) that brought no bytes: 0 the
- * peer finished, -1 with errno.  Ends dp_pump's loop (f->stop) and
- * returns 0, blocking READ on EAGAIN; or returns -1 with f->err set.
+ * peer finished, -1 with errno: EAGAIN blocks READ, anything else is
+ * the source's failure, noted for dp_settle.  Ends dp_pump's loop
+ * (f->stop).
  */
-static int
+static void
 read_end(struct dp_flow *f, ssize_t n)
 {
 	f->stop = 1;
-	if (n == 0) {
+	if (n == 0)
 		*f->flags |= DP_F_EOF;
-		return 0;
-	}
-	if (errno == EAGAIN || errno == EWOULDBLOCK) {
+	else if (errno == EAGAIN || errno == EWOULDBLOCK) {
 		/* TLS blocked what it waits for itself. */
 		if (f->tsrc == NULL)
 			tk_io_block(f->src, TK_EV_READ);
-		return 0;
-	}
-	f->err = DP_ERR_SRC;
-	return -1;
+	} else
+		dp_fail(f, DP_F_SRCERR, errno);
 }
 
 /*
@@ -291,8 +336,10 @@ copy_in(struct worker *w, struct dp_flow *f, size_t pending, size_t *budget)
 		do {
 			n = recv(src->fd, w->scratch, room, 0);
 		} while (n == -1 && errno == EINTR);
-	if (n <= 0)
-		return read_end(f, n);
+	if (n <= 0) {
+		read_end(f, n);
+		return 0;
+	}
 	dp_count_in(w, f, n);
 	if (send_tail(w, f, w->scratch, n) == -1)
 		return -1;
@@ -305,24 +352,39 @@ copy_in(struct worker *w, struct dp_flow *f, size_t pending, size_t *budget)
 		tk_io_block(src, TK_EV_READ);
 		f->stop = 1;
 	}
-	/* A bulk stream: move it to a pipe while the queue is empty. */
-	if (f->sp != NULL && !f->sp->off) {
-		if ((size_t)n == room && room >= DP_BULK_MIN) {
-			if (f->sp->streak < DP_BULK_READS)
-				f->sp->streak++;
-		} else
-			f->sp->streak = 0;
-		if (f->sp->streak >= DP_BULK_READS && f->q->len == 0) {
-			if ((f->sp->pipe = pipe_get(w)) != NULL)
-				f->sp->streak = 0;
-			else if (!f->sp->denied) {
-				/* Counted once a flow; retried for free. */
-				f->sp->denied = 1;
-				w->st.nopipe++;
-			}
-		}
-	}
+	if (!(*f->spl & DP_S_OFF))
+		bulk(w, f, (size_t)n == room && room >= DP_BULK_MIN);
 	return 0;
+}
+
+/*
+ * After a copy read that was full (or not): a bulk stream, its reads
+ * full DP_BULK_READS times in a row, moves to a pipe while its queue is
+ * empty.
+ */
+static void
+bulk(struct worker *w, struct dp_flow *f, int full)
+{
+	struct dp_pipe	*p;
+	uint8_t		 streak = *f->spl & DP_S_STREAK;
+
+	if (!full) {
+		*f->spl &= ~DP_S_STREAK;
+		return;
+	}
+	if (streak < DP_BULK_READS)
+		*f->spl = (*f->spl & ~DP_S_STREAK) | ++streak;
+	if (streak < DP_BULK_READS || f->q->len > 0)
+		return;
+	if ((p = pipe_get(w)) != NULL) {
+		*f->pipe = p;
+		*f->spl &= ~DP_S_STREAK;
+	}
+	else if (!(*f->spl & DP_S_DENIED)) {
+		/* Counted once a flow; retried for free. */
+		*f->spl |= DP_S_DENIED;
+		w->st.nopipe++;
+	}
 }
 
 /*
@@ -423,7 +485,7 @@ flush(struct worker *w, struct dp_flow *f)
 			return 0;
 		}
 	}
-	if (f->sp != NULL && f->sp->len > 0)
+	if ((*f->pipe)->len > 0)
 		return splice_out(w, f);
 	return 0;
 }
@@ -479,11 +541,11 @@ flush_tls(struct worker *w, struct dp_flow *f)
 static int
 splice_out(struct worker *w, struct dp_flow *f)
 {
-	struct dp_pipe	*p = f->sp->pipe;
+	struct dp_pipe	*p = *f->pipe;
 	ssize_t		 n;
 
-	while (f->sp->len > 0) {
-		n = splice(p->rfd, NULL, f->dst->fd, NULL, f->sp->len,
+	while (p->len > 0) {
+		n = splice(p->rfd, NULL, f->dst->fd, NULL, p->len,
 		    SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 		if (n == -1) {
 			if (errno == EINTR)
@@ -499,7 +561,7 @@ splice_out(struct worker *w, struct dp_flow *f)
 			f->err = DP_ERR_DST;
 			return -1;
 		}
-		f->sp->len -= n;
+		p->len -= n;
 		w->piped -= n;
 		dp_count_out(w, f, n);
 		w->st.spliced += n;
@@ -516,12 +578,19 @@ splice_out(struct worker *w, struct dp_flow *f)
 static int
 splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
 {
-	struct dp_pipe	*p = f->sp->pipe;
+	struct dp_pipe	*p = *f->pipe;
 	size_t		 room;
 	ssize_t		 n;
 
-	/* The queue is empty while splicing: the pipe may fill. */
-	room = pipe_size;
+	/*
+	 * The queue is empty while splicing: the pipe may fill, but no
+	 * further than the pass's budget has left, or a copy read's worth
+	 * (SCRATCH_SIZE, what a copy read may take past it): one splice of
+	 * a whole pipe made the other sessions wait for it (issue 22).
+	 */
+	room = *budget < pipe_size ? *budget : pipe_size;
+	if (room < SCRATCH_SIZE)
+		room = SCRATCH_SIZE;
 	do {
 		n = splice(f->src->fd, NULL, p->wfd, NULL, room,
 		    SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
@@ -531,16 +600,18 @@ splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
 		return 0;
 	}
 	/* EAGAIN: the pipe is empty, so the socket is. */
-	if (n <= 0)
-		return read_end(f, n);
-	f->sp->len = n;
+	if (n <= 0) {
+		read_end(f, n);
+		return 0;
+	}
+	p->len = (uint32_t)n;
 	w->piped += n;
 	dp_count_in(w, f, n);
 	spend(budget, n);
 	if ((f->dst->ready & TK_EV_WRITE) && splice_out(w, f) == -1)
 		return -1;
-	if (f->sp->pipe != NULL && f->sp->len == 0 && (size_t)n < DP_SMALL) {
-		/* Interactive again: copying costs fewer calls. */
+	if (*f->pipe != &dp_nopipe && p->len == 0 && (size_t)n < DP_SMALL) {
+		/* Interactive again (room is more): copying costs less. */
 		dp_release(w, f);
 	}
 	return 0;
@@ -553,15 +624,15 @@ splice_in(struct worker *w, struct dp_flow *f, size_t *budget)
 static void
 splice_off(struct worker *w, struct dp_flow *f)
 {
-	struct dp_pipe	*p = f->sp->pipe;
+	struct dp_pipe	*p = *f->pipe;
 	ssize_t		 n;
 
 	log_debug("%s: fd %d to fd %d: %s: copying", __func__, f->src->fd,
 	    f->dst->fd, strerror(errno));
-	f->sp->off = 1;
-	while (f->sp->len > 0) {
-		n = read(p->rfd, w->scratch, f->sp->len < SCRATCH_SIZE ?
-		    f->sp->len : SCRATCH_SIZE);
+	*f->spl |= DP_S_OFF;
+	while (p->len > 0) {
+		n = read(p->rfd, w->scratch, p->len < SCRATCH_SIZE ?
+		    p->len : SCRATCH_SIZE);
 		if (n <= 0) {
 			if (n == -1 && errno == EINTR)
 				continue;
@@ -570,7 +641,7 @@ splice_off(struct worker *w, struct dp_flow *f)
 		/* The queue takes it whole, or the pipe's close drops it. */
 		if (tk_bufq_append(f->q, &w->pool, w->scratch, n) == -1)
 			break;
-		f->sp->len -= n;
+		p->len -= n;
 		w->piped -= n;
 	}
 	dp_release(w, f);
@@ -580,20 +651,21 @@ splice_off(struct worker *w, struct dp_flow *f)
 static void
 dp_release(struct worker *w, struct dp_flow *f)
 {
-	if (f->sp != NULL)
-		dp_splice_end(w, f->sp);
+	dp_splice_end(w, f->pipe, f->spl);
 }
 
-/* Give sp's pipe back, if it has one: at a flow's quiet or its end. */
+/*
+ * Give a direction's pipe (*pp, its DP_S_* bits *spl) back, if it has
+ * one: at a flow's quiet or its end.
+ */
 void
-dp_splice_end(struct worker *w, struct dp_splice *sp)
+dp_splice_end(struct worker *w, struct dp_pipe **pp, uint8_t *spl)
 {
-	if (sp->pipe == NULL)
+	if (*pp == &dp_nopipe)
 		return;
-	pipe_put(w, sp->pipe, sp->len);
-	sp->pipe = NULL;
-	sp->len = 0;
-	sp->streak = 0;
+	pipe_put(w, *pp);
+	*pp = &dp_nopipe;
+	*spl &= ~DP_S_STREAK;
 }
 
 /*
@@ -624,28 +696,71 @@ pipe_get(struct worker *w)
 		(void)fcntl(fds[1], F_SETPIPE_SZ, (int)pipe_size);
 	p->rfd = fds[0];
 	p->wfd = fds[1];
+	p->len = 0;
 	w->npipes++;
+	if (w->pipe_timer.fn == NULL)
+		tk_timer_init(&w->pipe_timer, pipes_idle, w);
 	return p;
 }
 
 /*
- * Back to the pool, holding len bytes: kept when empty and spares are
- * few, else closed (a pipe that still holds bytes cannot serve another
- * flow).
+ * Back to the pool: kept when empty and spares are few, else closed (a
+ * pipe that still holds bytes cannot serve another flow).  A spare is
+ * closed once it has gone DP_PIPE_IDLE unused (pipes_idle), so that a
+ * burst of bulk streams does not hold its descriptors for ever.
  */
 static void
-pipe_put(struct worker *w, struct dp_pipe *p, size_t len)
+pipe_put(struct worker *w, struct dp_pipe *p)
 {
-	if (len == 0 && w->npipes_free < DP_SPARE_PIPES) {
+	if (p->len == 0 && w->npipes_free < DP_SPARE_PIPES) {
+		p->since = tk_loop_now(w->l);
 		SLIST_INSERT_HEAD(&w->pipes, p, link);
 		w->npipes_free++;
+		if (!tk_timer_pending(&w->pipe_timer))
+			(void)tk_timer_arm(w->l, &w->pipe_timer, DP_PIPE_IDLE);
 		return;
 	}
-	w->piped -= len;
+	w->piped -= p->len;
+	pipe_close(w, p);
+}
+
+static void
+pipe_close(struct worker *w, struct dp_pipe *p)
+{
 	close(p->rfd);
 	close(p->wfd);
 	free(p);
 	w->npipes--;
+}
+
+/*
+ * Close the spares unused for DP_PIPE_IDLE, and look again when the
+ * next one will have been.  The list is newest first, so those are its
+ * tail.  Should the timer not arm, the next pipe_put arms it.
+ */
+static void
+pipes_idle(struct tk_loop *l, struct tk_timer *t)
+{
+	struct worker	*w = t->arg;
+	struct dp_pipe	*p, *old, *last = NULL;
+	uint64_t	 now = tk_loop_now(l);
+
+	SLIST_FOREACH(p, &w->pipes, link) {
+		if (now - p->since >= DP_PIPE_IDLE)
+			break;
+		last = p;
+	}
+	if (last == NULL)
+		SLIST_INIT(&w->pipes);
+	else
+		SLIST_NEXT(last, link) = NULL;
+	for (; p != NULL; p = old) {
+		old = SLIST_NEXT(p, link);
+		w->npipes_free--;
+		pipe_close(w, p);
+	}
+	if (last != NULL)
+		(void)tk_timer_arm_at(l, t, last->since + DP_PIPE_IDLE);
 }
 
 /* Close w's spare pipes; for the worker's end. */
@@ -654,12 +769,11 @@ dp_pipes_free(struct worker *w)
 {
 	struct dp_pipe	*p;
 
+	if (w->pipe_timer.fn != NULL)
+		tk_timer_cancel(w->l, &w->pipe_timer);
 	while ((p = SLIST_FIRST(&w->pipes)) != NULL) {
 		SLIST_REMOVE_HEAD(&w->pipes, link);
 		w->npipes_free--;
-		close(p->rfd);
-		close(p->wfd);
-		free(p);
-		w->npipes--;
+		pipe_close(w, p);
 	}
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "tenk/log.h"
+#include "tenk/uring.h"
 #include "tenkd.h"
 
 /*
@@ -74,9 +75,12 @@ echo_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 	(void)sa;
 	(void)salen;
 	c->state = 0;
-	/* On completions nothing happens until the step starts the recv. */
+	/*
+	 * On completions nothing happens until the step starts the recv:
+	 * the first runs from the run queue, as the others do.
+	 */
 	if (w->cq)
-		echo_step(w, c);
+		tk_io_wake(w->l, &c->io);
 }
 
 /*
@@ -86,6 +90,8 @@ echo_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 static struct conn *
 echo_flow(struct tk_io *io, int role, struct dp_flow *f)
 {
+	static struct dp_pipe	*nopipe = &dp_nopipe;
+	static uint8_t		 off = DP_S_OFF;
 	struct conn		*c = (struct conn *)io;
 	struct conn_acct	*a = c->acct ? CONN_ACCT(
 				    (struct worker *)io->arg, c) : NULL;
@@ -97,9 +103,10 @@ echo_flow(struct tk_io *io, int role, struct dp_flow *f)
 		f->tsrc = f->tdst = ((struct tconn *)c)->t;
 	f->q = &c->outq;
 	f->flags = &c->state;
+	f->pipe = &nopipe;		/* never spliced */
+	f->spl = &off;
 	f->c = c;
 	f->nin = a != NULL ? &a->in : NULL;
-	f->nout = a != NULL ? &a->out : NULL;
 	return c;
 }
 

@@ -12,7 +12,6 @@
  * checks.  A reload or an upgrade reads the command line again, so it
  * is kept here as it was typed, and the path of the binary with it.
  */
-#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -23,7 +22,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
-#include <libutil.h>
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
@@ -76,6 +74,7 @@ enum {
 	/* issue 15: PROXY protocol in (pin.c) */
 	OPT_ACCEPT_PROXY,
 	OPT_ACCEPT_PROXY_TIMEOUT,
+	OPT_ACCEPT_PROXY_FROM,		/* issue 22 */
 	/* issue 24: TLS (tlsterm.c), in enum tls_opt's order */
 	OPT_TLS_CERT,
 	OPT_TLS_CIPHERS,
@@ -95,6 +94,7 @@ enum {
 	OPT_FAIL_MAX,
 	OPT_FAIL_TIMEOUT,
 	OPT_FIN_TIMEOUT,
+	OPT_HASH_KEY,
 	OPT_MAXPERIP,
 	OPT_RETRIES,
 	OPT_SEND_PROXY,
@@ -109,6 +109,8 @@ _Static_assert(OPT_TLS_VERSION - OPT_TLS_CERT == TLSOPT_VERSION &&
 
 static const struct option longopts[] = {
 	{ "accept-proxy",	no_argument,	   NULL, OPT_ACCEPT_PROXY },
+	{ "accept-proxy-from",	required_argument, NULL,
+	    OPT_ACCEPT_PROXY_FROM },
 	{ "accept-proxy-timeout", required_argument, NULL,
 	    OPT_ACCEPT_PROXY_TIMEOUT },
 	{ "access-log",		required_argument, NULL, OPT_ACCESS_LOG },
@@ -131,6 +133,7 @@ static const struct option longopts[] = {
 	{ "fail-timeout",	required_argument, NULL, OPT_FAIL_TIMEOUT },
 	{ "fin-timeout",	required_argument, NULL, OPT_FIN_TIMEOUT },
 	{ "group",		required_argument, NULL, OPT_GROUP },
+	{ "hash-key",		required_argument, NULL, OPT_HASH_KEY },
 	{ "help",		no_argument,	   NULL, 'h' },
 	{ "idle-timeout",	required_argument, NULL, OPT_IDLE },
 	{ "listen",		required_argument, NULL, 'l' },
@@ -165,23 +168,33 @@ static const struct option longopts[] = {
 
 struct server	 srv;
 
-static struct pidfh	*pidfh;
 static char		*proxy_opt;	/* first proxy option seen */
 static int		 listen_given;	/* --listen on the command line */
 
 /*
  * -f/--config: the file's options, applied after the command line's
- * except those the command line gives (next_option).
+ * except those the command line gives (next_option).  The list grows by
+ * doubling: a file may hold 100,000 lines and more.  An option that is
+ * not repeatable given twice is said (conf_option), with both lines;
+ * the last one is used, as on the command line, where getopt(3) gives
+ * each in turn, and as HAProxy does with most of its keywords.
  */
+#define OPTVAL_MAX	512		/* option values: 'a' to OPT_* */
+#define CONF_REPEATS	10		/* repeated options said */
 struct confopt {
 	int		 ch;
 	char		*opt;		/* "FILE:LINE: NAME", for messages */
 	char		*arg;
 };
 static char		*conf_path;
-static struct confopt	*confopts;
-static size_t		 nconfopts, confnext;
-static unsigned char	 cmdline_gave[512];	/* by option value */
+static struct {
+	struct confopt	*v;
+	size_t		 n, cap, next;
+	size_t		 last[OPTVAL_MAX];	/* its index + 1, by value */
+	int		 repeats;		/* options given twice */
+	int		 quiet;			/* said by the reload's check */
+} confl;
+static unsigned char	 cmdline_gave[OPTVAL_MAX];	/* by option value */
 static int		 cmdline_done;
 
 /*
@@ -199,7 +212,6 @@ static struct config	 parsed_cfg;
 static struct pxconf	 pxcf0;
 static struct hcconf	 hccf0;
 static struct pinconf	 pincf0;
-static int		 pidfile_later;	/* an upgrade: the old one holds it */
 static int		 upgraded;	/* started by an old master's SIGUSR2 */
 
 static noreturn void	usage(int);
@@ -222,6 +234,7 @@ static void	force_all(void);
 static void	worker_done(struct tk_loop *, struct tk_msg *);
 static void	save_args(int, char *[]);
 static void	confopts_free(void);
+static int	repeatable(int);
 static const char *changed(const struct config *, const struct config *);
 static int	upgrade_fd(void);
 
@@ -239,13 +252,16 @@ usage(int full)
 	    "\t[--pidfile path] [--user user] [--group group] [--workers n]\n"
 	    "\t[--metrics addr:port] [--accept-proxy] "
 	    "[--accept-proxy-timeout dur]\n"
+	    "\t[--accept-proxy-from cidr,...]\n"
 	    "\t[--tls-cert file --tls-key file ...] [--tls-ciphers list]\n"
 	    "\t[--tls-handshake-timeout dur] [--tls-ticket-period dur]\n"
 	    "\t[--tls-version 1.2|1.3] [--check] [-f file]\n"
-	    "       tenkd proxy -u host:port[,weight=n][,backup][,tls"
-	    "[,sni=name][,ca=file]\n"
-	    "\t[,noverify]] ... [--sni-route name=host:port,...]\n"
-	    "\t[--balance rr|leastconn|source] [--connect-timeout dur]\n"
+	    "       tenkd proxy -u host:port[,weight=n][,backup][,name=name]"
+	    "[,tls\n"
+	    "\t[,sni=name][,ca=file][,noverify]] ... "
+	    "[--sni-route name=host:port,...]\n"
+	    "\t[--balance rr|leastconn|hash|source] [--connect-timeout dur]\n"
+	    "\t[--hash-key source|source-port]\n"
 	    "\t[--fin-timeout dur] [--retries n] [--fail-max n]\n"
 	    "\t[--fail-timeout dur] [--max-conns-per-ip n] "
 	    "[--send-proxy v1|v2]\n"
@@ -298,6 +314,10 @@ usage(int full)
 	    "                           its client is the peer\n"
 	    "      --accept-proxy-timeout DUR  for the whole header "
 	    "(default 5s)\n"
+	    "      --accept-proxy-from CIDR,...  only from these peers "
+	    "(implies\n"
+	    "                           --accept-proxy; others are "
+	    "closed)\n"
 	    "      --tls-cert FILE      serve TLS with this certificate "
 	    "chain (PEM),\n"
 	    "                           repeatable: chosen by the name "
@@ -317,10 +337,12 @@ usage(int full)
 	    "the command\n"
 	    "                           line's take precedence\n"
 	    "proxy:\n"
-	    "  -u, --upstream H:P[,weight=N][,backup]  an upstream, "
-	    "repeatable; a backup\n"
-	    "                           only while every other one is down;"
-	    "\n"
+	    "  -u, --upstream H:P[,weight=N][,backup][,name=NAME]  an "
+	    "upstream,\n"
+	    "                           repeatable; a backup only while "
+	    "every other one\n"
+	    "                           is down; NAME for --balance hash "
+	    "(default H:P);\n"
 	    "                           ,tls[,sni=NAME][,ca=FILE][,noverify]:"
 	    " over TLS,\n"
 	    "                           verified (default: system CAs, its "
@@ -330,7 +352,10 @@ usage(int full)
 	    "                           in the ClientHello, TLS passed on "
 	    "untouched\n"
 	    "      --balance METHOD     rr (weighted, default), leastconn "
-	    "or source\n"
+	    "or hash\n"
+	    "                           (consistent; source is the same)\n"
+	    "      --hash-key KEY       hash: source (address, default) or "
+	    "source-port\n"
 	    "      --connect-timeout DUR  per connect attempt (default 5s)\n"
 	    "      --fin-timeout DUR    close a silent half-closed session "
 	    "(default 30s)\n"
@@ -381,14 +406,50 @@ add_listen(const char *opt, const char *arg)
 		snprintf(buf, sizeof(buf), "0.0.0.0:%s", arg + 2);
 		s = buf;
 	}
-	if (arg[strspn(arg, "0123456789")] == '\0')
-		tk_cli_bad(opt, arg, "missing host (as in 127.0.0.1:7777)");
 	if (tk_addr_parse(s, DEFAULT_PORT, &a, &err) == -1)
-		tk_cli_bad(opt, arg, "%s", err);
+		tk_cli_bad_addr(opt, arg, err);
 	for (i = 0; i < srv.cfg.nlisten; i++)
 		if (tk_addr_port(&a) != 0 && tk_addr_eq(&a, &srv.cfg.listen[i]))
 			tk_cli_bad(opt, arg, "given twice");
 	srv.cfg.listen[srv.cfg.nlisten++] = a;
+}
+
+/* Whether host (as tk_addr_fmt_host writes it) is every address. */
+static int
+wildcard(const char *host)
+{
+	return strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0;
+}
+
+/*
+ * The --metrics address on a listener's, which would meet tenkd's own
+ * socket there and fail as "address in use (by another process)":
+ * refused as a repeated --listen is, exit 2.
+ */
+static void
+metrics_clash(void)
+{
+	const struct tk_addr	*m;
+	char			 hm[TK_ADDRSTRLEN], hl[TK_ADDRSTRLEN];
+	char			 name[TK_ADDRSTRLEN];
+	int			 i;
+
+	if ((m = metrics_addr()) == NULL || tk_addr_port(m) == 0)
+		return;
+	tk_addr_fmt(m, name, sizeof(name));
+	tk_addr_fmt_host(m, hm, sizeof(hm));
+	for (i = 0; i < srv.cfg.nlisten; i++) {
+		if (tk_addr_eq(m, &srv.cfg.listen[i]))
+			tk_cli_bad("--metrics", name, "given twice (also a "
+			    "--listen address)");
+		tk_addr_fmt_host(&srv.cfg.listen[i], hl, sizeof(hl));
+		/* A wildcard and an address of its family, one port. */
+		if (tk_addr_port(m) == tk_addr_port(&srv.cfg.listen[i]) &&
+		    m->ss.ss_family == srv.cfg.listen[i].ss.ss_family &&
+		    (wildcard(hm) || wildcard(hl)))
+			tk_cli_bad("--metrics", name, "overlaps --listen %s",
+			    tk_addr_fmt(&srv.cfg.listen[i], hl, sizeof(hl)));
+	}
 }
 
 /*
@@ -402,7 +463,7 @@ parse_args(int argc, char *argv[])
 	struct config		*cfg = &srv.cfg;
 	struct passwd		*pw;
 	struct group		*gr;
-	const char		*opt;
+	const char		*opt, *err;
 	int			 ch, lvl, help = 0, version = 0, list = 0;
 
 	cfg->threads = 0;
@@ -436,6 +497,11 @@ parse_args(int argc, char *argv[])
 			version = 1;
 			break;
 		case OPT_ACCEPT_PROXY:
+			pincf.on = 1;
+			break;
+		case OPT_ACCEPT_PROXY_FROM:
+			if (pin_from_add(optarg, &err) == -1)
+				tk_cli_bad(opt, optarg, "%s", err);
 			pincf.on = 1;
 			break;
 		case OPT_ACCEPT_PROXY_TIMEOUT:
@@ -595,6 +661,7 @@ parse_args(int argc, char *argv[])
 	}
 	if (cfg->nlisten == 0)
 		add_listen("--listen", DEFAULT_LISTEN);
+	metrics_clash();
 	if (cfg->threads == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -607,7 +674,8 @@ parse_args(int argc, char *argv[])
  * value in optarg: the command line's (getopt), then those of the -f
  * file that the command line did not give, so that the command line
  * takes precedence; for a repeatable option (--listen, --upstream,
- * --source) one given on the command line replaces all of the file's.
+ * --source, --accept-proxy-from) one given on the command line replaces
+ * all of the file's.
  * Returns -1 at the end.  Start-up; errors exit 2.
  */
 static int
@@ -629,6 +697,10 @@ next_option(int argc, char *argv[], const char **opt)
 			    conf_read(conf_path, conf_option, NULL, err,
 			    sizeof(err)) == -1)
 				tk_cli_bad(NULL, NULL, "%s", err);
+			if (confl.repeats > CONF_REPEATS && !confl.quiet)
+				tk_cli_warn(conf_path, NULL, "%d more options "
+				    "given twice", confl.repeats -
+				    CONF_REPEATS);
 			break;
 		}
 		*opt = tk_cli_opt();
@@ -640,8 +712,8 @@ next_option(int argc, char *argv[], const char **opt)
 			tk_cli_bad(*opt, optarg, "given twice");
 		conf_path = xstrdup(optarg);
 	}
-	while (confnext < nconfopts) {
-		co = &confopts[confnext++];
+	while (confl.next < confl.n) {
+		co = &confl.v[confl.next++];
 		if (cmdline_gave[co->ch])
 			continue;
 		*opt = co->opt;
@@ -654,7 +726,9 @@ next_option(int argc, char *argv[], const char **opt)
 /*
  * One line of the -f file (conf_read): the option by its long name,
  * checked as getopt would, kept for next_option().  Exits 2 naming
- * FILE:LINE on an unknown option, a missing value or one too many.
+ * FILE:LINE on an unknown option, a missing value or one too many.  An
+ * option given twice that is not a list (listen, upstream, source,
+ * accept-proxy-from) is said on stderr, naming both lines.
  */
 static void
 conf_option(void *arg, const char *where, const char *name,
@@ -663,6 +737,7 @@ conf_option(void *arg, const char *where, const char *name,
 	const struct option	*o;
 	struct confopt		*co;
 	char			 opt[400];
+	size_t			 k;
 
 	(void)arg;
 	snprintf(opt, sizeof(opt), "%s: %s", where, name);
@@ -678,11 +753,31 @@ conf_option(void *arg, const char *where, const char *name,
 		tk_cli_bad(opt, value, "takes no value");
 	if (o->has_arg == required_argument && value == NULL)
 		tk_cli_bad(opt, NULL, "needs a value");
-	confopts = xreallocarray(confopts, nconfopts + 1, sizeof(*confopts));
-	co = &confopts[nconfopts++];
+	if ((k = confl.last[o->val]) != 0 && !repeatable(o->val) &&
+	    ++confl.repeats <= CONF_REPEATS && !confl.quiet) {
+		/* Its "FILE:LINE", without the ": NAME" that follows. */
+		co = &confl.v[k - 1];
+		tk_cli_warn(opt, NULL, "given before, at %.*s; the last one "
+		    "is used", (int)(strlen(co->opt) - strlen(name) - 2),
+		    co->opt);
+	}
+	if (confl.n == confl.cap) {
+		confl.cap = confl.cap == 0 ? 64 : confl.cap * 2;
+		confl.v = xreallocarray(confl.v, confl.cap, sizeof(*confl.v));
+	}
+	co = &confl.v[confl.n++];
 	co->ch = o->val;
 	co->opt = xstrdup(opt);
 	co->arg = value != NULL ? xstrdup(value) : NULL;
+	confl.last[o->val] = confl.n;
+}
+
+/* Whether option ch adds to a list, each time it is given. */
+static int
+repeatable(int ch)
+{
+	return ch == 'l' || ch == 'u' || ch == OPT_SOURCE ||
+	    ch == OPT_ACCEPT_PROXY_FROM;
 }
 
 /* The -f file's options, once parse_args() applied them. */
@@ -690,14 +785,15 @@ static void
 confopts_free(void)
 {
 	size_t	i;
+	int	quiet = confl.quiet;
 
-	for (i = 0; i < nconfopts; i++) {
-		free(confopts[i].opt);
-		free(confopts[i].arg);
+	for (i = 0; i < confl.n; i++) {
+		free(confl.v[i].opt);
+		free(confl.v[i].arg);
 	}
-	free(confopts);
-	confopts = NULL;
-	nconfopts = confnext = 0;
+	free(confl.v);
+	memset(&confl, 0, sizeof(confl));
+	confl.quiet = quiet;
 }
 
 /*
@@ -716,18 +812,19 @@ proxy_option(int ch, const char *opt, const char *arg)
 	switch (ch) {
 	case 'u':
 		if (upstream_add(arg, &err) == -1)
-			tk_cli_bad(opt, arg, "%s", err);
+			tk_cli_bad_addr(opt, arg, err);
 		break;
 	case OPT_BALANCE:
 		if (strcmp(arg, "rr") == 0)
 			pxcf.balance = BALANCE_RR;
 		else if (strcmp(arg, "leastconn") == 0)
 			pxcf.balance = BALANCE_LEASTCONN;
-		else if (strcmp(arg, "source") == 0)
-			pxcf.balance = BALANCE_SOURCE;
+		else if (strcmp(arg, "hash") == 0 ||
+		    strcmp(arg, "source") == 0)
+			pxcf.balance = BALANCE_HASH;
 		else
 			tk_cli_bad(opt, arg,
-			    "not a method (rr, leastconn, source)");
+			    "not a method (rr, leastconn, hash, source)");
 		break;
 	case OPT_CHECK_EXPECT:
 		if (*arg == '\0')
@@ -769,6 +866,19 @@ proxy_option(int ch, const char *opt, const char *arg)
 	case OPT_FIN_TIMEOUT:
 		pxcf.fin_timeout = tk_cli_duration(opt, arg, 0,
 		    24 * 3600 * TK_SEC, "0 to 24h");
+		break;
+	case OPT_HASH_KEY:
+		if (strcmp(arg, "source") == 0)
+			pxcf.hash_key = HKEY_SOURCE;
+		else if (strcmp(arg, "source-port") == 0)
+			pxcf.hash_key = HKEY_SOURCE_PORT;
+		else if (strcmp(arg, "sni") == 0)
+			/* The name TLS routing will read: proxy.c hash_slot. */
+			tk_cli_bad(opt, arg, "needs TLS routing, which this "
+			    "tenkd does not have yet");
+		else
+			tk_cli_bad(opt, arg,
+			    "not a key (source, source-port)");
 		break;
 	case OPT_MAXPERIP:
 		pxcf.max_per_ip = tk_cli_num(opt, arg, 0, CONNCAP_MAX);
@@ -880,6 +990,39 @@ set_limits(void)
 }
 
 /*
+ * Exit 1 for a socket that could not be bound to a, errno saying why;
+ * on EACCES for a port below net.ipv4.ip_unprivileged_port_start, with
+ * the two ways to it.  what names the socket ("listen on", "--metrics").
+ */
+static noreturn void
+bind_fail(const char *what, const struct tk_addr *a)
+{
+	char	name[TK_ADDRSTRLEN];
+	int	low = tk_sock_unpriv_port();
+
+	tk_addr_fmt(a, name, sizeof(name));
+	if (errno == EACCES && tk_addr_port(a) > 0 && tk_addr_port(a) < low)
+		fatalx("%s %s: %s: a port below %d needs CAP_NET_BIND_SERVICE, "
+		    "or let tenkd.socket bind it", what, name, strerror(EACCES),
+		    low);
+	fatal("%s %s", what, name);
+}
+
+/*
+ * --check, which binds nothing: exit 1 as bind_fail() if a's port needs
+ * a capability this process lacks.
+ */
+static void
+check_bind(const char *what, const struct tk_addr *a)
+{
+	if (a == NULL || tk_addr_port(a) <= 0 ||
+	    tk_addr_port(a) >= tk_sock_unpriv_port() || tk_sock_cap_bind())
+		return;
+	errno = EACCES;
+	bind_fail(what, a);
+}
+
+/*
  * Refuse an address another process listens on, before binding our own
  * SO_REUSEPORT sockets there, which the kernel would let us add to a
  * group another tenkd (any process of the same user with SO_REUSEPORT)
@@ -891,6 +1034,14 @@ set_limits(void)
  * same window and more parsing, and the kernel offers no atomic "join
  * only a group of my own".  Port 0 needs no probe: the kernel picks a
  * free port.  Exits 1 with "address in use".
+ *
+ * The probe's bind also fails on connections that hold the port, such
+ * as those in TIME_WAIT after a server that closed first stopped, when
+ * they were bound without SO_REUSEADDR (or with SO_REUSEPORT alone): not
+ * an owner, and our own binds (SO_REUSEADDR and SO_REUSEPORT) may well
+ * pass them.  So a refused probe asks the kernel whether a listener is
+ * there (tk_sock_listener), and only a listener, or no answer, is "in
+ * use by another process"; otherwise our binds decide.
  */
 static void
 probe_owner(const struct tk_addr *a)
@@ -911,11 +1062,17 @@ probe_owner(const struct tk_addr *a)
 	if (bind(fd, (const struct sockaddr *)&a->ss, a->len) == -1) {
 		err = errno;
 		close(fd);
+		tk_addr_fmt(a, name, sizeof(name));
+		if (err == EADDRINUSE && tk_sock_listener(a) == 0) {
+			log_debug("%s: %s held, by no listener", __func__,
+			    name);
+			return;
+		}
 		errno = err;
 		if (err == EADDRINUSE)
 			fatalx("listen on %s: address in use (by another "
-			    "process)", tk_addr_fmt(a, name, sizeof(name)));
-		fatal("listen on %s", tk_addr_fmt(a, name, sizeof(name)));
+			    "process)", name);
+		bind_fail("listen on", a);
 	}
 	close(fd);
 }
@@ -1032,9 +1189,15 @@ open_listeners(void)
 		for (t = 0; t < LISTEN_FDS(cfg); t++) {
 			fd = tk_sock_listen(&cfg->listen[i], backlog,
 			    TK_SOCK_REUSEPORT | TK_SOCK_V6ONLY);
-			if (fd == -1)
-				fatal("listen on %s", tk_addr_fmt(
+			if (fd == -1 && errno == EADDRINUSE)
+				fatalx("listen on %s: address in use, though "
+				    "no listener holds it: by connections (in "
+				    "TIME_WAIT, for up to a minute) of a "
+				    "server that set neither SO_REUSEADDR nor "
+				    "SO_REUSEPORT", tk_addr_fmt(
 				    &cfg->listen[i], name, sizeof(name)));
+			if (fd == -1)
+				bind_fail("listen on", &cfg->listen[i]);
 			if (t == 0 && tk_addr_port(&cfg->listen[i]) == 0) {
 				if (tk_sock_local(fd, &a) == -1)
 					fatal("getsockname");
@@ -1051,28 +1214,20 @@ open_listeners(void)
 
 /*
  * --check: whether path (NULL: not asked for) can be opened for writing
- * as tenkd will open it, before any privilege is dropped.  An existing
- * file is opened for append and left as it was, so checking beside a
- * running tenkd truncates nothing and ignores its pidfile lock; a
- * missing one is created and removed.  Dies with one line otherwise.
+ * as tenkd will open it (safefile_check), before any privilege is
+ * dropped.  Dies with one line otherwise.
  */
 static void
 check_path(const char *what, const char *path)
 {
-	int	fd, created = 0;
+	struct fowner	o;
+	char		err[256];
 
 	if (path == NULL)
 		return;
-	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd == -1 && errno == ENOENT) {
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		created = fd != -1;
-	}
-	if (fd == -1)
-		fatal("%s %s", what, path);
-	close(fd);
-	if (created && unlink(path) == -1)
-		fatal("%s %s: removing the file made to check it", what, path);
+	safefile_owner(&srv.cfg, &o);
+	if (safefile_check(path, &o, err, sizeof(err)) == -1)
+		fatalx("%s %s: %s", what, path, err);
 }
 
 /*
@@ -1365,6 +1520,8 @@ main_reparse(const char *text, size_t len, int check)
 	listen_given = 0;
 	memset(cmdline_gave, 0, sizeof(cmdline_gave));
 	cmdline_done = 0;
+	/* The check says what the file repeats; each new worker, not. */
+	confl.quiet = !check;
 	free(conf_path);
 	conf_path = NULL;
 	conf_text = text;
@@ -1423,64 +1580,13 @@ main_self(void)
 	return self_path;
 }
 
-/*
- * The old master, handing over in an upgrade: the pidfile gets the new
- * master's pid and is closed without being removed, which releases the
- * lock for the new master to take (main_pidfile_take).
- */
-void
-main_pidfile_handover(pid_t pid)
-{
-	char	buf[32];
-	int	fd, n;
-
-	if (pidfh == NULL)
-		return;
-	fd = pidfile_fileno(pidfh);
-	n = snprintf(buf, sizeof(buf), "%d", (int)pid);
-	if (ftruncate(fd, 0) == -1 || pwrite(fd, buf, n, 0) != n)
-		log_warn("pidfile %s", srv.cfg.pidfile);
-	/*
-	 * Unlocked for every holder of this open file (reopen.c's opener,
-	 * forked before, holds it too and outlives us), then closed.
-	 */
-	(void)flock(fd, LOCK_UN);
-	(void)pidfile_close(pidfh);
-	pidfh = NULL;
-}
-
-/*
- * The new master after an upgrade: take the pidfile once the old master
- * let it go.  Returns 1 when done (or nothing to do), 0 to try again.
- */
-int
-main_pidfile_take(void)
-{
-	pid_t	other;
-
-	if (!pidfile_later)
-		return 1;
-	if ((pidfh = pidfile_open(srv.cfg.pidfile, 0644, &other)) == NULL) {
-		if (errno == EEXIST || errno == EAGAIN)
-			return 0;
-		log_warn("pidfile %s", srv.cfg.pidfile);
-		pidfile_later = 0;
-		return 1;
-	}
-	if (pidfile_write(pidfh) == -1)
-		log_warn("pidfile %s", srv.cfg.pidfile);
-	pidfile_later = 0;
-	log_info("pidfile %s: taken over", srv.cfg.pidfile);
-	return 1;
-}
-
 int
 main(int argc, char *argv[], char *envp[])
 {
 	struct config	*cfg = &srv.cfg;
+	struct fowner	 owner;
 	struct tk_loop	*l;
 	sigset_t	 all, old;
-	pid_t		 other;
 	int		*lfds, i, error, upfd, wk = 0;
 	char		 name[TK_ADDRSTRLEN], idle[32], drain[32];
 
@@ -1496,6 +1602,13 @@ main(int argc, char *argv[], char *envp[])
 	upgraded = upfd != -1;
 	log_init("tenkd", cfg->log_level, cfg->syslog ? LOG_F_SYSLOG :
 	    LOG_F_STAMP);
+	/*
+	 * Start-up facts after what could still fail, or after its error;
+	 * but not in an upgrade's new master, whose old one waits on it
+	 * and reports its failure: there each step is told as it comes.
+	 */
+	if (!upgraded)
+		log_hold(1);
 	signal(SIGPIPE, SIG_IGN);
 	set_limits();
 	mem_init();
@@ -1506,6 +1619,12 @@ main(int argc, char *argv[], char *envp[])
 			    cfg->backend : "default");
 		check_path("pidfile", cfg->pidfile);
 		check_path("access log", cfg->access_log);
+		/* Sockets from systemd take the place of --listen. */
+		for (i = 0; getenv("LISTEN_FDS") == NULL && i < cfg->nlisten;
+		    i++)
+			check_bind("listen on", &cfg->listen[i]);
+		check_bind("--metrics", metrics_addr());
+		log_hold(0);
 		log_info("configuration OK: %s, %d thread%s, backend %s, "
 		    "%d address%s", cfg->mode, cfg->threads,
 		    cfg->threads == 1 ? "" : "s", tk_loop_backend(l),
@@ -1514,34 +1633,19 @@ main(int argc, char *argv[], char *envp[])
 		return 0;
 	}
 
-	if (cfg->pidfile != NULL) {
-		if ((pidfh = pidfile_open(cfg->pidfile, 0644, &other)) ==
-		    NULL) {
-			if (errno == EEXIST && upfd != -1 &&
-			    other == getppid()) {
-				log_info("pidfile %s: the old master (pid %d) "
-				    "holds it until it hands over",
-				    cfg->pidfile, (int)other);
-				pidfile_later = 1;
-			} else if (upfd != -1)
-				/* As --user, say: the old master writes it. */
-				log_warn("pidfile %s: not taken over",
-				    cfg->pidfile);
-			else if (errno == EEXIST)
-				fatalx("pidfile %s: already running as pid %d",
-				    cfg->pidfile, (int)other);
-			else
-				fatal("pidfile %s", cfg->pidfile);
-		}
-	}
+	safefile_owner(cfg, &owner);
+	pidfile_start(cfg->pidfile, &owner, upfd != -1);
+	if (upgraded)
+		reopen_adopt();
 	conn_access_open();
 	if (metrics_open() == -1)
-		fatal("--metrics");
+		bind_fail("--metrics", metrics_addr());
 	lfds = open_listeners();
 	reopen_init();
 	drop_privileges();
-	if (pidfh != NULL && pidfile_write(pidfh) == -1)
+	if (pidfile_put(getpid()) == -1)
 		fatal("pidfile %s", cfg->pidfile);
+	log_hold(0);
 	/* -f: an implicit master, so that SIGHUP can reload. */
 	if (cfg->workers > 1 || conf_path != NULL) {
 		/* The master returns -1 when its workers are gone. */
@@ -1550,14 +1654,10 @@ main(int argc, char *argv[], char *envp[])
 			for (i = 0; i < cfg->nlisten * LISTEN_FDS(cfg); i++)
 				close(lfds[i]);
 			free(lfds);
-			if (pidfh != NULL)
-				(void)pidfile_remove(pidfh);
+			pidfile_end(1);
 			return 0;
 		}
-		if (pidfh != NULL)
-			(void)pidfile_close(pidfh);
-		pidfh = NULL;
-		pidfile_later = 0;
+		pidfile_end(0);
 		/* Keep this worker's slice of the listeners only. */
 		for (i = 0; i < cfg->nlisten * LISTEN_FDS(cfg); i++)
 			if (i % LISTEN_FDS(cfg) / cfg->threads != wk)
@@ -1634,8 +1734,7 @@ main(int argc, char *argv[], char *envp[])
 	tk_loop_free(srv.l);
 	if (srv.access_fd != -1)
 		close(srv.access_fd);
-	if (pidfh != NULL)
-		(void)pidfile_remove(pidfh);
+	pidfile_end(1);
 	log_info("exiting");
 	return 0;
 }

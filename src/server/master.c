@@ -79,6 +79,7 @@
 #define READY_WAIT	(30 * TK_SEC)	/* a new generation, a new master */
 #define CHECK_WAIT	10000		/* ms for the reload's check */
 #define PIDFILE_RETRY	(100 * TK_MSEC)
+#define BADSNAP_EVERY	(10 * TK_SEC)	/* a line about bad figures */
 #define MAXKIDS		(4 * MAXWORKERS)	/* with old generations */
 #define UPS_LINE	"=upstream "	/* the check's list, a line each */
 /* What the check may say: every upstream's line, and an error's. */
@@ -326,9 +327,12 @@ snap_add(struct msnap *a, const struct msnap *b, int gauges, int ul)
 	a->st.accepted += b->st.accepted;
 	for (i = 0; i < CONN_NREASONS; i++)
 		a->st.closed[i] += b->st.closed[i];
-	a->st.bytes_in += b->st.bytes_in;
-	a->st.bytes_out += b->st.bytes_out;
+	for (i = 0; i < SIDE_N; i++) {
+		a->st.bytes_in[i] += b->st.bytes_in[i];
+		a->st.bytes_out[i] += b->st.bytes_out[i];
+	}
 	a->st.spliced += b->st.spliced;
+	a->st.nopipe += b->st.nopipe;
 	a->st.noport += b->st.noport;
 	a->st.iterations += b->st.iterations;
 	a->st.ring_dry += b->st.ring_dry;
@@ -368,26 +372,72 @@ snap_add(struct msnap *a, const struct msnap *b, int gauges, int ul)
 	a->fds += b->fds;
 }
 
+/*
+ * What is wrong with the n bytes at m from worker k (n is the whole
+ * datagram's length), or NULL when they are its figures: one struct
+ * msnap, from k's own pid, whose text and upstream count fit their
+ * arrays.  A worker is our own code, but its figures are read into
+ * the master's memory and its text written out by length, so that
+ * length is checked, not trusted.
+ */
+static const char *
+snap_bad(const struct child *k, const struct msnap *m, ssize_t n)
+{
+	if (n != (ssize_t)sizeof(*m))
+		return n > (ssize_t)sizeof(*m) ? "too long" : "too short";
+	if (m->pid != k->pid)
+		return "another pid";
+	if (m->textlen > sizeof(m->text))
+		return "text length past its buffer";
+	if (m->nups > MAXUPSTREAMS)
+		return "too many upstreams";
+	return NULL;
+}
+
+/* Say that worker k sent figures we dropped, once in BADSNAP_EVERY. */
+static void
+snap_warn(const struct child *k, const char *why)
+{
+	static uint64_t	 last, skipped;
+	uint64_t	 now = tk_clock_mono();
+
+	if (last != 0 && now - last < BADSNAP_EVERY) {
+		skipped++;
+		return;
+	}
+	log_warnx("worker %d (pid %d): malformed figures dropped: %s (%llu "
+	    "more since the last line)", k->slot, (int)k->pid, why,
+	    (unsigned long long)skipped);
+	last = now;
+	skipped = 0;
+}
+
 /* Figures from worker k, its ready byte, or its socket closed. */
 static void
 kid_read(struct tk_loop *l, struct tk_io *io)
 {
 	static struct msnap	 m;
 	struct child		*k = io->arg;
+	const char		*why;
 	ssize_t			 n;
 
 	for (;;) {
-		n = recv(io->fd, &m, sizeof(m), 0);
-		if (n == (ssize_t)sizeof(m)) {
-			k->cur = m;
+		/* MSG_TRUNC: the datagram's length, if longer (Linux 3.4). */
+		n = recv(io->fd, &m, sizeof(m), MSG_TRUNC);
+		if (n == 1 && ((char *)&m)[0] == 'R') {
+			k->ready = 1;
+			continue;
+		}
+		if (n > 0) {
+			/* An answer all the same: nobody waits for more. */
+			if ((why = snap_bad(k, &m, n)) != NULL)
+				snap_warn(k, why);
+			else
+				k->cur = m;
 			if (k->asked) {
 				k->asked = 0;
 				pending--;
 			}
-			continue;
-		}
-		if (n == 1 && ((char *)&m)[0] == 'R') {
-			k->ready = 1;
 			continue;
 		}
 		if (n == -1 && errno == EINTR)
@@ -396,8 +446,6 @@ kid_read(struct tk_loop *l, struct tk_io *io)
 			tk_io_block(io, TK_EV_READ);
 			break;
 		}
-		if (n > 0)
-			continue;	/* not ours: a short datagram */
 		(void)tk_io_close(l, io);
 		if (k->asked) {
 			k->asked = 0;
@@ -627,7 +675,7 @@ reload_check(const char *text, size_t len)
 	size_t		 have = 0;
 	ssize_t		 n;
 	pid_t		 pid;
-	int		 fd[2], st, i, left = CHECK_WAIT, prefix;
+	int		 fd[2], st, i, left = CHECK_WAIT, prefix, ok;
 
 	if (pipe2(fd, O_CLOEXEC) == -1) {
 		log_warn("reload: pipe");
@@ -672,28 +720,33 @@ reload_check(const char *text, size_t len)
 	}
 	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
 		;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && left > 0) {
+	ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && left > 0;
+	if (ok) {
 		for (i = 0; i < new_nups; i++)
 			free(new_ups[i]);
 		new_nups = 0;
-		for (p = out; (line = strsep(&p, "\n")) != NULL;)
-			if (strncmp(line, UPS_LINE, strlen(UPS_LINE)) == 0 &&
-			    new_nups < MAXUPSTREAMS)
-				new_ups[new_nups++] = xstrdup(line +
-				    strlen(UPS_LINE));
-		return 0;
 	}
-	/* Its lines, without the "tenkd: " that tk_cli_bad() puts. */
+	/*
+	 * The upstream list, and its other lines (an error; warnings such
+	 * as an option given twice), without the "tenkd: " that
+	 * tk_cli_bad() and tk_cli_warn() put.
+	 */
 	prefix = (int)strlen(getprogname());
 	for (p = out; (line = strsep(&p, "\n")) != NULL;) {
 		if (*line == '\0')
 			continue;
+		if (strncmp(line, UPS_LINE, strlen(UPS_LINE)) == 0) {
+			if (ok && new_nups < MAXUPSTREAMS)
+				new_ups[new_nups++] = xstrdup(line +
+				    strlen(UPS_LINE));
+			continue;
+		}
 		if (strncmp(line, getprogname(), prefix) == 0 &&
 		    strncmp(line + prefix, ": ", 2) == 0)
 			line += prefix + 2;
 		log_warnx("reload: %s", line);
 	}
-	return -1;
+	return ok ? 0 : -1;
 }
 
 /*
@@ -887,8 +940,10 @@ all_ready(enum kstate st)
 /*
  * SIGUSR2: fork and execute the binary with the command line as typed,
  * the listeners passed as systemd passes them (the new process is
- * $LISTEN_PID, so it is set after the fork) and a pipe the new master
- * writes a byte to once its workers run.
+ * $LISTEN_PID, so it is set after the fork), a pipe the new master
+ * writes a byte to once its workers run, and the log opener if there
+ * is one (reopen.c: after --user, the new master could not open a log
+ * in root's directory itself).
  */
 static void
 upgrade(void)
@@ -897,7 +952,7 @@ upgrade(void)
 	char		 num[32], *names;
 	size_t		 nl;
 	pid_t		 pid;
-	int		 fd[2], i, lo, *tmp;
+	int		 fd[2], i, lo, op, n, *tmp;
 
 	if (stopping || up_pid != -1) {
 		log_warnx("SIGUSR2 ignored: %s under way", stopping ?
@@ -939,8 +994,10 @@ upgrade(void)
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		/* Out of the way first, then from 3 on, inherited. */
-		lo = 3 + nlfds + 1;
-		if ((tmp = calloc(nlfds + 1, sizeof(*tmp))) == NULL)
+		op = reopen_opener();
+		n = nlfds + 1 + (op != -1);
+		lo = 3 + n;
+		if ((tmp = calloc(n, sizeof(*tmp))) == NULL)
 			_exit(127);
 		for (i = 0; i < nlfds; i++)
 			if ((tmp[i] = fcntl(lfds[i], F_DUPFD_CLOEXEC, lo)) ==
@@ -948,9 +1005,14 @@ upgrade(void)
 				_exit(127);
 		if ((tmp[nlfds] = fcntl(fd[1], F_DUPFD_CLOEXEC, lo)) == -1)
 			_exit(127);
-		for (i = 0; i <= nlfds; i++)
+		if (op != -1 && (tmp[nlfds + 1] = fcntl(op, F_DUPFD_CLOEXEC,
+		    lo)) == -1)
+			_exit(127);
+		for (i = 0; i < n; i++)
 			if (dup2(tmp[i], 3 + i) == -1)
 				_exit(127);
+		if (op != -1)
+			reopen_pass(3 + nlfds + 1);
 		nl = sizeof(UPGRADE_FDNAME) * (size_t)nlfds + 1;
 		if ((names = malloc(nl)) == NULL)
 			_exit(127);
@@ -1007,7 +1069,7 @@ up_read(struct tk_loop *l, struct tk_io *io)
 		return;
 	log_info("upgrade: the new master (pid %d) is ready: this one "
 	    "drains generation %d and exits", (int)up_pid, gen);
-	main_pidfile_handover(up_pid);
+	pidfile_handover(up_pid);
 	systemd_notify("MAINPID=%d\nSTATUS=handed over to pid %d",
 	    (int)up_pid, (int)up_pid);
 	if (again_reload) {
@@ -1069,7 +1131,7 @@ master_run(const int *lfd, int nlfd, int upfd)
 	lfds = lfd;
 	nlfds = nlfd;
 	up_fd = upfd;
-	pidfile_wait = !main_pidfile_take();
+	pidfile_wait = !pidfile_take();
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGTERM);
@@ -1163,7 +1225,7 @@ master_run(const int *lfd, int nlfd, int upfd)
 			(void)kill(up_pid, SIGTERM);
 		}
 		if (pidfile_wait) {
-			pidfile_wait = !main_pidfile_take();
+			pidfile_wait = !pidfile_take();
 			if (pidfile_wait && now + PIDFILE_RETRY < next)
 				next = now + PIDFILE_RETRY;
 		}

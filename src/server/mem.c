@@ -31,6 +31,16 @@
  * that give it back.  Under 80% the episode ends (logged once): reading
  * and accepting resume.
  *
+ * On io_uring's completion data path the receive rings count too: their
+ * buffers are resident from the start, a fixed part of the budget that
+ * the gauge's marks leave out (marks()), and they are sized from the
+ * budget where it is tight, at most a quarter of it (mem_ring_bufs).
+ * What a completion brings past --buffer-limit (a recv's last chunk, up
+ * to a ring buffer) goes into pool buffers like any queued byte, so the
+ * gauge counts it; and since a ring buffer goes back only after its
+ * callback, one loop iteration brings at most a ring's worth before the
+ * steps that follow see the alert.
+ *
  * The default budget is half the memory tenkd may use: the cgroup's
  * limit (v2 memory.max, v1 memory.limit_in_bytes, the tightest on the
  * way to the root) if there is one below physical memory, else physical
@@ -58,6 +68,7 @@
 #define MEM_LOW_PCT	80		/* until below here */
 #define MEM_TICK	(100 * TK_MSEC)	/* a worker's look while it lasts */
 #define MEM_GRACE	TK_SEC		/* tight this long: shed anyway */
+#define MEM_RING_SHARE	4		/* rings: at most 1/4 of the budget */
 
 #define CG_ROOT		"/sys/fs/cgroup"
 
@@ -67,6 +78,7 @@ static void		 enter(struct worker *, size_t);
 static void		 leave(size_t);
 static void		 shed(struct worker *);
 static struct conn	*worst(struct worker *);
+static void		 marks(void);
 static uint64_t		 cgroup_limit(char *, size_t);
 static const char	*fmt_mib(uint64_t, char *, size_t);
 
@@ -104,8 +116,8 @@ mem_init(void)
 	if (b > SIZE_MAX / 2)
 		b = SIZE_MAX / 2;
 	srv.mem_budget = (size_t)b;
-	srv.mem_high = srv.mem_budget / 100 * MEM_HIGH_PCT;
-	srv.mem_low = srv.mem_budget / 100 * MEM_LOW_PCT;
+	srv.mem_rings = 0;
+	marks();
 	atomic_init(&srv.mem_held, 0);
 	atomic_init(&srv.mem_tight, 0);
 	atomic_init(&srv.mem_since, 0);
@@ -119,16 +131,74 @@ mem_init(void)
 		    sizeof(s2)), src, (unsigned long long)b, MEM_HIGH_PCT);
 }
 
-/* Worker w's share of the set-up, before its thread starts. */
+/*
+ * The marks the gauge (pool buffers) is held to: the budget's, less
+ * the io_uring rings, which are held from the start.
+ */
+static void
+marks(void)
+{
+	size_t	r = srv.mem_rings, b = srv.mem_budget;
+
+	srv.mem_cap = b > r ? b - r : 0;
+	srv.mem_high = b / 100 * MEM_HIGH_PCT > r ?
+	    b / 100 * MEM_HIGH_PCT - r : 0;
+	srv.mem_low = b / 100 * MEM_LOW_PCT > r ? b / 100 * MEM_LOW_PCT - r : 0;
+}
+
+/*
+ * The receive buffers (DP_RING_BUFSIZE each) of each worker's io_uring
+ * ring: --ring-buffers, else DP_RING_BUFS (4 MiB a thread) halved while
+ * the threads' rings would take more than a quarter of the budget, down
+ * to DP_RING_MIN.  The rings are resident from the start and count
+ * against the budget (mem_worker_init).  Start-up, after mem_init.
+ */
+unsigned int
+mem_ring_bufs(void)
+{
+	unsigned int	n = DP_RING_BUFS;
+
+	if (srv.cfg.ring_bufs != 0)
+		return srv.cfg.ring_bufs;
+	while (n > DP_RING_MIN && srv.mem_budget > 0 &&
+	    (uint64_t)srv.cfg.threads * n * DP_RING_BUFSIZE >
+	    srv.mem_budget / MEM_RING_SHARE)
+		n /= 2;
+	return n;
+}
+
+/*
+ * Worker w's share of the set-up, before its thread starts: its io_uring
+ * ring (queues, and on completions the receive buffers) is part of the
+ * budget from now on, and every pool's mark so far follows.
+ */
 void
 mem_worker_init(struct worker *w)
 {
+	struct tk_loop_stats	 ls;
+	char			 s1[32];
+	int			 i;
+
 	tk_timer_init(&w->mem_timer, mem_tick, w);
 	w->m_mem.fn = msg_mem;
 	w->m_mem.arg = w;
 	atomic_init(&w->mem_posted, 0);
-	if (srv.mem_budget > 0)
-		tk_bufpool_account(&w->pool, &srv.mem_held, srv.mem_high);
+	if (srv.mem_budget == 0)
+		return;
+	tk_loop_stats(w->l, &ls);
+	if (ls.ring_bytes > 0) {
+		srv.mem_rings += (size_t)ls.ring_bytes;
+		marks();
+		if (w == &srv.workers[srv.nworkers - 1])
+			log_info("memory budget: %s of it for the io_uring "
+			    "rings%s%s", fmt_mib(srv.mem_rings, s1,
+			    sizeof(s1)), w->cq ? ", with their receive "
+			    "buffers" : "", srv.mem_rings > srv.mem_budget /
+			    2 ? " (more than half: see --ring-buffers)" : "");
+	}
+	for (i = 0; &srv.workers[i] <= w; i++)
+		tk_bufpool_account(&srv.workers[i].pool, &srv.mem_held,
+		    srv.mem_high);
 }
 
 /*
@@ -147,7 +217,7 @@ mem_check(struct worker *w)
 		return;
 	if (atomic_load(&srv.mem_tight) == 0)
 		enter(w, held);
-	if (held >= srv.mem_budget)
+	if (held >= srv.mem_cap)
 		shed(w);
 	(void)mem_watch(w);
 }
@@ -167,7 +237,7 @@ enter(struct worker *self, size_t held)
 {
 	struct worker	*w;
 	int		 zero = 0, i;
-	char		 s1[32], s2[32];
+	char		 s1[32], s2[32], s3[32];
 
 	/*
 	 * Tight is 2 until the episode's start is stored, then 1: a
@@ -179,10 +249,13 @@ enter(struct worker *self, size_t held)
 	atomic_store(&srv.mem_since, tk_loop_now(self->l));
 	atomic_store(&srv.mem_tight, 1);
 	atomic_fetch_add(&srv.mem_episodes, 1);
-	log_warnx("memory: %s queued, %d%% of the %s budget: connections "
-	    "holding queued bytes stop reading, accepting paused",
+	log_warnx("memory: %s queued, %d%% of the %s budget%s%s%s: "
+	    "connections holding queued bytes stop reading, accepting paused",
 	    fmt_mib(held, s1, sizeof(s1)), MEM_HIGH_PCT,
-	    fmt_mib(srv.mem_budget, s2, sizeof(s2)));
+	    fmt_mib(srv.mem_budget, s2, sizeof(s2)), srv.mem_rings > 0 ?
+	    " with the io_uring rings' " : "", srv.mem_rings > 0 ?
+	    fmt_mib(srv.mem_rings, s3, sizeof(s3)) : "", srv.mem_rings > 0 ?
+	    " in it" : "");
 	for (i = 0; i < srv.nworkers; i++) {
 		w = &srv.workers[i];
 		if (w != self && atomic_exchange(&w->mem_posted, 1) == 0)
@@ -238,7 +311,7 @@ mem_tick(struct tk_loop *l, struct tk_timer *t)
 		since = atomic_load(&srv.mem_since);
 		if (held < srv.mem_low)
 			leave(held);
-		else if (held >= srv.mem_budget ||
+		else if (held >= srv.mem_cap ||
 		    (now > since && now - since >= MEM_GRACE))
 			shed(w);
 	}

@@ -14,11 +14,9 @@
  * adds a dead worker's counters to its slot's base, so no counter of
  * the sum goes backwards when a worker is restarted.
  *
- * The sum of all workers is the series without a "worker" label, each
- * worker's share the series with one (only under --workers): a query
- * sums one or the other ({worker=""} or {worker!=""}), never both.
- * process_* without a label is the process that serves the page, as
- * Prometheus' client libraries do.
+ * Under --workers every series is one worker's, labelled by its slot
+ * (worker="N"), and there is no sum beside them: a query sums them.
+ * process_* are each process's own, the master's too (promtext.c).
  */
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -70,8 +68,15 @@ metrics_option(const char *opt, const char *arg)
 	const char	*err;
 
 	if (tk_addr_parse(arg, -1, &maddr, &err) == -1)
-		tk_cli_bad(opt, arg, "%s", err);
+		tk_cli_bad_addr(opt, arg, err);
 	mon = 1;
+}
+
+/* The --metrics address, or NULL without one.  Start-up. */
+const struct tk_addr *
+metrics_addr(void)
+{
+	return mon ? &maddr : NULL;
 }
 
 /* Whether a is a loopback address (127/8, ::1, ::ffff:127/104). */

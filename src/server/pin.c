@@ -17,6 +17,14 @@
  * socket for the protocol, whatever it looks like.  No MSG_PEEK, and
  * no byte is read twice.
  *
+ * --accept-proxy-from: the header is taken only from those peers (the
+ * balancers), as nginx's set_real_ip_from and an HAProxy ACL on
+ * "expect-proxy" do; a connection from any other is closed before a
+ * byte is read, counted as closed "proxy-untrusted" and logged at
+ * debug.  Otherwise anyone who reaches the port could say which client
+ * it is, and --max-conns-per-ip, --balance source and the access log
+ * would believe it.
+ *
  * A bad header, the header timeout (--accept-proxy-timeout), EOF or a
  * socket error closes the fd at once, counted as closed "proxy-header"
  * (stats line, /stats, /metrics) and logged at debug with the reason.
@@ -36,8 +44,11 @@
 #include <sys/types.h>
 
 #include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -68,10 +79,126 @@ struct pinconf	 pincf = {
  */
 static _Thread_local int handing;
 
+static int	pin_trusted(int, const struct sockaddr *);
 static void	pin_io(struct tk_loop *, struct tk_io *);
 static void	pin_timeout(struct tk_loop *, struct tk_timer *);
 static void	pin_done(struct pin *, const struct pp_info *);
 static void	pin_end(struct pin *, enum conn_reason, const char *);
+
+/*
+ * One network of --accept-proxy-from: "ADDR" or "ADDR/BITS", IPv4 or
+ * IPv6, into n.  Returns 0, or -1 with *err a static phrase.
+ */
+static int
+pin_net(const char *s, struct pinnet *n, const char **err)
+{
+	struct in_addr	 a4;
+	const char	*errstr, *slash;
+	char		 host[INET6_ADDRSTRLEN];
+	int		 bits, max, i, v4;
+
+	slash = strchr(s, '/');
+	if (*s == '\0' || slash == s) {
+		*err = "empty address";
+		return -1;
+	}
+	if (snprintf(host, sizeof(host), "%.*s", slash != NULL ?
+	    (int)(slash - s) : (int)strlen(s), s) >= (int)sizeof(host)) {
+		*err = "not an IPv4 or IPv6 address";
+		return -1;
+	}
+	memset(n, 0, sizeof(*n));
+	if ((v4 = inet_pton(AF_INET, host, &a4) == 1)) {
+		/* As an IPv4-mapped IPv6 address, ::ffff:a.b.c.d. */
+		n->addr[10] = n->addr[11] = 0xff;
+		memcpy(n->addr + 12, &a4, 4);
+	} else if (inet_pton(AF_INET6, host, n->addr) != 1) {
+		*err = "not an IPv4 or IPv6 address";
+		return -1;
+	}
+	max = v4 ? 32 : 128;
+	bits = max;
+	if (slash != NULL) {
+		bits = (int)strtonum(slash + 1, 0, max, &errstr);
+		if (errstr != NULL || slash[1] == '\0') {
+			*err = v4 ? "bad prefix length (0 to 32)" :
+			    "bad prefix length (0 to 128)";
+			return -1;
+		}
+	}
+	n->bits = (uint8_t)(v4 ? 96 + bits : bits);
+	/* 10.1.2.3/8 is a typo for a host or for 10.0.0.0/8: refused. */
+	for (i = n->bits; i < 128; i++)
+		if (n->addr[i / 8] & (0x80 >> (i % 8))) {
+			*err = "address bits set past the prefix length";
+			return -1;
+		}
+	return 0;
+}
+
+/*
+ * --accept-proxy-from LIST: add each comma-separated network to
+ * pincf.from.  Returns 0, or -1 with *err a static phrase.  Start-up.
+ */
+int
+pin_from_add(const char *list, const char **err)
+{
+	char	*copy, *p, *s;
+	int	 r = 0;
+
+	if ((copy = strdup(list)) == NULL) {
+		*err = "out of memory";
+		return -1;
+	}
+	for (p = copy; (s = strsep(&p, ",")) != NULL;) {
+		if (pincf.nfrom == PIN_MAXFROM) {
+			*err = "too many networks (at most 64)";
+			r = -1;
+			break;
+		}
+		if ((r = pin_net(s, &pincf.from[pincf.nfrom], err)) == -1)
+			break;
+		pincf.nfrom++;
+	}
+	free(copy);
+	return r;
+}
+
+/*
+ * Whether the peer of fd (sa, or NULL: getpeername) is in one of the
+ * networks of --accept-proxy-from.  Worker thread.
+ */
+static int
+pin_trusted(int fd, const struct sockaddr *sa)
+{
+	struct sockaddr_storage	 ss;
+	const struct pinnet	*n;
+	socklen_t		 len = sizeof(ss);
+	uint8_t			 a[16];
+	int			 i, b;
+
+	if (sa == NULL) {
+		if (getpeername(fd, (struct sockaddr *)&ss, &len) == -1)
+			return 0;
+		sa = (struct sockaddr *)&ss;
+	}
+	memset(a, 0, sizeof(a));
+	if (sa->sa_family == AF_INET) {
+		a[10] = a[11] = 0xff;
+		memcpy(a + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6)
+		memcpy(a, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	else
+		return 0;
+	for (i = 0; i < pincf.nfrom; i++) {
+		n = &pincf.from[i];
+		b = n->bits;
+		if (memcmp(a, n->addr, b / 8) == 0 && (b % 8 == 0 ||
+		    ((a[b / 8] ^ n->addr[b / 8]) & (0xff00 >> (b % 8))) == 0))
+			return 1;
+	}
+	return 0;
+}
 
 /*
  * conn_new()'s hook, with the arguments it got from accept: take fd
@@ -92,6 +219,12 @@ pin_take(struct worker *w, int fd, const struct sockaddr *sa,
 		return 0;
 	w->st.accepted++;
 	w->nconns++;
+	if (pincf.nfrom > 0 && !pin_trusted(fd, sa)) {
+		log_debug("%s: thread %d fd %d: not from --accept-proxy-from",
+		    __func__, w->id, fd);
+		why = CONN_PROXYFROM;
+		goto fail;
+	}
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
 		why = CONN_NOMEM;
 		conn_warn_nomem(w);

@@ -5,11 +5,16 @@
  * its samples.  A family is a row of a table naming a uint64_t in
  * struct msnap (by offset), so adding a metric is adding a row.
  *
- * Under --workers each series comes twice over: without a "worker"
- * label, the sum (or the most, or the least, as the row says) of all
- * workers, then once per worker with worker="N"; without workers only
- * the first.  Label values are ours (reasons, limit names, upstream
- * addresses), never a client's, so they need no escaping.
+ * Without workers each series is this process's, unlabelled.  Under a
+ * master each series comes once per worker, labelled worker="N", and
+ * never also as a sum: Prometheus sums in the query (sum without
+ * (worker) (...)), and a sum beside its parts in one family would be
+ * counted twice by any query that sums the family.  process_* are each
+ * process's own: the workers' by their worker label, the master's as
+ * worker="master".  A family that only one mode or backend fills (the
+ * proxy's, io_uring's) is left out under the others.  Label values are
+ * ours (reasons, limit names, sides, upstream addresses), never a
+ * client's, so they need no escaping.
  */
 #include <math.h>
 #include <stddef.h>
@@ -19,13 +24,15 @@
 
 #include "tenkd.h"
 
-enum agg { AGG_SUM = 0, AGG_MAX };
+/* The help of tenkd_upstream_hash_slots names the table's size. */
+_Static_assert(CHASH_SLOTS == 262144, "tenkd_upstream_hash_slots");
 
 /* What a row's label is, and how many series it has. */
 enum lab {
 	LAB_NONE = 0,
 	LAB_REASON,		/* one per conn_reasons[] */
 	LAB_LIMIT,		/* one per cap_names[] */
+	LAB_SIDE,		/* client, and upstream in proxy mode */
 	LAB_UPSTREAM,		/* one per upstream, proxy only */
 	LAB_TLSFAIL,		/* one per tk_tls_fail_names[], but none */
 };
@@ -33,99 +40,105 @@ enum lab {
 #define U64(f)		offsetof(struct msnap, f)
 #define UPS(f)		offsetof(struct msnap, ups[0].f)
 
+#define F_PROXY		0x01	/* proxy mode only */
+#define F_URING		0x02	/* --backend io_uring only */
+#define F_HASH		0x04	/* --balance hash only, see hashed() */
+#define F_TLS		0x08	/* TLS spoken or peeked at (tlsterm_any) */
+
+static const char *const side_names[SIDE_N] = { "client", "upstream" };
+
 static const struct fam {
 	const char	*name;
 	const char	*type;
 	const char	*help;
 	size_t		 off;		/* of the first uint64_t */
 	enum lab	 lab;
-	enum agg	 agg;
-	int		 proxy;		/* proxy mode only */
+	unsigned int	 flags;		/* F_* */
 } fams[] = {
 	{ "tenkd_connections_accepted_total", "counter",
-	    "Client connections accepted.", U64(st.accepted), LAB_NONE,
-	    AGG_SUM, 0 },
+	    "Client connections accepted.", U64(st.accepted), LAB_NONE, 0 },
 	{ "tenkd_connections_active", "gauge",
-	    "Client connections open now.", U64(st.active), LAB_NONE,
-	    AGG_SUM, 0 },
+	    "Client connections open now.", U64(st.active), LAB_NONE, 0 },
 	{ "tenkd_connections_closed_total", "counter",
 	    "Client connections closed, by reason.", U64(st.closed),
-	    LAB_REASON, AGG_SUM, 0 },
+	    LAB_REASON, 0 },
 	{ "tenkd_received_bytes_total", "counter",
-	    "Bytes received from clients.", U64(st.bytes_in), LAB_NONE,
-	    AGG_SUM, 0 },
+	    "Bytes received, by side: from clients, from upstreams (proxy).",
+	    U64(st.bytes_in), LAB_SIDE, 0 },
 	{ "tenkd_sent_bytes_total", "counter",
-	    "Bytes sent to clients.", U64(st.bytes_out), LAB_NONE,
-	    AGG_SUM, 0 },
+	    "Bytes sent, by side: to clients, to upstreams (proxy).",
+	    U64(st.bytes_out), LAB_SIDE, 0 },
 	{ "tenkd_buffers_in_use", "gauge",
 	    "Pool buffers holding queued bytes.", U64(st.bufs_inuse),
-	    LAB_NONE, AGG_SUM, 0 },
+	    LAB_NONE, 0 },
 	{ "tenkd_buffers_spare", "gauge",
 	    "Pool buffers kept free for reuse.", U64(st.bufs_free),
-	    LAB_NONE, AGG_SUM, 0 },
+	    LAB_NONE, 0 },
 	{ "tenkd_memory_queued_bytes", "gauge",
 	    "Bytes in queued buffers, against --max-memory.", U64(mem_held),
-	    LAB_NONE, AGG_SUM, 0 },
+	    LAB_NONE, 0 },
 	{ "tenkd_loop_iterations_total", "counter",
 	    "Event loop iterations, all threads.", U64(st.iterations),
-	    LAB_NONE, AGG_SUM, 0 },
+	    LAB_NONE, 0 },
 	{ "tenkd_limit_reached_total", "counter",
 	    "Times a limit held clients back, by limit.", U64(caps),
-	    LAB_LIMIT, AGG_SUM, 0 },
+	    LAB_LIMIT, 0 },
 	{ "tenkd_no_port_total", "counter",
 	    "Clients closed for want of a local port.", U64(st.noport),
-	    LAB_NONE, AGG_SUM, 1 },
+	    LAB_NONE, F_PROXY },
 	{ "tenkd_spliced_bytes_total", "counter",
 	    "Bytes sent by splice(2), never copied into tenkd.",
-	    U64(st.spliced), LAB_NONE, AGG_SUM, 1 },
+	    U64(st.spliced), LAB_NONE, F_PROXY },
 	{ "tenkd_splice_no_pipe_total", "counter",
 	    "Bulk streams copied because every pipe was in use.",
-	    U64(st.nopipe), LAB_NONE, AGG_SUM, 1 },
+	    U64(st.nopipe), LAB_NONE, F_PROXY },
 	{ "tenkd_splice_pipes_in_use", "gauge",
-	    "Pipes splicing a stream now.", U64(st.pipes), LAB_NONE,
-	    AGG_SUM, 1 },
+	    "Pipes splicing a stream now.", U64(st.pipes), LAB_NONE, F_PROXY },
 	{ "tenkd_splice_piped_bytes", "gauge",
 	    "Bytes in the pipes now, on their way.", U64(st.piped), LAB_NONE,
-	    AGG_SUM, 1 },
+	    F_PROXY },
 	{ "tenkd_uring_ring_dry_total", "counter",
 	    "io_uring: receives re-armed because the buffer ring ran dry.",
-	    U64(st.ring_dry), LAB_NONE, AGG_SUM, 0 },
+	    U64(st.ring_dry), LAB_NONE, F_URING },
 	{ "tenkd_uring_cq_overflow_total", "counter",
 	    "io_uring: waits that found the completion queue overflowed.",
-	    U64(st.cq_overflow), LAB_NONE, AGG_SUM, 0 },
+	    U64(st.cq_overflow), LAB_NONE, F_URING },
 	{ "tenkd_uring_multishot_accepted_total", "counter",
 	    "io_uring: connections brought by multishot accept.",
-	    U64(st.ms_accepted), LAB_NONE, AGG_SUM, 0 },
+	    U64(st.ms_accepted), LAB_NONE, F_URING },
 	{ "tenkd_uring_accept_dropped_total", "counter",
 	    "io_uring: connections accepted by the kernel, closed unserved.",
-	    U64(st.accept_dropped), LAB_NONE, AGG_SUM, 0 },
+	    U64(st.accept_dropped), LAB_NONE, F_URING },
 	{ "tenkd_tls_handshakes_total", "counter",
 	    "TLS handshakes of clients done in full.", U64(st.tls_new),
-	    LAB_NONE, AGG_SUM, 0 },
+	    LAB_NONE, F_TLS },
 	{ "tenkd_tls_resumed_total", "counter",
 	    "TLS handshakes of clients that resumed a session.",
-	    U64(st.tls_resumed), LAB_NONE, AGG_SUM, 0 },
+	    U64(st.tls_resumed), LAB_NONE, F_TLS },
 	{ "tenkd_tls_failures_total", "counter",
 	    "TLS handshakes (or, routing by name, ClientHellos) that "
-	    "failed, by reason.", U64(st.tls_fail), LAB_TLSFAIL, AGG_SUM, 0 },
+	    "failed, by reason.", U64(st.tls_fail), LAB_TLSFAIL, F_TLS },
 	{ "tenkd_upstream_up", "gauge",
 	    "Whether the upstream takes connects (not failed out).", UPS(up),
-	    LAB_UPSTREAM, AGG_MAX, 1 },
+	    LAB_UPSTREAM, F_PROXY },
 	{ "tenkd_upstream_sessions_active", "gauge",
 	    "Sessions connecting or connected to the upstream.",
-	    UPS(active), LAB_UPSTREAM, AGG_SUM, 1 },
+	    UPS(active), LAB_UPSTREAM, F_PROXY },
 	{ "tenkd_upstream_sessions_total", "counter",
 	    "Connects to the upstream that succeeded.", UPS(sessions),
-	    LAB_UPSTREAM, AGG_SUM, 1 },
+	    LAB_UPSTREAM, F_PROXY },
 	{ "tenkd_upstream_connect_failures_total", "counter",
 	    "Connects to the upstream that failed or timed out.", UPS(fails),
-	    LAB_UPSTREAM, AGG_SUM, 1 },
+	    LAB_UPSTREAM, F_PROXY },
 	{ "tenkd_upstream_sent_bytes_total", "counter",
 	    "Bytes sent to the upstream, counted at session end.", UPS(tx),
-	    LAB_UPSTREAM, AGG_SUM, 1 },
+	    LAB_UPSTREAM, F_PROXY },
 	{ "tenkd_upstream_received_bytes_total", "counter",
 	    "Bytes received from the upstream, counted at session end.",
-	    UPS(rx), LAB_UPSTREAM, AGG_SUM, 1 },
+	    UPS(rx), LAB_UPSTREAM, F_PROXY },
+	{ "tenkd_upstream_hash_slots", "gauge",
+	    "Slots of the --balance hash table (262144) the upstream owns.",
+	    UPS(slots), LAB_UPSTREAM, F_PROXY | F_HASH },
 };
 
 /* The process_* families: doubles or uint64_t, of one process each. */
@@ -173,32 +186,55 @@ get(const struct msnap *s, size_t off, int dbl)
 	return (double)u;
 }
 
+/* One sample: name{labels,worker="wk"} v; no worker label if wk is NULL. */
+static void
+sample(FILE *f, const char *name, const char *labels, const char *wk,
+    double v)
+{
+	if (wk != NULL)
+		fprintf(f, "%s{%s%sworker=\"%s\"}", name, labels,
+		    *labels != '\0' ? "," : "", wk);
+	else if (*labels != '\0')
+		fprintf(f, "%s{%s}", name, labels);
+	else
+		fprintf(f, "%s", name);
+	value(f, v);
+}
+
 /*
- * One series: name{labels} for all workers, then name{labels,worker="i"}
- * for each when workers.  A worker that never answered (pid 0) counts
- * in a sum (its counters are its predecessors') but not in a maximum.
+ * One series of the n snapshots at off: unlabelled without workers (n
+ * is 1), else one with worker="i" for each.  A worker that never
+ * answered (pid 0) shows its predecessors' counters and zero gauges.
  */
 static void
 series(FILE *f, const char *name, const char *labels, const struct msnap *s,
-    int n, int workers, size_t off, enum agg agg)
+    int n, int workers, size_t off, int dbl)
 {
-	double	v = 0, x;
+	char	wk[16];
 	int	i;
 
-	for (i = 0; i < n; i++) {
-		x = get(&s[i], off, 0);
-		if (agg == AGG_SUM)
-			v += x;
-		else if (s[i].pid != 0 && x > v)
-			v = x;
+	if (!workers) {
+		sample(f, name, labels, NULL, get(s, off, dbl));
+		return;
 	}
-	fprintf(f, "%s%s%s%s", name, *labels != '\0' ? "{" : "", labels,
-	    *labels != '\0' ? "}" : "");
-	value(f, v);
-	for (i = 0; workers && i < n; i++) {
-		fprintf(f, "%s{%s%sworker=\"%d\"}", name, labels,
-		    *labels != '\0' ? "," : "", i);
-		value(f, get(&s[i], off, 0));
+	for (i = 0; i < n; i++) {
+		snprintf(wk, sizeof(wk), "%d", i);
+		sample(f, name, labels, wk, get(&s[i], off, dbl));
+	}
+}
+
+/* The series of row m labelled key="names[i]", for i below k. */
+static void
+listed(FILE *f, const struct fam *m, const struct msnap *s, int n,
+    int workers, const char *key, const char *const *names, int k)
+{
+	char	lb[64];
+	int	i;
+
+	for (i = 0; i < k; i++) {
+		snprintf(lb, sizeof(lb), "%s=\"%s\"", key, names[i]);
+		series(f, m->name, lb, s, n, workers,
+		    m->off + (size_t)i * sizeof(uint64_t), 0);
 	}
 }
 
@@ -207,31 +243,31 @@ family(FILE *f, const struct fam *m, const struct msnap *s, int n,
     int workers)
 {
 	char	lb[TK_ADDRSTRLEN + 32];
-	int	i, k;
+	int	i;
 
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name,
 	    m->type);
 	switch (m->lab) {
 	case LAB_NONE:
-		series(f, m->name, "", s, n, workers, m->off, m->agg);
+		series(f, m->name, "", s, n, workers, m->off, 0);
 		break;
 	case LAB_REASON:
+		listed(f, m, s, n, workers, "reason", conn_reasons,
+		    CONN_NREASONS);
+		break;
 	case LAB_LIMIT:
-		k = m->lab == LAB_REASON ? CONN_NREASONS : CAP_NKINDS;
-		for (i = 0; i < k; i++) {
-			snprintf(lb, sizeof(lb), "%s=\"%s\"", m->lab ==
-			    LAB_REASON ? "reason" : "limit", m->lab ==
-			    LAB_REASON ? conn_reasons[i] : cap_names[i]);
-			series(f, m->name, lb, s, n, workers,
-			    m->off + (size_t)i * sizeof(uint64_t), m->agg);
-		}
+		listed(f, m, s, n, workers, "limit", cap_names, CAP_NKINDS);
+		break;
+	case LAB_SIDE:
+		listed(f, m, s, n, workers, "side", side_names,
+		    srv.proto == &proto_proxy ? SIDE_N : 1);
 		break;
 	case LAB_TLSFAIL:
 		for (i = TK_TLS_F_NONE + 1; i < TK_TLS_F_MAX; i++) {
 			snprintf(lb, sizeof(lb), "reason=\"%s\"",
 			    tk_tls_fail_names[i]);
 			series(f, m->name, lb, s, n, workers,
-			    m->off + (size_t)i * sizeof(uint64_t), m->agg);
+			    m->off + (size_t)i * sizeof(uint64_t), 0);
 		}
 		break;
 	case LAB_UPSTREAM:
@@ -239,7 +275,7 @@ family(FILE *f, const struct fam *m, const struct msnap *s, int n,
 			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
 			    upstream_name_at(i));
 			series(f, m->name, lb, s, n, workers,
-			    m->off + (size_t)i * sizeof(s->ups[0]), m->agg);
+			    m->off + (size_t)i * sizeof(s->ups[0]), 0);
 		}
 		break;
 	}
@@ -251,20 +287,16 @@ histogram(FILE *f, const struct msnap *s, int n, int workers)
 {
 	static const char name[] = "tenkd_upstream_connect_duration_seconds";
 	struct msnap	*c;
-	uint64_t	 ns = 0;
-	char		 lb[32], sname[64];
+	char		 lb[32], sname[64], wk[16];
 	int		 i, b;
 
 	/* Cumulative counts in a copy, so that series() reads them. */
 	if ((c = calloc((size_t)n, sizeof(*c))) == NULL)
 		return;
-	for (i = 0; i < n; i++) {
-		c[i].pid = s[i].pid;
+	for (i = 0; i < n; i++)
 		for (b = 0; b < MHIST_N; b++)
 			c[i].hist[b] = s[i].hist[b] +
 			    (b > 0 ? c[i].hist[b - 1] : 0);
-		ns += s[i].hist_sum;
-	}
 	fprintf(f, "# HELP %s Time from connect(2) to an established "
 	    "upstream connection.\n# TYPE %s histogram\n", name, name);
 	snprintf(sname, sizeof(sname), "%s_bucket", name);
@@ -274,46 +306,72 @@ histogram(FILE *f, const struct msnap *s, int n, int workers)
 		else
 			snprintf(lb, sizeof(lb), "le=\"+Inf\"");
 		series(f, sname, lb, c, n, workers, U64(hist) +
-		    (size_t)b * sizeof(uint64_t), AGG_SUM);
+		    (size_t)b * sizeof(uint64_t), 0);
 	}
 	/* Kept in ns, written in seconds. */
-	fprintf(f, "%s_sum", name);
-	value(f, (double)ns / 1e9);
-	for (i = 0; workers && i < n; i++) {
-		fprintf(f, "%s_sum{worker=\"%d\"}", name, i);
-		value(f, (double)s[i].hist_sum / 1e9);
+	snprintf(sname, sizeof(sname), "%s_sum", name);
+	for (i = 0; i < n; i++) {
+		snprintf(wk, sizeof(wk), "%d", i);
+		sample(f, sname, "", workers ? wk : NULL,
+		    (double)s[i].hist_sum / 1e9);
 	}
 	snprintf(sname, sizeof(sname), "%s_count", name);
 	series(f, sname, "", c, n, workers, U64(hist) +
-	    (MHIST_N - 1) * sizeof(uint64_t), AGG_SUM);
+	    (MHIST_N - 1) * sizeof(uint64_t), 0);
 	free(c);
 }
 
 /*
- * The process_* families: without a label the process that writes the
- * page (as Prometheus' client libraries do), then each worker's.
+ * The process_* families, each process's own: without workers this
+ * process's, unlabelled (as Prometheus' client libraries write them);
+ * under a master its own as worker="master", then each worker's, but
+ * for a worker that never answered (nothing of its own to show).
  */
 static void
 process(FILE *f, const struct msnap *s, int n, int workers)
 {
 	struct msnap	*self;
+	const char	*name;
+	char		 wk[16];
 	size_t		 k;
-	int		 i;
+	int		 i, dbl;
 
 	if ((self = calloc(1, sizeof(*self))) == NULL)
 		return;
 	metrics_self(self);
 	for (k = 0; k < sizeof(pfams) / sizeof(pfams[0]); k++) {
-		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", pfams[k].name,
-		    pfams[k].help, pfams[k].name, pfams[k].type);
-		fprintf(f, "%s", pfams[k].name);
-		value(f, get(self, pfams[k].off, pfams[k].dbl));
+		name = pfams[k].name;
+		dbl = pfams[k].dbl;
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name,
+		    pfams[k].help, name, pfams[k].type);
+		sample(f, name, "", workers ? "master" : NULL,
+		    get(self, pfams[k].off, dbl));
 		for (i = 0; workers && i < n; i++) {
-			fprintf(f, "%s{worker=\"%d\"}", pfams[k].name, i);
-			value(f, get(&s[i], pfams[k].off, pfams[k].dbl));
+			if (s[i].pid == 0)
+				continue;
+			snprintf(wk, sizeof(wk), "%d", i);
+			sample(f, name, "", wk, get(&s[i], pfams[k].off, dbl));
 		}
 	}
 	free(self);
+}
+
+/*
+ * Whether the snapshots come from --balance hash, by their table's
+ * slots: under --workers the master's own options may be older than
+ * its workers', since a reload parses them in the workers.
+ */
+static int
+hashed(const struct msnap *s, int n)
+{
+	uint32_t	k;
+	int		i;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < s[i].nups && k < MAXUPSTREAMS; k++)
+			if (s[i].ups[k].slots > 0)
+				return 1;
+	return 0;
 }
 
 /*
@@ -324,13 +382,20 @@ process(FILE *f, const struct msnap *s, int n, int workers)
 void
 promtext_write(FILE *f, const struct msnap *s, int n, int workers)
 {
-	size_t	k;
-	int	proxy = srv.proto == &proto_proxy;
+	size_t		 k;
+	unsigned int	 on = 0;
 
+	if (srv.proto == &proto_proxy)
+		on |= F_PROXY | (hashed(s, n) ? F_HASH : 0);
+	if (srv.cfg.backend != NULL && strcmp(srv.cfg.backend, "io_uring") ==
+	    0)
+		on |= F_URING;
+	if (tlsterm_any())
+		on |= F_TLS;
 	for (k = 0; k < sizeof(fams) / sizeof(fams[0]); k++)
-		if (!fams[k].proxy || proxy)
+		if ((fams[k].flags & ~on) == 0)
 			family(f, &fams[k], s, n, workers);
-	if (proxy)
+	if (on & F_PROXY)
 		histogram(f, s, n, workers);
 	process(f, s, n, workers);
 }

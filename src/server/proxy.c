@@ -9,10 +9,14 @@
  * wheel and closing are conn.c's; the options main.c's; the PROXY
  * protocol header proxyproto.c's.
  *
- * A session is one allocation: the client's struct conn first (its
- * watcher is what conn.c and the run queue know), the client's address
- * and start time (for the access log, the per-IP cap and source
- * hashing), then the upstream's watcher and queue.  Both watchers run
+ * A session is one allocation (struct psess, 232 bytes): the client's
+ * struct conn first (its watcher is what conn.c and the run queue
+ * know), then the upstream's watcher and queue; conn.c's struct
+ * conn_acct follows with the client's address and start time when the
+ * access log, the per-IP cap, --balance hash or --send-proxy wants
+ * them.  A timer is a struct pxwait of its own while one is due (the
+ * connect, the fin timeout), so an idle session holds none.  Both
+ * watchers run
  * proxy_step(), which serves both directions; a direction is "client to
  * upstream" (C2U) or "upstream to client" (U2C), with the queue toward
  * the receiving side.
@@ -33,14 +37,18 @@
  * once its queue is flushed, shutdown(SHUT_WR) passes the FIN on, and
  * the other direction keeps flowing.  The session ends when both FINs
  * have been passed on, or once it has been half-closed and silent for
- * --fin-timeout.
+ * --fin-timeout.  A side that fails (a reset) ends the direction toward
+ * it at once, but what was read from it still reaches the other side
+ * first, as a FIN would let it: the session ends, with the failure as
+ * its reason, once that direction is done too (failed()).
  *
  * --max-conns counts sockets: the client's unit is taken by worker.c
  * before accept, the upstream's here, and both go back through
  * worker_conn_gone().
  *
- * TLS (tlsterm.c, tlsorig.c, sniroute.c) adds phases, its state in a
- * struct pxtls that only such sessions allocate:
+ * TLS (tlsterm.c, tlsorig.c, sniroute.c) adds phases, its state a
+ * struct pxtls after the session's allocation (conn.c's tail), in every
+ * session of a process that speaks TLS and in no other:
  *
  *	PX_HANDSHAKE	--tls-cert: the client's handshake, before any
  *			upstream is chosen; its flows then read and write
@@ -68,6 +76,7 @@
 #include <unistd.h>
 
 #include "tenk/log.h"
+#include "tenk/uring.h"
 #include "tenkd.h"
 
 enum proxy_state {
@@ -78,7 +87,7 @@ enum proxy_state {
 	PX_UPHS,		/* TLS: the upstream's handshake */
 };
 
-/* A session's TLS, allocated only for sessions that have any. */
+/* A session's TLS: conn.c's tail, in a process that speaks TLS. */
 struct pxtls {
 	struct tk_tls		*ct;	/* toward the client, or NULL */
 	struct tk_tls		*ut;	/* toward the upstream, or NULL */
@@ -99,6 +108,36 @@ static const char *const who_names[] = {
 	"-", "client", "upstream", "timeout", "tenkd"
 };
 
+/* How a session ended, for the log; WHY_CONN: conn.c's reason says. */
+enum px_why {
+	WHY_CONN = 0,
+	WHY_EOF,
+	WHY_RESET,
+	WHY_ERROR,
+	WHY_NOMEM,
+	WHY_NOPORT,
+	WHY_NOFD,
+	WHY_FDLIMIT,
+	WHY_IPLIMIT,
+	WHY_NOUPSTREAM,
+	WHY_CONNTIMEOUT,
+	WHY_REFUSED,
+	WHY_CONNERROR,
+	WHY_FINTIMEOUT,
+	WHY_IDLE,
+	WHY_TLS,		/* a TLS handshake failed */
+	WHY_TLSTIMEOUT,
+	WHY_HELLO,		/* --sni-route: a bad ClientHello */
+	WHY_NOROUTE,
+};
+
+static const char *const why_names[] = {
+	NULL, "eof", "reset", "error", "nomem", "no-port", "no-fd", "fdlimit",
+	"ip-limit", "no-upstream", "connect-timeout", "refused",
+	"connect-error", "fin-timeout", "idle", "tls", "tls-timeout", "hello",
+	"no-route"
+};
+
 #define C2U		0	/* client to upstream */
 #define U2C		1	/* upstream to client */
 
@@ -111,34 +150,51 @@ static const char *const who_names[] = {
  * two directions each, four times what an echo connection gets.
  */
 #define PX_BUDGET	(2 * SCRATCH_SIZE)
-#define PX_IOV		16
+
 struct psess {
 	struct conn		 c;	/* the client; first */
-	struct conn_acct	 a;	/* peer and start, always */
 	struct tk_io		 up;	/* the upstream; arg: worker */
 	struct tk_bufq		 upq;	/* toward the upstream */
-	struct tk_timer		 timer;	/* connect, fin timeout */
-	struct upstream		*u;	/* picked, or NULL */
-	struct pxtls		*tls;	/* NULL: no TLS here */
-	const char		*why;	/* termination detail */
-	uint64_t		 tried;	/* bitmask of upstreams */
+	struct pxwait		*wait;	/* while a timer is due, or NULL */
+	struct dp_pipe		*pipe[2]; /* per direction, or &dp_nopipe */
 	uint64_t		 in;	/* bytes from the client */
-	uint64_t		 out;	/* bytes to the client */
-	uint64_t		 tx;	/* bytes to the upstream */
 	uint64_t		 rx;	/* bytes from the upstream */
-	uint64_t		 turn;	/* the pass budget is for */
-	uint64_t		 cstart; /* connect(2) began, ns (metrics) */
-	uint64_t		 tc;	/* ns it took, once connected */
+	uint32_t		 turn;	/* the pass budget is for */
 	uint32_t		 budget; /* bytes left to move in it */
+	uint8_t			 ups;	/* picked: its index + 1, 0: none */
 	uint8_t			 attempts;
 	uint8_t			 first_dir; /* pumped first this pass */
 	uint8_t			 who;	/* enum px_who, at end */
+	uint8_t			 why;	/* enum px_why, at end */
 	uint8_t			 first_fin; /* enum px_who */
 	uint8_t			 flags[2]; /* per direction, DP_F_* */
-	struct dp_splice	 sp[2];	/* per direction */
+	uint8_t			 spl[2]; /* per direction, DP_S_* */
+	uint8_t			 failed; /* enum conn_reason, once dead */
+	uint8_t			 fail_who; /* enum px_who, once dead */
+	uint8_t			 hdr;	/* PROXY header bytes queued */
+	uint8_t			 dead;	/* directions over after a failure */
 	unsigned int		 unit:1; /* upstream's --max-conns unit */
 	unsigned int		 perip:1; /* counted per IP */
 	unsigned int		 fin_armed:1;
+};
+
+/*
+ * An idle session holds only its struct psess, and that within 224
+ * bytes of malloc'd memory (issue 22): what only some sessions use is
+ * elsewhere, and the upstream is an index.  The timer and what
+ * connecting needs are a struct pxwait while a connect or the fin
+ * timeout runs; the client's address and
+ * start time are conn.c's struct conn_acct, after the session, when
+ * the access log or the options want them (proxy_peer); the bytes sent
+ * each way are what was read less what is still queued at the end.
+ */
+_Static_assert(sizeof(struct psess) <= 216, "struct psess outgrew 216 bytes");
+
+/* A session's timer, and what its connect needs, while one is due. */
+struct pxwait {
+	struct tk_timer		 t;	/* connect, fin timeout; arg: psess */
+	uint64_t		 tried;	/* bitmask of upstreams */
+	uint64_t		 cstart; /* connect(2) began, ns (metrics) */
 };
 
 struct pxconf	 pxcf = {
@@ -162,18 +218,32 @@ static void	no_port(struct worker *, struct psess *, struct upstream *,
 		    int);
 static int	connect_next(struct worker *, struct psess *, int);
 static int	connect_done(struct worker *, struct psess *);
+static inline int done(const struct psess *, int);
 static void	flow(struct psess *, int, struct dp_flow *);
 static int	pump(struct worker *, struct psess *, struct dp_flow *, int);
+static int	failed(struct worker *, struct psess *, struct dp_flow *,
+		    int);
+static void	failing(struct worker *, struct psess *, struct dp_flow *);
+static void	fin_arm(struct worker *, struct psess *);
 static void	set_wants(struct worker *, struct psess *,
 		    const struct dp_flow *);
-static void	end(struct worker *, struct psess *, int, const char *,
+static void	end(struct worker *, struct psess *, int, enum px_why,
 		    enum conn_reason);
-static void	fail(struct worker *, struct psess *, int);
-static void	access_line(struct worker *, struct psess *, const char *);
+static void	end_failed(struct worker *, struct psess *);
+static void	access_line(struct worker *, struct psess *, const char *,
+		    const char *, uint64_t);
+static inline struct upstream *up_of(const struct psess *);
 static size_t	queued(const struct conn *);
 static struct conn *proxy_flow(struct tk_io *, int, struct dp_flow *);
 static int	proxy_peer(void);
+static uint32_t	hash_slot(struct worker *, struct psess *);
+static const struct sockaddr_in6 *peer(struct worker *, struct psess *);
+static int	wait_new(struct psess *);
+static void	wait_free(struct worker *, struct psess *);
+static inline struct pxtls *tls_of(const struct psess *);
+static size_t	proxy_tail(void);
 static int	front(struct worker *, struct psess *);
+static int	up_tls(struct worker *, struct psess *);
 static int	up_handshake(struct worker *, struct psess *);
 static void	up_drop(struct worker *, struct psess *, int);
 static int	send_first(struct worker *, struct psess *);
@@ -189,6 +259,7 @@ const struct proto proto_proxy = {
 	.flow = proxy_flow,
 	.peer = proxy_peer,
 	.own_log = 1,
+	.tail = proxy_tail,
 };
 
 /*
@@ -203,40 +274,45 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 {
 	struct psess	*s = (struct psess *)c;
 
+	/* conn.c keeps the address (CONN_ACCT) when proxy_peer() asks. */
+	(void)sa;
+	(void)salen;
+	s->pipe[C2U] = s->pipe[U2C] = &dp_nopipe;
+	if (!srv.cfg.splice)
+		s->spl[C2U] = s->spl[U2C] = DP_S_OFF;
 	tk_io_init(&s->up, -1, up_io, w);
-	tk_timer_init(&s->timer, px_timer, s);
 	c->state = PX_CONNECT;
-	s->a.start = tk_loop_now(w->l);
-	if (sa != NULL && (size_t)salen <= sizeof(s->a.peer))
-		memcpy(&s->a.peer, sa, salen);
-	else
-		s->a.peer.sin6_family = AF_UNSPEC;
+	s->turn = (uint32_t)tk_loop_iterations(w->l) - 1;
 	if (!w->cq && tk_io_want(w->l, &c->io, 0) == -1) {
-		end(w, s, WHO_TENKD, "error", CONN_ERROR);
+		end(w, s, WHO_TENKD, WHY_ERROR, CONN_ERROR);
 		return;
 	}
 	if (pxcf.max_per_ip > 0) {
-		if (perip_take(&s->a.peer, pxcf.max_per_ip) == -1) {
-			end(w, s, WHO_TENKD, "ip-limit", CONN_ERROR);
+		if (perip_take(peer(w, s), pxcf.max_per_ip) == -1) {
+			end(w, s, WHO_TENKD, WHY_IPLIMIT, CONN_ERROR);
 			return;
 		}
 		s->perip = 1;
 	}
+	if (wait_new(s) == -1) {
+		end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+		return;
+	}
 	worker_reserve_more();
 	s->unit = 1;
-	if (tlscf.ctx != NULL || sniroute_on() || tlsorig_any()) {
-		if ((s->tls = calloc(1, sizeof(*s->tls))) == NULL ||
-		    (tlscf.ctx != NULL &&
-		    (s->tls->ct = tlsterm_new(&c->io)) == NULL)) {
-			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+	if (tlscf.ctx != NULL) {
+		/* TLS flows never splice: the bytes pass through OpenSSL. */
+		s->spl[C2U] = s->spl[U2C] = DP_S_OFF;
+		if ((tls_of(s)->ct = tlsterm_new(&c->io)) == NULL) {
+			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
 			return;
 		}
 	}
 	if (tlscf.ctx != NULL || sniroute_on()) {
 		/* The client first: its handshake, or its ClientHello. */
 		c->state = tlscf.ctx != NULL ? PX_HANDSHAKE : PX_PEEK;
-		if (tk_timer_arm(w->l, &s->timer, tlscf.hs_timeout) == -1) {
-			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+		if (tk_timer_arm(w->l, &s->wait->t, tlscf.hs_timeout) == -1) {
+			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
 			return;
 		}
 		set_wants(w, s, NULL);
@@ -245,6 +321,27 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 	if (connect_next(w, s, 0) == -1)
 		return;
 	set_wants(w, s, NULL);
+}
+
+/*
+ * conn.c's tail: a struct pxtls in every session of a process that
+ * speaks TLS, none otherwise.  Set once at start, as a reload is a new
+ * process.
+ */
+static size_t
+proxy_tail(void)
+{
+	return tlsterm_any() ? sizeof(struct pxtls) : 0;
+}
+
+/* s's TLS state, or NULL in a process without TLS. */
+static inline struct pxtls *
+tls_of(const struct psess *s)
+{
+	if (!s->c.tail)
+		return NULL;
+	return (struct pxtls *)((char *)s + sizeof(*s) + (s->c.acct ?
+	    sizeof(struct conn_acct) : 0));
 }
 
 /*
@@ -255,28 +352,30 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 static int
 front(struct worker *w, struct psess *s)
 {
-	struct pxtls	*t = s->tls;
+	struct pxtls	*t = tls_of(s);
 	int		 r;
 
 	if (s->c.state == PX_HANDSHAKE) {
 		if ((r = tlsterm_handshake(w, t->ct)) == -1) {
-			end(w, s, WHO_CLIENT, "tls", CONN_TLS);
+			end(w, s, WHO_CLIENT, WHY_TLS, CONN_TLS);
 			return -1;
 		}
 	} else if ((r = sniroute_read(w, &s->c.io, &t->peek)) == -1) {
-		end(w, s, WHO_CLIENT, errno == ENOMEM ? "nomem" : "hello",
-		    errno == ENOMEM ? CONN_NOMEM : CONN_TLS);
+		if (errno == ENOMEM)
+			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+		else
+			end(w, s, WHO_CLIENT, WHY_HELLO, CONN_TLS);
 		return -1;
 	} else if (r == 1 && ((t->route = sniroute_pick(t->peek.sni)) ==
 	    NULL)) {
-		end(w, s, WHO_TENKD, "no-route", CONN_ERROR);
+		end(w, s, WHO_TENKD, WHY_NOROUTE, CONN_ERROR);
 		return -1;
 	}
 	if (r == 0) {
 		set_wants(w, s, NULL);
 		return 0;
 	}
-	tk_timer_cancel(w->l, &s->timer);
+	tk_timer_cancel(w->l, &s->wait->t);
 	conn_touch(&s->c, tk_loop_now(w->l));
 	s->c.state = PX_CONNECT;
 	if (connect_next(w, s, 0) == -1)
@@ -287,13 +386,55 @@ front(struct worker *w, struct psess *s)
 
 /*
  * Whether a session needs its client's address beyond the access log:
- * for --max-conns-per-ip, --balance source and --send-proxy.
+ * for --max-conns-per-ip, --balance hash and --send-proxy.
  */
 static int
 proxy_peer(void)
 {
-	return pxcf.max_per_ip > 0 || pxcf.balance == BALANCE_SOURCE ||
+	return pxcf.max_per_ip > 0 || pxcf.balance == BALANCE_HASH ||
 	    pxcf.send_proxy != 0;
+}
+
+/*
+ * For --balance hash, the slot of the session's key: its client's
+ * address (the PROXY header's with --accept-proxy), with the port for
+ * --hash-key source-port.  --hash-key sni is to hash here the server
+ * name that TLS routing reads from the ClientHello.
+ */
+static uint32_t
+hash_slot(struct worker *w, struct psess *s)
+{
+	return chash_addr(peer(w, s), pxcf.hash_key == HKEY_SOURCE_PORT);
+}
+
+/* The client's address, or an AF_UNSPEC one where none was kept. */
+static const struct sockaddr_in6 *
+peer(struct worker *w, struct psess *s)
+{
+	static const struct sockaddr_in6	none;
+
+	return s->c.acct ? &CONN_ACCT(w, &s->c)->peer : &none;
+}
+
+/* s's timer and connect state (s->wait); -1 without memory. */
+static int
+wait_new(struct psess *s)
+{
+	if ((s->wait = calloc(1, sizeof(*s->wait))) == NULL)
+		return -1;
+	tk_timer_init(&s->wait->t, px_timer, s);
+	return 0;
+}
+
+/* The timer is no longer due: cancel it and free s->wait, if any. */
+static void
+wait_free(struct worker *w, struct psess *s)
+{
+	if (s->wait == NULL)
+		return;
+	tk_timer_cancel(w->l, &s->wait->t);
+	free(s->wait);
+	s->wait = NULL;
 }
 
 /* The run-queue handler of the upstream watcher. */
@@ -307,13 +448,27 @@ up_io(struct tk_loop *l, struct tk_io *io)
 	conn_step(io->arg, &s->c);
 }
 
+/* The upstream s picked, or NULL. */
+static inline struct upstream *
+up_of(const struct psess *s)
+{
+	return s->ups != 0 ? upstream_at(s->ups - 1) : NULL;
+}
+
+/* The bytes in direction d's pipe. */
+static inline size_t
+piped(const struct psess *s, int d)
+{
+	return s->pipe[d]->len;
+}
+
 /* What a session holds both ways, queued or in a pipe. */
 static size_t
 queued(const struct conn *c)
 {
 	const struct psess	*s = (const struct psess *)c;
 
-	return c->outq.len + s->upq.len + s->sp[C2U].len + s->sp[U2C].len;
+	return c->outq.len + s->upq.len + piped(s, C2U) + piped(s, U2C);
 }
 
 /*
@@ -333,7 +488,7 @@ no_port(struct worker *w, struct psess *s, struct upstream *u, int err)
 		    "client closed (no-port; %llu similar suppressed)", w->id,
 		    upstream_name(u), strerror(err),
 		    (unsigned long long)skipped);
-	end(w, s, WHO_TENKD, "no-port", CONN_ERROR);
+	end(w, s, WHO_TENKD, WHY_NOPORT, CONN_ERROR);
 }
 
 /*
@@ -352,43 +507,44 @@ connect_next(struct worker *w, struct psess *s, int err)
 	for (;;) {
 		if (s->attempts > pxcf.retries) {
 			if (err == ETIMEDOUT)
-				end(w, s, WHO_TIMEOUT, "connect-timeout",
+				end(w, s, WHO_TIMEOUT, WHY_CONNTIMEOUT,
 				    CONN_TIMEOUT);
 			else
 				end(w, s, WHO_UPSTREAM, err == ECONNREFUSED ?
-				    "refused" : err == EPROTO ? "tls" :
-				    "connect-error", CONN_ERROR);
+				    WHY_REFUSED : err == EPROTO ? WHY_TLS :
+				    WHY_CONNERROR, CONN_ERROR);
 			return -1;
 		}
 		/* A routed session tries its own upstream only. */
-		if (s->tls != NULL && s->tls->route != NULL)
-			u = upstream_pick_this(s->tls->route, now);
+		if (tls_of(s) != NULL && tls_of(s)->route != NULL)
+			u = upstream_pick_this(tls_of(s)->route, now);
 		else
-			u = upstream_pick(&s->a.peer, s->tried, now);
+			u = upstream_pick(pxcf.balance == BALANCE_HASH ?
+			    hash_slot(w, s) : 0, s->wait->tried, now);
 		if (u == NULL) {
-			end(w, s, WHO_TENKD, "no-upstream", CONN_ERROR);
+			end(w, s, WHO_TENKD, WHY_NOUPSTREAM, CONN_ERROR);
 			return -1;
 		}
 		s->attempts++;
-		s->tried |= 1ULL << upstream_index(u);
-		s->u = u;
-		s->cstart = now;
+		s->wait->tried |= 1ULL << upstream_index(u);
+		s->ups = (uint8_t)(upstream_index(u) + 1);
+		s->wait->cstart = now;
 		if ((fd = upstream_connect(u)) == -1) {
 			err = errno;
 			if (err == EMFILE || err == ENFILE || err == ENOBUFS ||
 			    err == ENOMEM) {
-				end(w, s, WHO_TENKD, "no-fd", CONN_ERROR);
+				end(w, s, WHO_TENKD, WHY_NOFD, CONN_ERROR);
 				return -1;
 			}
 			if (upstream_port_error(err)) {
-				s->u = NULL;
+				s->ups = 0;
 				upstream_failed(u, now, err);
 				no_port(w, s, u, err);
 				return -1;
 			}
 			log_debug("%s: %s: %s", __func__, upstream_name(u),
 			    strerror(err));
-			s->u = NULL;
+			s->ups = 0;
 			upstream_failed(u, now, err);
 			continue;
 		}
@@ -397,13 +553,14 @@ connect_next(struct worker *w, struct psess *s, int err)
 			err = errno;
 			close(fd);
 			s->up.fd = -1;
-			end(w, s, WHO_TENKD, err == ERANGE ? "fdlimit" :
-			    "error", err == ERANGE ? CONN_FDLIMIT : CONN_ERROR);
+			end(w, s, WHO_TENKD, err == ERANGE ? WHY_FDLIMIT :
+			    WHY_ERROR, err == ERANGE ? CONN_FDLIMIT :
+			    CONN_ERROR);
 			return -1;
 		}
-		if (tk_timer_arm(w->l, &s->timer, pxcf.connect_timeout) ==
+		if (tk_timer_arm(w->l, &s->wait->t, pxcf.connect_timeout) ==
 		    -1) {
-			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
 			return -1;
 		}
 		return 0;
@@ -420,17 +577,18 @@ connect_done(struct worker *w, struct psess *s)
 	struct upstream	*u;
 	struct dp_flow	 f;
 	char		 hdr[PP_MAXLEN];
+	uint64_t	 tc;
 	int		 err, n;
 
 	if ((err = tk_sock_error(s->up.fd)) == -1)
 		err = errno;
-	tk_timer_cancel(w->l, &s->timer);
+	tk_timer_cancel(w->l, &s->wait->t);
 	if (err != 0) {
-		log_debug("%s: %s: %s", __func__, upstream_name(s->u),
+		u = up_of(s);
+		log_debug("%s: %s: %s", __func__, upstream_name(u),
 		    strerror(err));
 		(void)tk_io_close(w->l, &s->up);
-		u = s->u;
-		s->u = NULL;
+		s->ups = 0;
 		upstream_failed(u, tk_loop_now(w->l), err);
 		if (upstream_port_error(err)) {
 			no_port(w, s, u, err);
@@ -441,50 +599,69 @@ connect_done(struct worker *w, struct psess *s)
 	/* On completions, the connect's watcher gives way to requests. */
 	if (w->cq)
 		tk_io_stop(w->l, &s->up);
-	s->tc = tk_loop_now(w->l) - s->cstart;
-	upstream_connect_time(s->tc);
+	tc = tk_loop_now(w->l) - s->wait->cstart;
+	upstream_connect_time(tc);
+	if (s->c.acct)
+		CONN_ACCT(w, &s->c)->tc = tc / 1000 < UINT32_MAX ?
+		    (uint32_t)(tc / 1000) : UINT32_MAX;
 	(void)tk_sock_nodelay(s->up.fd);
 	conn_touch(&s->c, tk_loop_now(w->l));
-	if (s->tls != NULL && tlsorig_on(s->u)) {
-		/*
-		 * The PROXY header goes before the TLS, in the clear, as
-		 * HAProxy's send-proxy: whole into a fresh socket, or not.
-		 */
-		if (pxcf.send_proxy != 0) {
-			n = pp_header(pxcf.send_proxy, &s->a.peer,
-			    s->c.io.fd, hdr, sizeof(hdr));
-			if (send(s->up.fd, hdr, n, MSG_NOSIGNAL) != n) {
-				fail(w, s, WHO_UPSTREAM);
-				return -1;
-			}
-		}
-		if ((s->tls->ut = tlsorig_new(w, s->u, &s->up)) == NULL) {
-			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
-			return -1;
-		}
-		s->c.state = PX_UPHS;
-		if (tk_timer_arm(w->l, &s->timer, pxcf.connect_timeout) ==
-		    -1) {
-			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
-			return -1;
-		}
-		return 0;
-	}
-	upstream_connected(s->u);
+	if (tls_of(s) != NULL && tlsorig_on(up_of(s)))
+		return up_tls(w, s);
+	upstream_connected(up_of(s));
+	wait_free(w, s);
 	s->c.state = PX_DATA;
 	if (pxcf.send_proxy != 0) {
-		n = pp_header(pxcf.send_proxy, &s->a.peer, s->c.io.fd, hdr,
+		n = pp_header(pxcf.send_proxy, peer(w, s), s->c.io.fd, hdr,
 		    sizeof(hdr));
 		flow(s, C2U, &f);
 		if (dp_send(w, &f, hdr, n) == -1) {
 			if (f.err == DP_ERR_NOMEM)
-				end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+				end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
 			else
-				fail(w, s, WHO_UPSTREAM);
+				end(w, s, WHO_UPSTREAM, dp_reason(errno) ==
+				    CONN_RESET ? WHY_RESET : WHY_ERROR,
+				    dp_reason(errno));
 			return -1;
 		}
+		s->hdr = (uint8_t)n;
 	}
 	return send_first(w, s);
+}
+
+/*
+ * Connected to an upstream marked tls: its handshake starts, under the
+ * connect timeout still.  The PROXY header goes before the TLS, in the
+ * clear, as HAProxy's send-proxy does: whole into a fresh socket, or
+ * not.  Returns 0, or -1 after ending the session.
+ */
+static int
+up_tls(struct worker *w, struct psess *s)
+{
+	struct pxtls	*t = tls_of(s);
+	char		 hdr[PP_MAXLEN];
+	int		 n;
+
+	if (pxcf.send_proxy != 0) {
+		n = pp_header(pxcf.send_proxy, peer(w, s), s->c.io.fd, hdr,
+		    sizeof(hdr));
+		if (send(s->up.fd, hdr, n, MSG_NOSIGNAL) != n) {
+			end(w, s, WHO_UPSTREAM, WHY_ERROR, CONN_ERROR);
+			return -1;
+		}
+		s->hdr = (uint8_t)n;
+	}
+	if ((t->ut = tlsorig_new(w, up_of(s), &s->up)) == NULL) {
+		end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+		return -1;
+	}
+	s->spl[C2U] = s->spl[U2C] = DP_S_OFF;
+	s->c.state = PX_UPHS;
+	if (tk_timer_arm(w->l, &s->wait->t, pxcf.connect_timeout) == -1) {
+		end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -499,20 +676,22 @@ send_first(struct worker *w, struct psess *s)
 	struct dp_flow	 f;
 	int		 r;
 
-	if (s->tls == NULL || s->tls->peek.buf == NULL)
+	if (tls_of(s) == NULL || tls_of(s)->peek.buf == NULL)
 		return 0;
-	p = &s->tls->peek;
+	p = &tls_of(s)->peek;
 	flow(s, C2U, &f);
 	r = dp_send(w, &f, p->buf, p->len);
 	s->in += p->len;
-	w->st.bytes_in += p->len;
+	w->st.bytes_in[SIDE_CLIENT] += p->len;
 	free(p->buf);
 	p->buf = NULL;
 	if (r == -1) {
 		if (f.err == DP_ERR_NOMEM)
-			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
+			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
 		else
-			fail(w, s, WHO_UPSTREAM);
+			end(w, s, WHO_UPSTREAM, dp_reason(errno) ==
+			    CONN_RESET ? WHY_RESET : WHY_ERROR,
+			    dp_reason(errno));
 		return -1;
 	}
 	return 0;
@@ -529,7 +708,7 @@ up_handshake(struct worker *w, struct psess *s)
 {
 	int	r;
 
-	if ((r = tlsorig_handshake(w, s->u, s->tls->ut)) == 0) {
+	if ((r = tlsorig_handshake(w, up_of(s), tls_of(s)->ut)) == 0) {
 		set_wants(w, s, NULL);
 		return 0;
 	}
@@ -540,10 +719,10 @@ up_handshake(struct worker *w, struct psess *s)
 		set_wants(w, s, NULL);
 		return 0;
 	}
-	tk_timer_cancel(w->l, &s->timer);
-	upstream_connected(s->u);
+	upstream_connected(up_of(s));
+	wait_free(w, s);
 	s->c.state = PX_DATA;
-	return 1;
+	return send_first(w, s) == -1 ? -1 : 1;
 }
 
 /*
@@ -553,14 +732,16 @@ up_handshake(struct worker *w, struct psess *s)
 static void
 up_drop(struct worker *w, struct psess *s, int err)
 {
-	struct upstream	*u = s->u;
+	struct upstream	*u = up_of(s);
+	struct pxtls	*t = tls_of(s);
 
 	(void)tk_io_close(w->l, &s->up);
-	if (s->tls != NULL && s->tls->ut != NULL) {
-		tk_tls_free(s->tls->ut);
-		s->tls->ut = NULL;
+	if (t != NULL && t->ut != NULL) {
+		tk_tls_free(t->ut);
+		t->ut = NULL;
 	}
-	s->u = NULL;
+	s->ups = 0;
+	s->hdr = 0;
 	s->c.state = PX_CONNECT;
 	upstream_failed(u, tk_loop_now(w->l), err);
 }
@@ -574,18 +755,18 @@ px_timer(struct tk_loop *l, struct tk_timer *t)
 	uint64_t	 last;
 
 	if (s->c.state == PX_HANDSHAKE || s->c.state == PX_PEEK) {
-		if (s->tls->ct != NULL)
-			tlsterm_timeout(w, s->tls->ct);
+		if (tls_of(s)->ct != NULL)
+			tlsterm_timeout(w, tls_of(s)->ct);
 		else {
-			s->tls->peek.fail = TK_TLS_F_TIMEOUT;
+			tls_of(s)->peek.fail = TK_TLS_F_TIMEOUT;
 			w->st.tls_fail[TK_TLS_F_TIMEOUT]++;
 		}
-		end(w, s, WHO_TIMEOUT, "tls-timeout", CONN_TLS);
+		end(w, s, WHO_TIMEOUT, WHY_TLSTIMEOUT, CONN_TLS);
 		return;
 	}
 	if (s->c.state == PX_CONNECT || s->c.state == PX_UPHS) {
 		log_debug("%s: %s: connect timeout", __func__,
-		    upstream_name(s->u));
+		    upstream_name(up_of(s)));
 		up_drop(w, s, ETIMEDOUT);
 		if (connect_next(w, s, ETIMEDOUT) == -1)
 			return;
@@ -602,7 +783,7 @@ px_timer(struct tk_loop *l, struct tk_timer *t)
 	if (tk_loop_now(l) - last < pxcf.fin_timeout &&
 	    tk_timer_arm_at(l, t, last + pxcf.fin_timeout) == 0)
 		return;
-	end(w, s, WHO_TIMEOUT, "fin-timeout", CONN_TIMEOUT);
+	end(w, s, WHO_TIMEOUT, WHY_FINTIMEOUT, CONN_TIMEOUT);
 }
 
 /*
@@ -615,13 +796,13 @@ proxy_step(struct worker *w, struct conn *c)
 {
 	struct psess	*s = (struct psess *)c;
 	struct dp_flow	 fl[2];
-	uint64_t	 now;
+	uint32_t	 it;
+	int		 r;
 
-	if ((c->state == PX_HANDSHAKE || c->state == PX_PEEK) &&
-	    front(w, s) == -1)
+	if (c->state == PX_HANDSHAKE || c->state == PX_PEEK) {
+		(void)front(w, s);
 		return;
-	if (c->state == PX_HANDSHAKE || c->state == PX_PEEK)
-		return;
+	}
 	if (c->state == PX_CONNECT) {
 		if (s->up.fd == -1 || (s->up.ready & (TK_EV_WRITE |
 		    TK_EV_ERR | TK_EV_HUP)) == 0) {
@@ -638,34 +819,78 @@ proxy_step(struct worker *w, struct conn *c)
 	if (c->state == PX_UPHS && up_handshake(w, s) <= 0)
 		return;
 	/*
-	 * One budget per session and pass of the run queue.  The pass is
-	 * told by the loop's time, which the loop reads once per
-	 * iteration, before the pass; a new time is a new pass.  The
-	 * direction that goes first alternates, so that one direction
-	 * cannot spend every budget while the other waits.
+	 * One budget per session and pass of the run queue: a pass is one
+	 * iteration of the loop (its low 32 bits: two passes 2^32 apart
+	 * that look alike only share a budget).  The direction that goes
+	 * first alternates, so that one direction cannot spend every
+	 * budget while the other waits.
 	 */
-	now = tk_loop_now(w->l);
-	if (s->turn != now) {
-		s->turn = now;
+	it = (uint32_t)tk_loop_iterations(w->l);
+	if (s->turn != it) {
+		s->turn = it;
 		s->budget = PX_BUDGET;
 		s->first_dir ^= 1;
 	}
 	/* Described once a step, for the pumps and then the wants. */
 	flow(s, C2U, &fl[C2U]);
 	flow(s, U2C, &fl[U2C]);
-	if (pump(w, s, fl, s->first_dir) == -1 ||
-	    pump(w, s, fl, s->first_dir ^ 1) == -1)
-		return;
-	if ((s->flags[C2U] & s->flags[U2C]) & DP_F_SHUT) {
-		end(w, s, s->first_fin, "eof", CONN_EOF);
+	if (s->dead) {
+		failing(w, s, fl);
 		return;
 	}
-	if (s->first_fin != WHO_NONE && !s->fin_armed &&
-	    pxcf.fin_timeout != 0) {
-		s->fin_armed = 1;
-		(void)tk_timer_arm(w->l, &s->timer, pxcf.fin_timeout);
+	if ((r = pump(w, s, fl, s->first_dir)) != 0 ||
+	    (r = pump(w, s, fl, s->first_dir ^ 1)) != 0) {
+		if (r == 1)
+			failing(w, s, fl);
+		return;
 	}
+	if (s->flags[C2U] & s->flags[U2C] & DP_F_SHUT) {
+		end(w, s, s->first_fin, WHY_EOF, CONN_EOF);
+		return;
+	}
+	if (s->first_fin != WHO_NONE)
+		fin_arm(w, s);
 	set_wants(w, s, fl);
+}
+
+/*
+ * The step of a session with a failed side (failed()): the direction
+ * out of it, if still live, moves on; once it is done too, the session
+ * ends with the failure.  The fin timeout bounds the wait.
+ */
+static void
+failing(struct worker *w, struct psess *s, struct dp_flow *fl)
+{
+	int	d = s->dead & 1 << C2U ? U2C : C2U;
+
+	if (!done(s, d) && pump(w, s, fl, d) == -1)
+		return;
+	if (done(s, d)) {
+		end_failed(w, s);
+		return;
+	}
+	fin_arm(w, s);
+	if (!w->cq && (tk_io_want(w->l, &s->c.io, d == C2U ?
+	    dp_want_src(&fl[d]) : dp_want_dst(&fl[d])) == -1 ||
+	    tk_io_want(w->l, &s->up, d == C2U ? dp_want_dst(&fl[d]) :
+	    dp_want_src(&fl[d])) == -1)) {
+		log_warn("%s: fd %d", __func__, s->c.io.fd);
+		end(w, s, WHO_TENKD, WHY_ERROR, CONN_ERROR);
+	}
+}
+
+/*
+ * Half-closed or failed: arm the fin timeout, once.  Without memory
+ * for its timer, the idle timeout is the bound.
+ */
+static void
+fin_arm(struct worker *w, struct psess *s)
+{
+	if (s->fin_armed || pxcf.fin_timeout == 0)
+		return;
+	s->fin_armed = 1;
+	if (wait_new(s) == 0)
+		(void)tk_timer_arm(w->l, &s->wait->t, pxcf.fin_timeout);
 }
 
 /*
@@ -680,11 +905,11 @@ set_wants(struct worker *w, struct psess *s, const struct dp_flow *fl)
 	if (s->c.state == PX_CONNECT)
 		uw = TK_EV_WRITE;
 	else if (s->c.state == PX_HANDSHAKE)
-		cw = s->tls->ct->rwant;
+		cw = tls_of(s)->ct->rwant;
 	else if (s->c.state == PX_PEEK)
 		cw = TK_EV_READ;
 	else if (s->c.state == PX_UPHS)
-		uw = s->tls->ut->rwant;
+		uw = tls_of(s)->ut->rwant;
 	else if (w->cq)
 		return;		/* the data path's requests are the wants */
 	else {
@@ -695,8 +920,15 @@ set_wants(struct worker *w, struct psess *s, const struct dp_flow *fl)
 	    (s->up.fd != -1 &&
 	    tk_io_want(w->l, &s->up, uw) == -1)) {
 		log_warn("%s: fd %d", __func__, s->c.io.fd);
-		end(w, s, WHO_TENKD, "error", CONN_ERROR);
+		end(w, s, WHO_TENKD, WHY_ERROR, CONN_ERROR);
 	}
+}
+
+/* Whether direction d of s is over: its FIN passed on, or failed. */
+static inline int
+done(const struct psess *s, int d)
+{
+	return (s->dead & 1 << d) || (s->flags[d] & DP_F_SHUT);
 }
 
 /* Direction d of s as a flow of the data path, for the time of a step. */
@@ -708,16 +940,14 @@ flow(struct psess *s, int d, struct dp_flow *f)
 	f->dst = d == C2U ? &s->up : &s->c.io;
 	f->q = d == C2U ? &s->upq : &s->c.outq;
 	f->flags = &s->flags[d];
-	f->sp = srv.cfg.splice ? &s->sp[d] : NULL;
-	if (s->tls != NULL) {
-		f->tsrc = d == C2U ? s->tls->ct : s->tls->ut;
-		f->tdst = d == C2U ? s->tls->ut : s->tls->ct;
-		if (f->tsrc != NULL || f->tdst != NULL)
-			f->sp = NULL;
-	}
+	f->pipe = &s->pipe[d];
+	f->spl = &s->spl[d];
 	f->nin = d == C2U ? &s->in : &s->rx;
-	f->nout = d == C2U ? &s->tx : &s->out;
 	f->c = &s->c;
+	if (s->c.tail) {
+		f->tsrc = d == C2U ? tls_of(s)->ct : tls_of(s)->ut;
+		f->tdst = d == C2U ? tls_of(s)->ut : tls_of(s)->ct;
+	}
 }
 
 /*
@@ -738,45 +968,77 @@ proxy_flow(struct tk_io *io, int role, struct dp_flow *f)
 
 /*
  * Move direction d's bytes (its flow fl[d]) within the session's
- * budget; note who finished first.  Returns 0, or -1 after ending the
- * session: a failure is the source's side or the destination's.
+ * budget; note who finished first.  Returns 0; 1 when a failure ended
+ * the direction and the other runs on (failed()); or -1 after ending
+ * the session.
  */
 static int
 pump(struct worker *w, struct psess *s, struct dp_flow *fl, int d)
 {
 	struct dp_flow	*f = &fl[d];
 	size_t		 budget = s->budget;
-	int		 src = d == C2U ? WHO_CLIENT : WHO_UPSTREAM;
-	int		 dst = d == C2U ? WHO_UPSTREAM : WHO_CLIENT;
 
 	if (dp_pump(w, f, &budget) == -1) {
-		if (f->err == DP_ERR_NOMEM)
-			end(w, s, WHO_TENKD, "nomem", CONN_NOMEM);
-		else
-			fail(w, s, f->err == DP_ERR_SRC ? src : dst);
-		return -1;
+		if (f->err == DP_ERR_NOMEM) {
+			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+			return -1;
+		}
+		return failed(w, s, fl, d);
 	}
 	s->budget = (uint32_t)budget;
 	if ((s->flags[d] & DP_F_EOF) && s->first_fin == WHO_NONE)
-		s->first_fin = src;
+		s->first_fin = d == C2U ? WHO_CLIENT : WHO_UPSTREAM;
 	return 0;
 }
 
-/* A recv or send on side who failed; errno tells why. */
-static void
-fail(struct worker *w, struct psess *s, int who)
+/*
+ * Direction d failed on the side f->err names (errno says why).  That
+ * side takes no more bytes, so the direction toward it is over; but
+ * what was read from it still goes to the other side (the data path
+ * reports a source's failure only once its flow has sent what it
+ * read), so the direction out of the failed side runs on until it ends
+ * too, as a half-closed session would, within --fin-timeout.  The
+ * first failure is what the session ends with.  Returns 1 while that
+ * direction runs on, -1 after ending the session.
+ */
+static int
+failed(struct worker *w, struct psess *s, struct dp_flow *fl, int d)
 {
-	enum conn_reason	r = dp_reason(errno);
+	enum conn_reason	 r = dp_reason(errno);
+	int			 side, out;
 
-	if (r != CONN_RESET)
-		log_debug("%s: fd %d: %s: %s", __func__, s->c.io.fd,
-		    who_names[who], strerror(errno));
-	end(w, s, who, r == CONN_RESET ? "reset" : "error", r);
+	side = (fl[d].err == DP_ERR_SRC) == (d == C2U) ? WHO_CLIENT :
+	    WHO_UPSTREAM;
+	out = side == WHO_CLIENT ? C2U : U2C;
+	if (!s->dead) {
+		if (r != CONN_RESET)
+			log_debug("%s: fd %d: %s: %s", __func__, s->c.io.fd,
+			    who_names[side], strerror(errno));
+		s->fail_who = side;
+		s->failed = r;
+	}
+	s->dead |= 1 << d;
+	if (done(s, out)) {
+		end_failed(w, s);
+		return -1;
+	}
+	/* Nothing more that d's source sends can go anywhere. */
+	if (w->cq)
+		tk_io_recv_stop(w->l, fl[d].src);
+	return 1;
+}
+
+/* End the session with its first failure (failed()). */
+static void
+end_failed(struct worker *w, struct psess *s)
+{
+	end(w, s, s->fail_who, s->failed == CONN_RESET ? WHY_RESET : WHY_ERROR,
+	    s->failed);
 }
 
 /* End the session: who ended it and why, for the log; s is freed. */
 static void
-end(struct worker *w, struct psess *s, int who, const char *why,
+end(struct worker *w, struct psess *s, int who, enum px_why why,
     enum conn_reason reason)
 {
 	s->who = who;
@@ -798,11 +1060,11 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 {
 	struct psess	*s = (struct psess *)c;
 	const char	*phase;
+	uint64_t	 tx, out;
 
 	if (s->who == WHO_NONE) {
 		s->who = reason == CONN_TIMEOUT ? WHO_TIMEOUT : WHO_TENKD;
-		s->why = reason == CONN_TIMEOUT ? "idle" :
-		    conn_reasons[reason];
+		s->why = reason == CONN_TIMEOUT ? WHY_IDLE : WHY_CONN;
 	}
 	if (c->state == PX_HANDSHAKE || c->state == PX_PEEK)
 		phase = "tls";
@@ -814,27 +1076,30 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 		phase = "fin";
 	else
 		phase = "data";
-	tk_timer_cancel(w->l, &s->timer);
+	/* Sent: what was read (and the PROXY header) less what is left. */
+	tx = s->in + s->hdr - s->upq.len - piped(s, C2U);
+	out = s->rx - c->outq.len - piped(s, U2C);
+	wait_free(w, s);
 	if (s->up.fd != -1)
 		(void)tk_io_close(w->l, &s->up);
 	tk_bufq_clear(&s->upq, &w->pool);
-	dp_splice_end(w, &s->sp[C2U]);
-	dp_splice_end(w, &s->sp[U2C]);
-	if (s->u != NULL)
-		upstream_release(s->u, s->tx, s->rx);
+	dp_splice_end(w, &s->pipe[C2U], &s->spl[C2U]);
+	dp_splice_end(w, &s->pipe[U2C], &s->spl[U2C]);
+	if (s->ups != 0)
+		upstream_release(up_of(s), tx, s->rx);
 	if (s->unit)
 		worker_conn_gone(w);
 	if (s->perip)
-		perip_put(&s->a.peer);
+		perip_put(peer(w, s));
 	if (srv.access_fd != -1)
-		access_line(w, s, phase);
-	if (s->tls != NULL) {
-		if (s->tls->ut != NULL && s->u != NULL)
-			tlsorig_end(w, s->u, s->tls->ut);
-		tk_tls_free(s->tls->ct);
-		tk_tls_free(s->tls->ut);
-		free(s->tls->peek.buf);
-		free(s->tls);
+		access_line(w, s, phase, s->why != WHY_CONN ?
+		    why_names[s->why] : conn_reasons[reason], out);
+	if (tls_of(s) != NULL) {
+		if (tls_of(s)->ut != NULL && s->ups != 0)
+			tlsorig_end(w, up_of(s), tls_of(s)->ut);
+		tk_tls_free(tls_of(s)->ct);
+		tk_tls_free(tls_of(s)->ut);
+		free(tls_of(s)->peek.buf);
 	}
 }
 
@@ -850,26 +1115,29 @@ proxy_stats(void)
 
 /* The session's access-log record (conn_access_record). */
 static void
-access_line(struct worker *w, struct psess *s, const char *phase)
+access_line(struct worker *w, struct psess *s, const char *phase,
+    const char *why, uint64_t out)
 {
-	char		term[64];
-	struct acct_rec	r = {
-		.peer = &s->a.peer, .start = s->a.start, .in = s->in,
-		.out = s->out, .tries = s->attempts, .term = term,
-		.why = s->why, .tc = s->tc,
-		.connected = s->u != NULL && s->c.state == PX_DATA,
-		.upstream = s->u != NULL && s->c.state == PX_DATA ?
-		    upstream_name(s->u) : "-",
+	struct conn_acct	*a = CONN_ACCT(w, &s->c);
+	struct pxtls		*t = tls_of(s);
+	char			 term[64];
+	struct acct_rec		 r = {
+		.peer = &a->peer, .start = a->start, .in = s->in,
+		.out = out, .tries = s->attempts, .term = term,
+		.why = why, .tc = (uint64_t)a->tc * 1000,
+		.connected = s->ups != 0 && s->c.state == PX_DATA,
+		.upstream = s->ups != 0 && s->c.state == PX_DATA ?
+		    upstream_name(up_of(s)) : "-",
 	};
 
 	snprintf(term, sizeof(term), "%s/%s", who_names[s->who], phase);
-	if (s->tls != NULL && s->tls->ct != NULL)
-		tlsterm_acct(s->tls->ct, &r);
-	else if (s->tls != NULL && sniroute_on()) {
-		if (s->tls->peek.fail != TK_TLS_F_NONE)
-			r.tls_fail = tk_tls_fail_names[s->tls->peek.fail];
+	if (t != NULL && t->ct != NULL)
+		tlsterm_acct(t->ct, &r);
+	else if (t != NULL && sniroute_on()) {
+		if (t->peek.fail != TK_TLS_F_NONE)
+			r.tls_fail = tk_tls_fail_names[t->peek.fail];
 		else if (s->c.state != PX_PEEK)
-			r.sni = s->tls->peek.sni;
+			r.sni = t->peek.sni;
 	}
 	conn_access_record(w, &r);
 }

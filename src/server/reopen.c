@@ -17,24 +17,29 @@
  * small process forked before the privileges are dropped stays root and
  * opens one path, the --access-log given at start, on request; it takes
  * no path from the unprivileged side, so all it can give away is a
- * descriptor the server had anyway.
+ * descriptor the server had anyway.  It opens as safefile.c does for
+ * the --user: no link the user could have planted, a regular file owned
+ * by root or the user, and never a FIFO to block on.
  *
  * A request is a fresh socket pair: one end goes to the opener in one
- * datagram (SCM_RIGHTS), the answer (an errno and, on success, the
- * descriptor) comes back on the other.  Worker processes share the
- * opener's socket, and one datagram per request keeps their answers
- * apart.  The opener exits when its socket reaches end of file, that is
- * when the last tenkd process holding it is gone.
+ * datagram (SCM_RIGHTS), the answer (an errno, the reason as text, and
+ * on success the descriptor) comes back on the other.  Worker processes
+ * share the opener's socket, and one datagram per request keeps their
+ * answers apart.  The opener exits when its socket reaches end of file,
+ * that is when the last tenkd process holding it is gone, and not when
+ * the master that forked it dies: an upgrade passes its socket to the
+ * new master (master.c), which, unprivileged, could not open a log in
+ * root's directory otherwise, nor reopen it at the next rotation.
  */
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,14 +49,20 @@
 
 #define OPENER_WAIT	2000		/* ms for an answer */
 
+/* The opener's answer. */
+struct answer {
+	int	 err;			/* 0, or an errno */
+	char	 why[256];		/* what went wrong, for a log */
+};
+
 static int	opener = -1;		/* our end; -1: open directly */
 
-static int	send_fd(int, int, int);
-static int	recv_fd(int, int *, int *);
+static int	send_fd(int, const void *, size_t, int);
+static int	recv_fd(int, void *, size_t, int *);
 
-/* Send err and, unless it is -1, descriptor fd on sock.  0 or -1. */
+/* Send the len bytes at buf and, unless -1, descriptor fd on sock. */
 static int
-send_fd(int sock, int err, int fd)
+send_fd(int sock, const void *buf, size_t len, int fd)
 {
 	struct msghdr	 msg;
 	struct cmsghdr	*cm;
@@ -62,8 +73,8 @@ send_fd(int sock, int err, int fd)
 	}		 cmsgbuf;
 
 	memset(&msg, 0, sizeof(msg));
-	iov.iov_base = &err;
-	iov.iov_len = sizeof(err);
+	iov.iov_base = (void *)buf;
+	iov.iov_len = len;
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
 	if (fd != -1) {
@@ -80,11 +91,11 @@ send_fd(int sock, int err, int fd)
 }
 
 /*
- * Receive an int into *err and a descriptor, if any, into *fd (else
- * -1).  Returns 1, 0 at end of file, or -1 with errno set.
+ * Receive up to len bytes into buf and a descriptor, if any, into *fd
+ * (else -1).  Returns the bytes, 0 at end of file, or -1 with errno.
  */
 static int
-recv_fd(int sock, int *err, int *fd)
+recv_fd(int sock, void *buf, size_t len, int *fd)
 {
 	struct msghdr	 msg;
 	struct cmsghdr	*cm;
@@ -96,8 +107,8 @@ recv_fd(int sock, int *err, int *fd)
 	ssize_t		 n;
 
 	memset(&msg, 0, sizeof(msg));
-	iov.iov_base = err;
-	iov.iov_len = sizeof(*err);
+	iov.iov_base = buf;
+	iov.iov_len = len;
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
 	msg.msg_control = cmsgbuf.buf;
@@ -112,16 +123,16 @@ recv_fd(int sock, int *err, int *fd)
 		if (cm->cmsg_level == SOL_SOCKET &&
 		    cm->cmsg_type == SCM_RIGHTS)
 			memcpy(fd, CMSG_DATA(cm), sizeof(int));
-	return 1;
+	return (int)n;
 }
 
 /* The opener: answer requests until end of file.  Never returns. */
 static noreturn void
 opener_main(int sock)
 {
-	int	reply, err, fd, dummy;
+	struct answer	a;
+	int		reply, fd, dummy;
 
-	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
 	signal(SIGINT, SIG_IGN);	/* a ^C is for the server to drain */
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGUSR1, SIG_IGN);
@@ -131,14 +142,14 @@ opener_main(int sock)
 	sock = 3;
 	setproctitle("%s: log opener", srv.cfg.mode);
 	for (;;) {
-		if (recv_fd(sock, &dummy, &reply) != 1)
+		if (recv_fd(sock, &dummy, sizeof(dummy), &reply) <= 0)
 			_exit(0);
 		if (reply == -1)
 			continue;
-		fd = open(srv.cfg.access_log, O_WRONLY | O_APPEND | O_CREAT |
-		    O_CLOEXEC | O_NOCTTY, 0644);
-		err = fd == -1 ? errno : 0;
-		(void)send_fd(reply, err, fd);
+		memset(&a, 0, sizeof(a));
+		fd = conn_access_path(a.why, sizeof(a.why));
+		a.err = fd == -1 ? errno : 0;
+		(void)send_fd(reply, &a, sizeof(a), fd);
 		close(reply);
 		if (fd != -1)
 			close(fd);
@@ -147,8 +158,9 @@ opener_main(int sock)
 
 /*
  * Start the opener if privileges are to be dropped and there is a file
- * to reopen.  Start-up, as root, before drop_privileges() and before
- * the workers are forked (they inherit its socket).
+ * to reopen, unless an upgrade passed us one (reopen_adopt).  Start-up,
+ * as root, before drop_privileges() and before the workers are forked
+ * (they inherit its socket).
  */
 void
 reopen_init(void)
@@ -157,7 +169,7 @@ reopen_init(void)
 	pid_t	pid;
 
 	if ((srv.cfg.user == NULL && srv.cfg.group == NULL) ||
-	    srv.cfg.access_log == NULL || geteuid() != 0)
+	    srv.cfg.access_log == NULL || geteuid() != 0 || opener != -1)
 		return;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
 		fatal("log opener: socketpair");
@@ -172,16 +184,84 @@ reopen_init(void)
 	log_debug("%s: log opener pid %d", __func__, (int)pid);
 }
 
-/* The access log opened by the opener: the fd, or -1 with errno set. */
+/* Our end of the opener's socket, for an upgrade to pass on; or -1. */
+int
+reopen_opener(void)
+{
+	return opener;
+}
+
+/*
+ * In the child of an upgrade, before execv(2), once the opener's socket
+ * is descriptor fd: name it, and the path it opens, in the environment
+ * ("FD:PATH" in $UPGRADE_OPENER_ENV) for reopen_adopt().
+ */
+void
+reopen_pass(int fd)
+{
+	char	*s;
+
+	if (asprintf(&s, "%d:%s", fd, srv.cfg.access_log) != -1)
+		setenv(UPGRADE_OPENER_ENV, s, 1);
+}
+
+/*
+ * In the new master of an upgrade, before the access log is opened:
+ * the old master's opener, if it passed one, becomes ours when it opens
+ * the access log we are told to write; after --user we could not open
+ * that one ourselves, nor reopen it at a rotation.  A log of another
+ * path (the -f file changed) is opened here as any other.  The variable
+ * is removed, so that nothing we start takes it for its own.  Start-up.
+ */
+void
+reopen_adopt(void)
+{
+	const char	*s, *errstr;
+	char		 num[16];
+	socklen_t	 len = sizeof(int);
+	size_t		 n;
+	int		 fd, type;
+
+	if ((s = getenv(UPGRADE_OPENER_ENV)) == NULL)
+		return;
+	n = strcspn(s, ":");
+	snprintf(num, sizeof(num), "%.*s", (int)n, s);
+	fd = (int)strtonum(num, 3, INT_MAX, &errstr);
+	if (errstr != NULL || s[n] != ':' || getsockopt(fd, SOL_SOCKET,
+	    SO_TYPE, &type, &len) == -1 || type != SOCK_SEQPACKET)
+		log_warnx("$%s %s: not a log opener's socket",
+		    UPGRADE_OPENER_ENV, s);
+	else if (srv.cfg.access_log == NULL ||
+	    strcmp(s + n + 1, srv.cfg.access_log) != 0) {
+		log_info("the old master's log opener opens %s: not used",
+		    s + n + 1);
+		close(fd);
+	} else if (fcntl(fd, F_SETFD, FD_CLOEXEC) == -1)
+		log_warn("log opener");
+	else {
+		opener = fd;
+		log_info("access log %s: through the old master's log opener",
+		    srv.cfg.access_log);
+	}
+	unsetenv(UPGRADE_OPENER_ENV);
+}
+
+/*
+ * The access log opened by the opener: the fd, or -1 with errno set and
+ * the opener's reason in why (else strerror's).
+ */
 static int
-opener_open(void)
+opener_open(char *why, size_t whylen)
 {
 	struct pollfd	 pfd;
+	struct answer	 a;
 	int		 rp[2], err, fd, one = 1, r;
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rp) == -1)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rp) == -1) {
+		snprintf(why, whylen, "socketpair: %s", strerror(errno));
 		return -1;
-	if (send_fd(opener, one, rp[1]) == -1) {
+	}
+	if (send_fd(opener, &one, sizeof(one), rp[1]) == -1) {
 		err = errno;
 		goto fail;
 	}
@@ -193,15 +273,23 @@ opener_open(void)
 		err = r == 0 ? ETIMEDOUT : errno;
 		goto fail;
 	}
-	if ((r = recv_fd(rp[0], &err, &fd)) != 1) {
-		err = r == 0 ? EPIPE : errno;
+	memset(&a, 0, sizeof(a));
+	if ((r = recv_fd(rp[0], &a, sizeof(a), &fd)) != (int)sizeof(a)) {
+		if (fd != -1)
+			close(fd);
+		err = r == -1 ? errno : r == 0 ? EPIPE : EBADMSG;
 		goto fail;
 	}
 	close(rp[0]);
-	if (err == 0 && fd == -1)
-		err = EBADMSG;
-	if (err != 0) {
-		errno = err;
+	a.why[sizeof(a.why) - 1] = '\0';
+	if (a.err == 0 && fd == -1)
+		a.err = EBADMSG;
+	if (a.err != 0) {
+		if (fd != -1)
+			close(fd);
+		snprintf(why, whylen, "%s", a.why[0] != '\0' ? a.why :
+		    strerror(a.err));
+		errno = a.err;
 		return -1;
 	}
 	return fd;
@@ -209,41 +297,41 @@ opener_open(void)
 	close(rp[0]);
 	if (rp[1] != -1)
 		close(rp[1]);
+	snprintf(why, whylen, "log opener: %s", strerror(err));
 	errno = err;
 	return -1;
 }
 
-/* Whether srv.access_fd is the file the access log's path names now. */
-static int
-access_current(void)
+/*
+ * The access log opened now, by the opener if there is one, else here
+ * as conn.c opens it: the fd, or -1 with errno and why set.  Main
+ * thread (start-up: conn_access_open).
+ */
+int
+reopen_access(char *why, size_t whylen)
 {
-	struct stat	a, b;
-
-	return fstat(srv.access_fd, &a) == 0 &&
-	    stat(srv.cfg.access_log, &b) == 0 &&
-	    a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	if (opener != -1)
+		return opener_open(why, whylen);
+	return conn_access_path(why, whylen);
 }
 
 /*
  * Reopen syslog and the access log.  Returns 0, or -1 when the access
- * log could not be reopened (warned; the old file stays in use).  Main
- * thread.
+ * log could not be reopened (warned once; the old file stays in use).
+ * Main thread.
  */
 int
 reopen_logs(void)
 {
+	char	why[256];
 	int	fd;
 
 	log_reopen();
 	if (srv.access_fd == -1)
 		return 0;
-	if (opener == -1) {
-		/* conn.c opens it, and warns if it cannot. */
-		conn_access_reopen();
-		return access_current() ? 0 : -1;
-	}
-	if ((fd = opener_open()) == -1) {
-		log_warn("reopening access log %s", srv.cfg.access_log);
+	if ((fd = reopen_access(why, sizeof(why))) == -1) {
+		log_warnx("reopening access log %s: %s", srv.cfg.access_log,
+		    why);
 		return -1;
 	}
 	if (dup3(fd, srv.access_fd, O_CLOEXEC) == -1) {

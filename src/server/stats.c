@@ -92,8 +92,10 @@ stats_add(struct stats *dst, const struct stats *src)
 	dst->active += src->active;
 	for (i = 0; i < CONN_NREASONS; i++)
 		dst->closed[i] += src->closed[i];
-	dst->bytes_in += src->bytes_in;
-	dst->bytes_out += src->bytes_out;
+	for (i = 0; i < SIDE_N; i++) {
+		dst->bytes_in[i] += src->bytes_in[i];
+		dst->bytes_out[i] += src->bytes_out[i];
+	}
 	dst->bufs_inuse += src->bufs_inuse;
 	dst->bufs_free += src->bufs_free;
 	dst->noport += src->noport;
@@ -114,13 +116,14 @@ stats_add(struct stats *dst, const struct stats *src)
 
 /*
  * "stats thread 0: accepted 12 active 2 closed eof 9 reset 1 ... memory 0
- * proxy-header 0 in 123 out 123 bufs 0 spare 4", and in proxy mode
- * " no-port 0 spliced 0 nopipe 0 pipes 0 piped 0", logged at level info.
+ * proxy-header 0 proxy-untrusted 0 in 123 out 123 bufs 0 spare 4" (in
+ * and out: the clients' bytes), and in proxy mode " up-in 123 up-out 123
+ * no-port 0 spliced 0 nopipe 0 pipes 0 piped 0", logged at level info.
  */
 static void
 stats_log(const char *who, const struct stats *s)
 {
-	char	closed[320], noport[160], ring[128];
+	char	closed[320], noport[224], ring[128];
 	size_t	len = 0;
 	int	i, n;
 
@@ -133,14 +136,17 @@ stats_log(const char *who, const struct stats *s)
 		len += n;
 	}
 	/*
-	 * The proxy's own: clients closed for want of a local port, bytes
-	 * sent by splice(2), bulk flows that found no pipe, pipes in use
-	 * and the bytes in them.
+	 * The proxy's own: bytes from and to the upstreams, clients closed
+	 * for want of a local port, bytes sent by splice(2), bulk flows
+	 * that found no pipe, pipes in use and the bytes in them.
 	 */
 	noport[0] = '\0';
 	if (srv.proto == &proto_proxy)
-		snprintf(noport, sizeof(noport), " no-port %llu spliced %llu "
-		    "nopipe %llu pipes %llu piped %llu",
+		snprintf(noport, sizeof(noport), " up-in %llu up-out %llu "
+		    "no-port %llu spliced %llu nopipe %llu pipes %llu "
+		    "piped %llu",
+		    (unsigned long long)s->bytes_in[SIDE_UPSTREAM],
+		    (unsigned long long)s->bytes_out[SIDE_UPSTREAM],
 		    (unsigned long long)s->noport,
 		    (unsigned long long)s->spliced,
 		    (unsigned long long)s->nopipe,
@@ -163,8 +169,8 @@ stats_log(const char *who, const struct stats *s)
 	log_info("stats %s: accepted %llu active %llu closed%s in %llu "
 	    "out %llu bufs %llu spare %llu%s%s", who,
 	    (unsigned long long)s->accepted, (unsigned long long)s->active,
-	    closed, (unsigned long long)s->bytes_in,
-	    (unsigned long long)s->bytes_out,
+	    closed, (unsigned long long)s->bytes_in[SIDE_CLIENT],
+	    (unsigned long long)s->bytes_out[SIDE_CLIENT],
 	    (unsigned long long)s->bufs_inuse,
 	    (unsigned long long)s->bufs_free, noport, ring);
 }

@@ -62,6 +62,7 @@ enum conn_reason {
 	CONN_NOMEM,		/* no buffer for the unsent tail */
 	CONN_MEMORY,		/* shed at the --max-memory budget */
 	CONN_PROXYHDR,		/* --accept-proxy: no good header in time */
+	CONN_PROXYFROM,		/* its peer not in --accept-proxy-from */
 	CONN_TLS,		/* TLS: a handshake or ClientHello failed */
 	CONN_NREASONS
 };
@@ -94,13 +95,23 @@ struct config {
 	int		 access_json;		/* --access-log-format json */
 };
 
+/*
+ * The two sides of a session, which byte counts keep apart: its client
+ * (every mode) and, in proxy mode, its upstream.
+ */
+enum side {
+	SIDE_CLIENT = 0,
+	SIDE_UPSTREAM,
+	SIDE_N
+};
+
 /* Counters of one worker; only its own thread writes them. */
 struct stats {
 	uint64_t	 accepted;
 	uint64_t	 active;
 	uint64_t	 closed[CONN_NREASONS];
-	uint64_t	 bytes_in;
-	uint64_t	 bytes_out;
+	uint64_t	 bytes_in[SIDE_N];	/* received, by side */
+	uint64_t	 bytes_out[SIDE_N];	/* sent, by side */
 	uint64_t	 bufs_inuse;		/* pool buffers in queues */
 	uint64_t	 bufs_free;		/* spare pool buffers */
 	uint64_t	 noport;		/* proxy: no local port */
@@ -127,11 +138,12 @@ struct acct_rec;
 
 /*
  * A connection, kept small: an idle one holds no data buffer, so this
- * struct (about 104 bytes) is most of what it costs in user space.  The
+ * struct (88 bytes) is most of what it costs in user space.  The
  * watcher comes first, so the handler finds the conn from its tk_io; its
- * arg is the worker.  When the access log is on, a struct conn_acct
- * follows the protocol's struct (proto->size bytes) in the same
- * allocation, unless the protocol writes its own line.
+ * arg is the worker.  When the access log is on, or the protocol wants
+ * its peer's address (proto->peer), a struct conn_acct follows the
+ * protocol's struct (proto->size bytes) in the same allocation; then,
+ * when the protocol has one in this process (proto->tail), its tail.
  */
 struct conn {
 	struct tk_io		 io;		/* arg: the worker */
@@ -140,14 +152,19 @@ struct conn {
 	uint32_t		 last;		/* activity, see CONN_TSHIFT */
 	uint8_t			 state;		/* protocol's own */
 	uint8_t			 acct:1;	/* a conn_acct follows */
+	uint8_t			 tail:1;	/* then proto->tail()'s */
 };
 
-/* Per-connection figures for the access log. */
+/*
+ * Per-connection figures for the access log; a proxy session keeps its
+ * client's address here for its options too (proto->peer), and its own
+ * byte count (in unused).
+ */
 struct conn_acct {
 	uint64_t		 start;		/* monotonic ns */
-	uint64_t		 in;
-	uint64_t		 out;
+	uint64_t		 in;		/* out: less what is queued */
 	struct sockaddr_in6	 peer;		/* or a sockaddr_in */
+	uint32_t		 tc;		/* proxy: connect, in us */
 };
 
 #define CONN_ACCT(w, c)	\
@@ -216,6 +233,12 @@ struct proto {
 	int		 own_log;	/* writes its own access-log line */
 	/* Optional: the TLS fields of c's access-log record. */
 	void		(*acct_tls)(const struct conn *, struct acct_rec *);
+	/*
+	 * Optional: the bytes every connection of this process keeps
+	 * after its conn_acct (the proxy's TLS state), or 0; the same
+	 * from start to exit.
+	 */
+	size_t		(*tail)(void);
 };
 
 /* A listening socket of one worker, one per --listen address. */
@@ -311,6 +334,7 @@ struct worker {
 	SLIST_HEAD(, dp_pipe)	 pipes;
 	int			 npipes;
 	int			 npipes_free;
+	struct tk_timer		 pipe_timer;	/* closes idle spares */
 	uint64_t		 piped;		/* bytes in the pipes */
 
 	/* Rate-limited warnings: when the last one went out, how many since. */
@@ -367,6 +391,8 @@ struct server {
 	 * own, and the flag that the data path reads on the next.
 	 */
 	size_t			 mem_budget;	/* bytes, 0 = none */
+	size_t			 mem_rings;	/* of it, io_uring's rings */
+	size_t			 mem_cap;	/* for queues: budget - rings */
 	size_t			 mem_high;	/* an episode from here */
 	size_t			 mem_low;	/* until below here */
 	_Alignas(64) atomic_size_t mem_held;	/* bytes in handed-out bufs */
@@ -405,6 +431,7 @@ const char	*worker_sessions(uint64_t);
 
 /* mem.c */
 void		 mem_init(void);
+unsigned int	 mem_ring_bufs(void);
 void		 mem_worker_init(struct worker *);
 void		 mem_check(struct worker *);
 int		 mem_watch(struct worker *);
@@ -419,7 +446,7 @@ void		 conn_warn_nomem(struct worker *);
 void		 conn_wheel_init(struct worker *);
 void		 conn_close_all(struct worker *, enum conn_reason);
 void		 conn_access_open(void);
-void		 conn_access_reopen(void);
+int		 conn_access_path(char *, size_t);
 /* One access-log record: conn_access_record() writes it. */
 struct acct_rec {
 	const struct sockaddr_in6 *peer;	/* the client */
@@ -446,18 +473,22 @@ void		 conn_access_free(struct worker *);
  * dpath.c: the data path (see there).  A flow is one direction of a
  * stream, described by the protocol from the fields of its session for
  * the time of a call: bytes read from src are sent to dst, and what dst
- * did not take waits in q (or, spliced, in a pipe).  flags (DP_F_*)
- * and sp are the direction's own state in the session; nin and nout,
- * when not NULL, count its bytes for the access log.
+ * did not take waits in q (or, spliced, in a pipe).  flags (DP_F_*),
+ * pipe and spl are the direction's own state in the session; nin, when
+ * not NULL, counts the bytes read (what was sent is what was read less
+ * what is left in q and the pipe).
  */
 #define DP_F_EOF	0x01	/* the source finished (read 0) */
 #define DP_F_SHUT	0x02	/* and its FIN was passed on */
-/* The completion data path's own: see dpath.c. */
-#define DP_F_SENDING	0x04	/* a send of q to dst is in flight */
-#define DP_F_FINWAIT	0x08	/* TLS: close_notify waits to be sent */
-#define DP_F_ERR	0x30	/* a failure waits: enum dp_err << 4 */
-#define DP_F_RESET	0x40	/* ... and it was a reset */
-#define DP_F_ERRSHIFT	4
+#define DP_F_SENDING	0x04	/* completions: a send of q is in flight */
+/* Failures noted for dp_pump to report (dp_fail, dpath.c). */
+#define DP_F_SRCERR	0x08	/* reading the source failed */
+#define DP_F_DSTERR	0x10	/* sending to the destination failed */
+#define DP_F_NOMEM	0x20	/* no buffer for bytes read */
+#define DP_F_RESET	0x40	/* the first failure was a reset */
+#define DP_F_ERR	(DP_F_SRCERR | DP_F_DSTERR | DP_F_NOMEM)
+#define DP_F_END	(DP_F_EOF | DP_F_SRCERR)	/* no more reads */
+#define DP_F_FINWAIT	0x80	/* TLS: close_notify waits to be sent */
 
 #define DP_SRC		0	/* roles for proto->flow */
 #define DP_DST		1
@@ -468,14 +499,25 @@ enum dp_err {
 	DP_ERR_NOMEM,		/* no buffer for the tail */
 };
 
-/* A direction's splice state; all zeroes is "copying, may splice". */
-struct dp_splice {
-	struct dp_pipe		*pipe;	/* spliced through it, or NULL */
-	uint32_t		 len;	/* bytes in the pipe */
-	uint8_t			 streak; /* full copy reads in a row */
-	uint8_t			 off;	/* splice(2) refused: copy */
-	uint8_t			 denied; /* found no pipe, counted */
+/*
+ * A pipe of a thread's splicing pool (dpath.c) and the bytes it holds
+ * on their way.  A direction's splice state is a pointer to the pipe it
+ * splices through (&dp_nopipe while copying) and a byte of DP_S_* bits,
+ * zero for "copying, may splice".
+ */
+struct dp_pipe {
+	int			 rfd;
+	int			 wfd;
+	uint32_t		 len;	/* bytes in it */
+	uint64_t		 since;	/* a spare since, monotonic ns */
+	SLIST_ENTRY(dp_pipe)	 link;
 };
+
+#define DP_S_STREAK	0x03	/* full copy reads in a row */
+#define DP_S_OFF	0x04	/* splice(2) refused: copy */
+#define DP_S_DENIED	0x08	/* found no pipe, counted */
+
+extern struct dp_pipe	 dp_nopipe;	/* none: holds no bytes */
 
 struct dp_flow {
 	struct tk_io		*src;
@@ -484,57 +526,65 @@ struct dp_flow {
 	struct tk_tls		*tdst;	/* TLS on dst, or NULL */
 	struct tk_bufq		*q;
 	uint8_t			*flags;	/* DP_F_* */
-	struct dp_splice	*sp;	/* NULL: never splice */
+	struct dp_pipe	       **pipe;	/* its pipe, or &dp_nopipe */
+	uint8_t			*spl;	/* DP_S_*: DP_S_OFF never splices */
 	uint64_t		*nin;	/* bytes read from src, or NULL */
-	uint64_t		*nout;	/* bytes sent to dst, or NULL */
 	struct conn		*c;	/* stamped on activity */
 	enum dp_err		 err;	/* after a -1 */
 	int			 stop;	/* dp_pump's own */
 };
 
 void		 dp_init(void);
+void		 dp_fail(struct dp_flow *, unsigned int, int);
+int		 dp_settle(struct worker *, struct dp_flow *);
 int		 dp_pump(struct worker *, struct dp_flow *, size_t *);
 int		 dp_send(struct worker *, struct dp_flow *, const void *,
 		    size_t);
 enum conn_reason dp_reason(int);
-void		 dp_splice_end(struct worker *, struct dp_splice *);
+void		 dp_splice_end(struct worker *, struct dp_pipe **, uint8_t *);
 void		 dp_pipes_free(struct worker *);
 void		 dp_discard(struct worker *, struct tk_io *);
 
 /*
  * dpcq.c: the completion data path, under dp_pump and dp_send.  Each
- * thread's receive ring: 4 MiB, whatever the number of connections.
+ * thread's receive ring: 4 MiB, whatever the number of connections, or
+ * less where the memory budget is tight (mem_ring_bufs).
  */
 #define DP_RING_BUFS	256
 #define DP_RING_BUFSIZE	(16 * 1024)
+#define DP_RING_MIN	8		/* when the budget sizes it */
 
 int		 dp_cq_pump(struct worker *, struct dp_flow *);
 int		 dp_cq_send(struct worker *, struct dp_flow *, const void *,
 		    size_t);
 
-/* n bytes read from f's source: count them, stamp the activity. */
+/*
+ * n bytes read from f's source: count them on its side (the client, or
+ * the proxy's upstream), stamp the activity.
+ */
 static inline void
 dp_count_in(struct worker *w, struct dp_flow *f, size_t n)
 {
-	w->st.bytes_in += n;
+	w->st.bytes_in[f->src == &f->c->io ? SIDE_CLIENT : SIDE_UPSTREAM] +=
+	    n;
 	if (f->nin != NULL)
 		*f->nin += n;
 	conn_touch(f->c, tk_loop_now(w->l));
 }
 
+/* n bytes sent to f's destination: count them on its side. */
 static inline void
 dp_count_out(struct worker *w, struct dp_flow *f, size_t n)
 {
-	w->st.bytes_out += n;
-	if (f->nout != NULL)
-		*f->nout += n;
+	w->st.bytes_out[f->dst == &f->c->io ? SIDE_CLIENT : SIDE_UPSTREAM] +=
+	    n;
 }
 
 /* Bytes f holds for its destination, queued or in its pipe. */
 static inline size_t
 dp_pending(const struct dp_flow *f)
 {
-	return f->q->len + (f->sp != NULL ? f->sp->len : 0);
+	return f->q->len + (*f->pipe)->len;
 }
 
 /*
@@ -548,8 +598,8 @@ dp_want_src(const struct dp_flow *f)
 {
 	size_t	n = dp_pending(f);
 
-	if ((*f->flags & DP_F_EOF) || n >= conn_limit(n) ||
-	    (f->sp != NULL && f->sp->len > 0))
+	if ((*f->flags & DP_F_END) || n >= conn_limit(n) ||
+	    (*f->pipe)->len > 0)
 		return 0;
 	return f->tsrc != NULL ? f->tsrc->rwant : TK_EV_READ;
 }
@@ -665,7 +715,13 @@ void		 stats_fill(struct msnap *);
 enum balance {
 	BALANCE_RR = 0,
 	BALANCE_LEASTCONN,
-	BALANCE_SOURCE,
+	BALANCE_HASH,		/* and "source" (chash.c) */
+};
+
+/* What --balance hash hashes: --hash-key. */
+enum hash_key {
+	HKEY_SOURCE = 0,	/* the client's address */
+	HKEY_SOURCE_PORT,	/* its address and port */
 };
 
 struct pxconf {
@@ -677,6 +733,7 @@ struct pxconf {
 	uint64_t	 fail_timeout;		/* ns */
 	long long	 max_per_ip;		/* 0 = no cap */
 	int		 send_proxy;		/* 0, 1 or 2 */
+	enum hash_key	 hash_key;
 };
 
 extern struct pxconf	 pxcf;
@@ -719,13 +776,24 @@ int		 pp_parse(const void *, size_t, struct pp_info *);
 
 /*
  * pin.c: --accept-proxy, the PROXY header read before conn_new() lets
- * a connection through.
+ * a connection through, and --accept-proxy-from, the peers that may
+ * send one (IPv4 as IPv4-mapped IPv6, the prefix counted so too).
  */
+#define PIN_MAXFROM	64		/* --accept-proxy-from networks */
+
+struct pinnet {
+	uint8_t		 addr[16];
+	uint8_t		 bits;
+};
+
 struct pinconf {
 	int		 on;			/* --accept-proxy */
 	uint64_t	 timeout;		/* ns, for the whole header */
+	int		 nfrom;			/* 0: any peer */
+	struct pinnet	 from[PIN_MAXFROM];
 };
 extern struct pinconf	 pincf;
+int		 pin_from_add(const char *, const char **);
 int		 pin_take(struct worker *, int, const struct sockaddr *,
 		    socklen_t);
 void		 pin_close_all(struct worker *, enum conn_reason);
@@ -753,11 +821,9 @@ void		 upstream_init(void);
 void		 upstream_source_add(const char *, const char *);
 int		 upstream_connect(const struct upstream *);
 int		 upstream_port_error(int);
-struct upstream	*upstream_pick(const struct sockaddr_in6 *, uint64_t,
-		    uint64_t);
+struct upstream	*upstream_pick(uint32_t, uint64_t, uint64_t);
 int		 upstream_index(const struct upstream *);
 struct upstream	*upstream_pick_this(struct upstream *, uint64_t);
-struct upstream	*upstream_at(int);
 const char	*upstream_name(const struct upstream *);
 void		 upstream_connected(struct upstream *);
 void		 upstream_failed(struct upstream *, uint64_t, int);
@@ -768,6 +834,30 @@ void		 upstream_check_stop(void);
 
 /* upstream.c: a reload reads the upstreams again (issue 15) */
 void		 upstream_reset(void);
+
+/*
+ * chash.c: the table of --balance hash (issue 28).  2^18 slots, 256
+ * KiB: a fifth's share of them is 20% to within 0.4% of it (one sigma).
+ */
+#define CHASH_BITS	18
+#define CHASH_SLOTS	(1U << CHASH_BITS)
+
+struct chash_member {
+	uint64_t	 seed;			/* chash_seed() of its name */
+	int		 weight;		/* 0: owns no slot */
+};
+
+struct chash {
+	uint8_t		*slot;			/* each slot's owner */
+	uint32_t	 owned[MAXUPSTREAMS];	/* slots of each member */
+};
+
+uint64_t	 chash_seed(const char *);
+uint32_t	 chash_addr(const struct sockaddr_in6 *, int);
+int		 chash_better(const struct chash_member *,
+		    const struct chash_member *, uint32_t);
+int		 chash_build(struct chash *, const struct chash_member *, int);
+void		 chash_free(struct chash *);
 
 /* conffile.c */
 typedef void conf_fn(void *, const char *, const char *, const char *);
@@ -799,6 +889,7 @@ struct msnap {
 		uint64_t	 fails;
 		uint64_t	 tx;
 		uint64_t	 rx;
+		uint64_t	 slots;		/* of the hash table */
 	}		 ups[MAXUPSTREAMS];
 	uint64_t	 hist[MHIST_N];		/* per bucket, not cumulative */
 	uint64_t	 hist_sum;		/* ns */
@@ -832,6 +923,7 @@ void		 http_answer(struct http_srv *);
 
 extern const double mhist_bounds[MHIST_N - 1];
 void		 metrics_option(const char *, const char *);
+const struct tk_addr *metrics_addr(void);
 int		 metrics_open(void);
 void		 metrics_start(struct tk_loop *);
 void		 metrics_forget(void);
@@ -850,12 +942,40 @@ int		 systemd_listen_fds(int **, char ***);
 
 /* reopen.c (issue 14) */
 void		 reopen_init(void);
+int		 reopen_access(char *, size_t);
 int		 reopen_logs(void);
+int		 reopen_opener(void);
+void		 reopen_pass(int);
+void		 reopen_adopt(void);
+
+/*
+ * safefile.c (issue 22): opening the files the operator names, for
+ * ourselves or, as root, for the user the descriptor goes to (name
+ * NULL: ourselves).
+ */
+struct fowner {
+	const char	*name;
+	uid_t		 uid;
+	gid_t		 gid;
+};
+void		 safefile_owner(const struct config *, struct fowner *);
+int		 safefile_open(const char *, int, mode_t, const struct fowner *,
+		    char *, size_t);
+int		 safefile_check(const char *, const struct fowner *, char *,
+		    size_t);
+
+/* pidfile.c (issue 22) */
+void		 pidfile_start(const char *, const struct fowner *, int);
+int		 pidfile_put(pid_t);
+void		 pidfile_handover(pid_t);
+int		 pidfile_take(void);
+void		 pidfile_end(int);
 
 /* upstream.c, for the metrics listener (issue 14) */
 void		 upstream_connect_time(uint64_t);
 void		 upstream_metrics(struct msnap *);
 const char	*upstream_name_at(int);
+struct upstream	*upstream_at(int);
 
 /* master.c */
 #define LISTEN_FDS(cfg)	((cfg)->threads * ((cfg)->workers > 1 ? \
@@ -870,6 +990,7 @@ void		 master_collect(void);
  */
 #define UPGRADE_FDNAME	"tenkd-upgrade"
 #define UPGRADE_ENV	"TENKD_UPGRADE_FD"
+#define UPGRADE_OPENER_ENV "TENKD_UPGRADE_OPENER"	/* reopen.c */
 int		 master_run(const int *, int, int);
 int		 master_role(void);
 void		 master_worker_signals(void);
@@ -879,7 +1000,5 @@ void		 main_reparse(const char *, size_t, int);
 const char	*main_conf_path(void);
 char *const	*main_argv(void);
 const char	*main_self(void);
-void		 main_pidfile_handover(pid_t);
-int		 main_pidfile_take(void);
 
 #endif /* TENK_SERVER_TENKD_H */

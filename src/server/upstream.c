@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The proxy's upstreams: the list given with --upstream, the choice of
- * one per connect attempt (weighted round-robin, least connections or a
- * hash of the client address), passive health (--fail-max consecutive
- * connect failures take an upstream out for --fail-timeout) and the
- * per-upstream counters that SIGUSR1 logs.  Connecting and moving bytes
- * are proxy.c's.
+ * one per connect attempt (weighted round-robin, least connections or
+ * a consistent hash of the client, chash.c), passive health (--fail-max
+ * consecutive connect failures take an upstream out for --fail-timeout)
+ * and the per-upstream counters that SIGUSR1 logs.  Connecting and
+ * moving bytes are proxy.c's.
  *
  * The list is fixed after start-up and shared by all worker threads of
  * a process; everything that changes is an atomic, so picking takes no
@@ -55,6 +55,9 @@
 
 #define MAXWEIGHT	100
 #define MAXSOURCES	256
+#define UPS_NAMEMAX	64		/* name=, its NUL included */
+#define NAME_CHARS	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
+			"0123456789._-:"
 
 struct upstream {
 	struct tk_addr		 addr;
@@ -70,6 +73,8 @@ struct upstream {
 	atomic_ullong		 down_until;	/* ns; 0 = up */
 	atomic_int		 hc_down;	/* health checks say down */
 	int			 backup;	/* only if no primary is up */
+	char			 hname[UPS_NAMEMAX]; /* name=, or the address */
+	struct chash_member	 hm;		/* --balance hash */
 
 	/* The health check, main thread only. */
 	struct tk_io		 hc_io;		/* fd -1: none in flight */
@@ -90,6 +95,7 @@ static int		 nups;
 static int		*sched;			/* upstream indexes */
 static int		 nsched;
 static atomic_uint	 rr_next;
+static struct chash	 ch;			/* --balance hash */
 static struct tk_addr	*srcs;			/* --source, as given */
 static size_t		 nsrcs;
 
@@ -101,17 +107,18 @@ static struct srcset {
 } srcset[2];
 
 /*
- * Parse "HOST:PORT[,weight=N][,backup]" into the list; blanks may
- * separate the parameters as well as the comma, for the -f file's
- * "upstream HOST:PORT weight=N backup".  Start-up only.  Returns 0, or
- * -1 with *err pointing at a static phrase.
+ * Parse "HOST:PORT[,weight=N][,backup][,name=NAME]" and tlsorig.c's
+ * ",tls,sni=NAME,ca=FILE,noverify" into the list;
+ * blanks may separate the parameters as well as the comma, for the -f
+ * file's "upstream HOST:PORT weight=N backup".  Start-up only.  Returns
+ * 0, or -1 with *err pointing at a static phrase.
  */
 int
 upstream_add(const char *arg, const char **err)
 {
 	struct upstream	*u;
 	const char	*w, *e;
-	char		 host[300], num[16];
+	char		 host[300], num[16], hname[UPS_NAMEMAX] = "";
 	size_t		 len, n;
 	long long	 weight = 1;
 	int		 backup = 0, r;
@@ -128,6 +135,17 @@ upstream_add(const char *arg, const char **err)
 			backup = 1;
 			continue;
 		}
+		if (strncmp(w, "name=", 5) == 0) {
+			if (n == 5 || n - 5 >= sizeof(hname) ||
+			    strspn(w + 5, NAME_CHARS) < n - 5) {
+				*err = "bad name (1 to 63 of A-Z a-z 0-9 . _ "
+				    "- :)";
+				return -1;
+			}
+			memcpy(hname, w + 5, n - 5);
+			hname[n - 5] = '\0';
+			continue;
+		}
 		/* tls, sni=NAME, ca=FILE, noverify: tlsorig.c's. */
 		if (n > 0 && (r = tlsorig_param(nups, w, n, err)) != 1) {
 			if (r == -1)
@@ -135,8 +153,8 @@ upstream_add(const char *arg, const char **err)
 			continue;
 		}
 		if (n == 0 || strncmp(w, "weight=", 7) != 0) {
-			*err = "unknown parameter (weight=N, backup, tls, "
-			    "sni=NAME, ca=FILE, noverify)";
+			*err = "unknown parameter (weight=N, backup, "
+			    "name=NAME, tls, sni=NAME, ca=FILE, noverify)";
 			return -1;
 		}
 		if (n - 7 >= sizeof(num)) {
@@ -165,6 +183,8 @@ upstream_add(const char *arg, const char **err)
 		return -1;
 	}
 	tk_addr_fmt(&u->addr, u->name, sizeof(u->name));
+	strlcpy(u->hname, hname[0] != '\0' ? hname : u->name,
+	    sizeof(u->hname));
 	u->idx = nups++;
 	u->weight = (int)weight;
 	u->backup = backup;
@@ -185,6 +205,7 @@ upstream_reset(void)
 	free(sched);
 	sched = NULL;
 	nsched = 0;
+	chash_free(&ch);
 	free(srcs);
 	srcs = NULL;
 	nsrcs = 0;
@@ -277,8 +298,35 @@ upstream_connect(const struct upstream *u)
 }
 
 /*
- * Build the round-robin schedule and check --source.  Start-up, after
- * the last add.
+ * --balance hash: every upstream's place in the order of chash.c, from
+ * its name, and the table of the primaries.  Two upstreams of one name
+ * would split its slots by chance: a usage error.  Start-up.
+ */
+static void
+hash_init(void)
+{
+	struct chash_member	m[MAXUPSTREAMS];
+	int			i, k;
+
+	for (i = 0; i < nups; i++) {
+		for (k = 0; k < i; k++)
+			if (strcmp(ups[k].hname, ups[i].hname) == 0)
+				tk_cli_bad("--upstream", ups[i].hname, "named "
+				    "twice (with --balance hash each needs a "
+				    "name of its own: name=)");
+		ups[i].hm.seed = chash_seed(ups[i].hname);
+		ups[i].hm.weight = ups[i].weight;
+		m[i] = ups[i].hm;
+		if (ups[i].backup)
+			m[i].weight = 0;
+	}
+	if (chash_build(&ch, m, nups) == -1)
+		fatal("--balance hash");
+}
+
+/*
+ * Build the round-robin schedule or the hash table and check --source.
+ * Start-up, after the last add.
  */
 void
 upstream_init(void)
@@ -289,7 +337,11 @@ upstream_init(void)
 		tk_cli_bad("--upstream", NULL, "every upstream is a backup");
 	if (hccf.expect != NULL && hccf.send == NULL)
 		tk_cli_bad("--check-expect", NULL, "needs --check-send");
+	if (pxcf.hash_key != HKEY_SOURCE && pxcf.balance != BALANCE_HASH)
+		tk_cli_bad("--hash-key", NULL, "only with --balance hash");
 	sources_init();
+	if (pxcf.balance == BALANCE_HASH)
+		hash_init();
 
 	for (i = 0; i < nups; i++) {
 		total += ups[i].weight;
@@ -338,37 +390,42 @@ usable(struct upstream *u, uint64_t now, int bk)
 	return u->backup == bk && healthy(u, now);
 }
 
-/* FNV-1a over the address bytes (not the port). */
-static uint32_t
-addr_hash(const struct sockaddr_in6 *sa)
+/*
+ * --balance hash: the slot's owner if it may be picked and is not in
+ * tried; else the best for the slot (chash_better) of those that may and
+ * are not, which is the owner the slot has in a table of those alone.
+ * So a down upstream's clients go each to its next choice, spread over
+ * the others by weight, and come back when it does; nobody else moves.
+ * Only this way are backups (bk) picked, by their names too.
+ */
+static struct upstream *
+hash_pick(uint32_t slot, uint64_t tried, uint64_t now, int bk)
 {
-	const unsigned char	*p;
-	uint32_t		 h = 2166136261u;
-	size_t			 len, i;
+	struct upstream	*u, *best = &ups[ch.slot[slot]];
+	int		 i;
 
-	if (sa->sin6_family == AF_INET) {
-		p = (const unsigned char *)
-		    &((const struct sockaddr_in *)sa)->sin_addr;
-		len = 4;
-	} else {
-		p = (const unsigned char *)&sa->sin6_addr;
-		len = 16;
+	if (!bk && healthy(best, now) && !(tried & (1ULL << best->idx)))
+		return best;
+	best = NULL;
+	for (i = 0; i < nups; i++) {
+		u = &ups[i];
+		if (!usable(u, now, bk) || (tried & (1ULL << u->idx)))
+			continue;
+		if (best == NULL || chash_better(&u->hm, &best->hm, slot))
+			best = u;
 	}
-	for (i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 16777619u;
-	}
-	return h;
+	return best;
 }
 
 /*
  * Choose an upstream for a connect attempt: one that is up and not in
  * the bitmask tried, else one that is up, else NULL (all are down).  For
- * --balance source, peer gives the client address.  The choice counts
- * as active until upstream_failed() or upstream_release().  Any thread.
+ * --balance hash, slot is the session's key's (chash_addr).  The choice
+ * counts as active until upstream_failed() or upstream_release().  Any
+ * thread.
  */
 struct upstream *
-upstream_pick(const struct sockaddr_in6 *peer, uint64_t tried, uint64_t now)
+upstream_pick(uint32_t slot, uint64_t tried, uint64_t now)
 {
 	struct upstream	*u, *best = NULL;
 	unsigned int	 start;
@@ -397,12 +454,11 @@ upstream_pick(const struct sockaddr_in6 *peer, uint64_t tried, uint64_t now)
 				}
 			}
 			break;
-		case BALANCE_SOURCE:
+		case BALANCE_HASH:
+			best = hash_pick(slot, pass == 0 ? tried : 0, now, bk);
+			break;
 		case BALANCE_RR:
-			if (pxcf.balance == BALANCE_SOURCE)
-				start = addr_hash(peer);
-			else
-				start = atomic_fetch_add(&rr_next, 1);
+			start = atomic_fetch_add(&rr_next, 1);
 			for (k = 0; k < nsched; k++) {
 				u = &ups[sched[(start + k) % nsched]];
 				if (!usable(u, now, bk) || (pass == 0 &&
@@ -430,13 +486,6 @@ upstream_pick_this(struct upstream *u, uint64_t now)
 		return NULL;
 	atomic_fetch_add(&u->active, 1);
 	return u;
-}
-
-/* Upstream number i (0 to upstream_count() - 1). */
-struct upstream *
-upstream_at(int i)
-{
-	return &ups[i];
 }
 
 int
@@ -509,28 +558,36 @@ upstream_release(struct upstream *u, uint64_t tx, uint64_t rx)
 /*
  * One line per upstream on SIGUSR1, after the thread totals:
  * "stats upstream 127.0.0.1:7000: up weight 1 active 2 sessions 9
- * fails 0 tx 123 rx 123".  Main thread.
+ * fails 0 tx 123 rx 123", and with --balance hash " hash web1 slots
+ * 52429 share 20.00%": the name it hashes by and its part of the
+ * table, which it serves while up.  Main thread.
  */
 void
 upstream_stats(void)
 {
 	struct upstream	*u;
 	uint64_t	 d, now;
+	char		 hs[UPS_NAMEMAX + 64];
 	int		 i;
 
 	now = tk_clock_mono();
 	for (i = 0; i < nups; i++) {
 		u = &ups[i];
 		d = atomic_load(&u->down_until);
+		hs[0] = '\0';
+		if (ch.slot != NULL)
+			snprintf(hs, sizeof(hs), " hash %s slots %u share "
+			    "%.2f%%", u->hname, ch.owned[i],
+			    100.0 * ch.owned[i] / CHASH_SLOTS);
 		log_info("stats upstream %s: %s weight %d active %llu "
-		    "sessions %llu fails %llu tx %llu rx %llu", u->name,
+		    "sessions %llu fails %llu tx %llu rx %llu%s", u->name,
 		    (d != 0 && d > now) || atomic_load(&u->hc_down) ?
 		    "down" : "up", u->weight,
 		    (unsigned long long)atomic_load(&u->active),
 		    (unsigned long long)atomic_load(&u->sessions),
 		    (unsigned long long)atomic_load(&u->fails),
 		    (unsigned long long)atomic_load(&u->tx),
-		    (unsigned long long)atomic_load(&u->rx));
+		    (unsigned long long)atomic_load(&u->rx), hs);
 	}
 }
 
@@ -747,6 +804,7 @@ upstream_metrics(struct msnap *ms)
 		ms->ups[i].fails = atomic_load(&u->fails);
 		ms->ups[i].tx = atomic_load(&u->tx);
 		ms->ups[i].rx = atomic_load(&u->rx);
+		ms->ups[i].slots = ch.owned[i];
 	}
 	for (i = 0; i < MHIST_N; i++)
 		ms->hist[i] = atomic_load_explicit(&chist[i],
@@ -759,4 +817,11 @@ const char *
 upstream_name_at(int i)
 {
 	return ups[i].name;
+}
+
+/* An upstream by index (upstream_index), which a session keeps. */
+struct upstream *
+upstream_at(int i)
+{
+	return &ups[i];
 }

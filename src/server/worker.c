@@ -78,6 +78,7 @@
 #define WARN_EVERY	TK_SEC		/* rate limit of repeated warnings */
 
 static void	*worker_main(void *);
+static void	 worker_close(struct worker *);
 static int	 worker_reserve(void);
 static void	 worker_accept(struct tk_loop *, struct tk_io *);
 static void	 worker_accepted(struct tk_loop *, struct tk_io *, int);
@@ -126,8 +127,8 @@ worker_init(struct worker *w, int id, const int *lfds)
 	 * mode where TLS is spoken or peeked at (tlsterm.c).
 	 */
 	w->cq = tk_loop_completion(w->l) && !tlsterm_any();
-	if (w->cq && tk_loop_bufring(w->l, srv.cfg.ring_bufs != 0 ?
-	    srv.cfg.ring_bufs : DP_RING_BUFS, DP_RING_BUFSIZE) == -1)
+	if (w->cq && tk_loop_bufring(w->l, mem_ring_bufs(),
+	    DP_RING_BUFSIZE) == -1)
 		fatal("thread %d: io_uring buffer ring", id);
 	w->scratch = xmalloc(SCRATCH_SIZE);
 	tk_bufpool_init(&w->pool, POOL_BUFSIZE, POOL_MAXFREE);
@@ -207,28 +208,39 @@ worker_main(void *arg)
 	tk_signal_block_all();
 	tk_loop_update_now(w->l);
 	tk_loop_run(w->l, 0);
+	worker_close(w);
 	return NULL;
 }
 
 /*
- * Free w after its thread has been joined; closes what is left open.
- * Main thread.
+ * Close what w still has open as its loop stops, on w's own thread:
+ * closing a connection on io_uring cancels its requests, which the
+ * ring takes only from the thread that owns it (single issuer; from
+ * another the synchronous cancel of a send fails with EEXIST and the
+ * kernel might still read a buffer being freed).  A worker stops only
+ * once drained (worker_done in main.c), so this finds nothing today;
+ * it once ran in worker_free, on the main thread.
  */
-void
-worker_free(struct worker *w)
+static void
+worker_close(struct worker *w)
 {
 	int	i;
 
 	conn_close_all(w, CONN_SHUTDOWN);
-	conn_access_free(w);
-	for (i = 0; i < w->nls; i++) {
-		if (w->ls[i].io.fd == -1)
-			continue;
-		tk_io_stop(w->l, &w->ls[i].io);
-		close(w->ls[i].io.fd);
-		w->ls[i].io.fd = -1;
-	}
+	for (i = 0; i < w->nls; i++)
+		if (w->ls[i].io.fd != -1)
+			(void)tk_io_close(w->l, &w->ls[i].io);
 	park_close_all(w);
+}
+
+/*
+ * Free w after its thread has been joined (worker_close closed what
+ * was left).  Main thread.
+ */
+void
+worker_free(struct worker *w)
+{
+	conn_access_free(w);
 	free(w->park);
 	tk_timer_cancel(w->l, &w->pause_timer);
 	tk_timer_cancel(w->l, &w->park_timer);

@@ -33,6 +33,9 @@
 
 static char	optname[64];
 
+static void	cli_say(const char *, const char *, const char *, va_list)
+		    __attribute__((format(printf, 3, 0)));
+
 /*
  * The one line of a bad command line: the option, its argument and the
  * reason, with control bytes and bytes outside printable ASCII escaped
@@ -41,10 +44,9 @@ static char	optname[64];
  * stay as typed: a value such as --message 'PING\r\n' is shown as the
  * user wrote it.
  */
-noreturn void
-tk_cli_bad(const char *opt, const char *arg, const char *fmt, ...)
+static void
+cli_say(const char *opt, const char *arg, const char *fmt, va_list ap)
 {
-	va_list		 ap;
 	char		 msg[1024], out[1024];
 	int		 n = 0;
 
@@ -58,12 +60,46 @@ tk_cli_bad(const char *opt, const char *arg, const char *fmt, ...)
 	else if ((size_t)n >= sizeof(msg))
 		n = sizeof(msg) - 1;
 	msg[n] = '\0';
-	va_start(ap, fmt);
 	(void)vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
-	va_end(ap);
 	(void)log_escape_ctl(out, sizeof(out), msg, strlen(msg));
 	fprintf(stderr, "%s: %s\n", getprogname(), out);
+}
+
+noreturn void
+tk_cli_bad(const char *opt, const char *arg, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	cli_say(opt, arg, fmt, ap);
+	va_end(ap);
 	exit(2);
+}
+
+void
+tk_cli_warn(const char *opt, const char *arg, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	cli_say(opt, arg, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * A bad address (err from tk_addr_parse) the same way everywhere: a
+ * port alone ("7777", also as "7777,..." where a list follows) gets the
+ * example of what was meant.
+ */
+noreturn void
+tk_cli_bad_addr(const char *opt, const char *arg, const char *err)
+{
+	size_t	n = strspn(arg, "0123456789");
+
+	if (n > 0 && (arg[n] == '\0' || arg[n] == ','))
+		tk_cli_bad(opt, arg, "missing host (as in 127.0.0.1:%.*s)",
+		    (int)n, arg);
+	tk_cli_bad(opt, arg, "%s", err);
 }
 
 /*

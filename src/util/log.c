@@ -50,6 +50,14 @@ static int		log_wk = -1;
 static char		log_name[64];
 static _Thread_local FILE *log_cap;	/* log_capture() */
 
+/*
+ * log_hold(): the info lines held back, each a level byte, a banner byte
+ * and the message with its NUL, in the order they came.
+ */
+#define LOG_HOLDMAX	8192
+static char		*log_held;
+static size_t		 log_heldlen;
+
 static const char *const log_lvlnames[] = { "error", "warn", "info",
     "debug" };
 
@@ -189,6 +197,46 @@ void
 log_worker(int n)
 {
 	log_wk = n;
+}
+
+static void	log_out(int, int, const char *);
+
+/* Write out what log_hold() kept, in order, and keep no more. */
+static void
+log_release(void)
+{
+	char	*held = log_held, *p;
+
+	log_held = NULL;
+	for (p = held; held != NULL && p < held + log_heldlen;
+	    p += 2 + strlen(p + 2) + 1)
+		log_out(p[0], p[1], p + 2);
+	free(held);
+	log_heldlen = 0;
+}
+
+void
+log_hold(int on)
+{
+	if (on && log_held == NULL)
+		log_held = malloc(LOG_HOLDMAX);
+	else if (!on)
+		log_release();
+}
+
+/* Keep one line for log_release(); 0, or -1 when it does not fit. */
+static int
+log_keep(int level, int banner, const char *msg)
+{
+	size_t	n = strlen(msg) + 1;
+
+	if (log_heldlen + 2 + n > LOG_HOLDMAX)
+		return -1;
+	log_held[log_heldlen++] = (char)level;
+	log_held[log_heldlen++] = (char)banner;
+	memcpy(log_held + log_heldlen, msg, n);
+	log_heldlen += n;
+	return 0;
 }
 
 /* The level for a name (case-insensitive), or -1. */
@@ -374,7 +422,8 @@ stamp(char *line, size_t max, int level, int *cut)
 }
 
 /*
- * Format one line and hand it to the sink.  The formatted message is
+ * Format one line and hand it to the sink (log_out), or keep it while
+ * log_hold() holds info lines back.  The formatted message is
  * escaped (log_escape_ctl), so no argument can end the line early or reach
  * a terminal raw.  with_errno appends the text of errno as it was on
  * entry, and errno is left as it was.  banner writes to stderr even
@@ -387,12 +436,10 @@ static void
 log_emit(int level, int with_errno, int banner, const char *fmt,
     va_list ap)
 {
-	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
-	char		 line[LOG_LINEMAX], msg[LOG_LINEMAX], raw[LOG_LINEMAX];
+	char		 msg[LOG_LINEMAX], raw[LOG_LINEMAX];
 	char		 ebuf[128];
 	const char	*etext;
 	size_t		 len = 0, max = sizeof(msg), m;
-	ssize_t		 n;
 	int		 saved_errno = errno, cut = 0, r;
 
 	/* The message alone, as syslog wants it: it adds name and time. */
@@ -418,21 +465,38 @@ log_emit(int level, int with_errno, int banner, const char *fmt,
 		memcpy(msg + len - 3, "...", 3);
 	msg[len] = '\0';
 
-	if (log_cap != NULL) {
+	if (log_cap != NULL)
 		fprintf(log_cap, "%s\n", msg);
-		errno = saved_errno;
-		return;
+	else if (log_held == NULL || level < LOG_LVL_INFO) {
+		log_out(level, banner, msg);
+		/* A start-up error first, then what was held back. */
+		if (level == LOG_LVL_ERR)
+			log_release();
+	} else if (log_keep(level, banner, msg) == -1) {
+		/* No room: what was held, then this, and no more holding. */
+		log_release();
+		log_out(level, banner, msg);
 	}
+	errno = saved_errno;
+}
+
+/* One escaped message to the sink: syslog, stderr or both (banner). */
+static void
+log_out(int level, int banner, const char *msg)
+{
+	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+	char		 line[LOG_LINEMAX];
+	size_t		 len, max;
+	ssize_t		 n;
+	int		 cut = 0;
+
 	if (log_syslog && log_wk != -1)
 		syslog(prio[level], "w%d %s", log_wk, msg);
 	else if (log_syslog)
 		syslog(prio[level], "%s", msg);
-	if (log_syslog && !banner) {
-		errno = saved_errno;
+	if (log_syslog && !banner)
 		return;
-	}
 	/* stderr: the prefix, the message (cut again if need be), "\n". */
-	cut = 0;
 	max = sizeof(line) - 1;		/* + newline */
 	if (log_stamp)
 		len = stamp(line, max, level, &cut);
@@ -449,7 +513,6 @@ log_emit(int level, int with_errno, int banner, const char *fmt,
 	do {
 		n = write(STDERR_FILENO, line, len);
 	} while (n == -1 && errno == EINTR);
-	errno = saved_errno;
 }
 
 void

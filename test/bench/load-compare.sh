@@ -24,7 +24,16 @@
 #     long.
 #  2. HTTP/1.1 GET of a 64-byte static file from nginx (one process, one
 #     worker: master_process off), keep-alive, at -H connections: tenkload
-#     --reply http against wrk -t T -c H.
+#     by URL (http://127.0.0.1:PORT/f) against wrk -t T -c H on the same
+#     URL.
+#  4. redis SET, then GET, of random keys among 100,000, as
+#     redis-benchmark -r 100000 makes them ("key:" and twelve digits,
+#     RESP, 3-byte values): tenkload -m with key:{rand:000000000000-
+#     000000099999} against redis-benchmark -t set (get) -r 100000, both
+#     sending exactly -K requests (-n) at each connection count, -P deep.
+#     After each SET run, DBSIZE is compared with what the distribution
+#     predicts, 100000 (1 - (1 - 1/100000)^K), for both tools (keys.csv).
+#     GET runs on a fresh server, as redis-benchmark's would: all miss.
 #  3. a 1 s stall of nginx (SIGSTOP, then SIGCONT, by its PID) in the
 #     middle of a run: tenkload --mode rate (latency from the intended
 #     send time) shows it in its corrected p99, not in its uncorrected
@@ -58,6 +67,7 @@
 #   -r N      runs per cell (default 3)
 #   -t N      client threads, both tools (default 1)
 #   -S RATE   the stall phase's requests/s (default 5000; 0 skips it)
+#   -K N      requests per run of phase 4 (default 300000; 0 skips it)
 #   -o DIR    keep raw results here (default: a temporary directory)
 #   -T        over TLS
 #
@@ -68,7 +78,8 @@ set -u
 
 usage() {
 	echo "usage: $0 [-b dir] [-c list] [-P list] [-H conns] [-d secs]" \
-	    "[-w secs] [-r runs] [-t threads] [-S rate] [-o dir] [-T]" >&2
+	    "[-w secs] [-r runs] [-t threads] [-S rate] [-K requests]" \
+	    "[-o dir] [-T]" >&2
 	exit 2
 }
 
@@ -84,10 +95,11 @@ WARM=0.5
 RUNS=3
 CT=1
 SRATE=5000
+KEYN=300000
 OUT=
 TLS=
 
-while getopts b:c:P:H:d:w:r:t:S:o:T opt; do
+while getopts b:c:P:H:d:w:r:t:S:K:o:T opt; do
 	case $opt in
 	b) B=$OPTARG ;;
 	c) CONNS=$OPTARG ;;
@@ -98,6 +110,7 @@ while getopts b:c:P:H:d:w:r:t:S:o:T opt; do
 	r) RUNS=$OPTARG ;;
 	t) CT=$OPTARG ;;
 	S) SRATE=$OPTARG ;;
+	K) KEYN=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	T) TLS=1 ;;
 	*) usage ;;
@@ -305,6 +318,20 @@ tenkload_row() {
 	    "$(echo $6 | tr ' ' ,)" "$_e" "$(load1)"
 }
 
+# rbench_row OUT TEST: a CSV row for run $r of $cell from redis-benchmark's
+# --csv output in OUT, the line whose test name matches the regular
+# expression TEST: "PING_INLINE","rps","avg","min","p50","p95","p99","max"
+rbench_row() {
+	_rps=$(awk -F'"' -v t="$2" '$2 ~ t { print $4 }' "$1")
+	_p99=$(awk -F'"' -v t="$2" '$2 ~ t { print $14 }' "$1")
+	_e=0
+	[ "$RC" -eq 0 ] && [ -n "$_rps" ] || _e=exit$RC
+	printf '%s,%s,redis-benchmark,%.0f,%s,%s,%s,%s\n' "$cell" "$r" \
+	    "${_rps:-0}" "${_p99:-nan}" \
+	    "$(peer_cpu "${_rps:-0}" | tr ' ' ,)" "$_e" "$(load1)" >>"$CSV"
+	tail -n 1 "$CSV" >&2
+}
+
 echo "# load-compare: $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 \
     /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "# $("$REDIS" --version | cut -d' ' -f1-3); $("$RBENCH" --version 2>&1 |
@@ -356,18 +383,7 @@ for c in $CONNS; do
 				run_client "$o" "$RBENCH" $RTLS -h 127.0.0.1 \
 				    -p "$PORT" -c "$c" -n "$n" -P "$p" \
 				    --threads "$CT" -t "$test" --csv
-				# "PING_INLINE","rps","avg","min","p50",
-				# "p95","p99","max"
-				rps=$(awk -F'"' '$2 ~ /^PING/ { print $4 }' "$o")
-				p99=$(awk -F'"' '$2 ~ /^PING/ { print $14 }' "$o")
-				e=0
-				[ "$RC" -eq 0 ] && [ -n "$rps" ] || e=exit$RC
-				# shellcheck disable=SC2046
-				printf '%s,%s,redis-benchmark,%.0f,%s,%s,%s,%s\n' \
-				    "$cell" "$r" "${rps:-0}" "${p99:-nan}" \
-				    "$(peer_cpu "${rps:-0}" | tr ' ' ,)" "$e" \
-				    "$(load1)" >>"$CSV"
-				tail -n 1 "$CSV" >&2
+				rbench_row "$o" '^PING'
 				stop_server
 				r=$((r + 1))
 			done
@@ -385,10 +401,8 @@ if [ "$HCONNS" -gt 0 ]; then
 		# shellcheck disable=SC2086	# $TLSOPT
 		run_client "$OUT/$cell-$r.tenkload" "$TENKLOAD" $TLSOPT -q \
 		    -c "$HCONNS" -t "$CT" -d "${DUR}s" --warmup "${WARM}s" \
-		    --connect-rate 100000 \
-		    -m "GET /f HTTP/1.1\\r\\nHost: 127.0.0.1:$PORT\\r\\n\\r\\n" \
-		    --reply http --reply-check 'HTTP/1.1 200' --json "$j" \
-		    "127.0.0.1:$PORT"
+		    --connect-rate 100000 --json "$j" \
+		    "$SCHEME://127.0.0.1:$PORT/f"
 		tenkload_row "$cell" "$r" "$j" >>"$CSV"
 		tail -n 1 "$CSV" >&2
 		stop_server
@@ -414,6 +428,78 @@ if [ "$HCONNS" -gt 0 ]; then
 	done
 fi
 
+# ---- phase 4: redis SET and GET of random keys among 100,000 -----------
+KEYS=100000
+KCSV=$OUT/keys.csv
+echo "run,client,cell,requests,dbsize,predicted,ratio" >"$KCSV"
+# predicted N: the keys that N uniform draws among KEYS leave set
+predicted() {
+	awk -v n="$1" -v k="$KEYS" 'BEGIN { printf "%.1f", k * (1 - (1 - 1 / k)^n) }'
+}
+# keys_row CLIENT: a row of keys.csv for run $r of $cell: the server's
+# DBSIZE after CLIENT's $KEYN SETs, what it should be, and their ratio
+keys_row() {
+	# shellcheck disable=SC2086	# $RTLS
+	_d=$("$RCLI" $RTLS -p "$PORT" dbsize)
+	_q=$(predicted "$KEYN")
+	printf '%s,%s,%s,%s,%s,%s,%s\n' "$r" "$1" "$cell" "$KEYN" "$_d" "$_q" \
+	    "$(awk -v d="$_d" -v q="$_q" 'BEGIN { printf "%.4f", d / q }')" \
+	    >>"$KCSV"
+	tail -n 1 "$KCSV" >&2
+}
+if [ "$KEYN" -gt 0 ]; then
+	RCLI=$(bench_prog redis-cli) || exit 1
+	# "$16", "$3" are RESP lengths, not parameters
+	# shellcheck disable=SC2016
+	KEY='key:{rand:000000000000-000000099999}'
+	for c in $CONNS; do
+		for p in $PIPES; do
+			for op in set get; do
+				if [ "$op" = set ]; then
+					# shellcheck disable=SC2016
+					msg='*3\r\n$3\r\nSET\r\n$16\r\n'"$KEY"'\r\n$3\r\nxxx\r\n'
+					chk=+OK
+				else
+					# shellcheck disable=SC2016
+					msg='*2\r\n$3\r\nGET\r\n$16\r\n'"$KEY"'\r\n'
+					chk='$'
+				fi
+				cell=redis-$op-r$KEYS-c$c-P$p
+				r=1
+				while [ "$r" -le "$RUNS" ]; do
+					start_redis
+					j=$OUT/$cell-$r.json
+					# shellcheck disable=SC2086
+					run_client "$OUT/$cell-$r.tenkload" \
+					    "$TENKLOAD" $TLSOPT -q -c "$c" \
+					    -t "$CT" -n "$KEYN" \
+					    --connect-rate 100000 \
+					    -m "$msg" --reply redis \
+					    --reply-check "$chk" --window "$p" \
+					    --json "$j" "127.0.0.1:$PORT"
+					tenkload_row "$cell" "$r" "$j" >>"$CSV"
+					tail -n 1 "$CSV" >&2
+					[ "$op" = set ] && keys_row tenkload
+					stop_server
+					start_redis
+					o=$OUT/$cell-$r.rbench
+					# shellcheck disable=SC2086
+					run_client "$o" "$RBENCH" $RTLS \
+					    -h 127.0.0.1 -p "$PORT" -c "$c" \
+					    -n "$KEYN" -P "$p" \
+					    --threads "$CT" -t "$op" -r "$KEYS" \
+					    --csv
+					rbench_row "$o" "^$(echo "$op" |
+					    tr "[:lower:]" "[:upper:]")\$"
+					[ "$op" = set ] && keys_row redis-benchmark
+					stop_server
+					r=$((r + 1))
+				done
+			done
+		done
+	done
+fi
+
 echo
 echo "## median (min-max) of $RUNS runs"
 echo
@@ -433,6 +519,15 @@ done | awk '
 echo
 echo "errors: $(awk -F, 'NR > 1 && $10 != 0 { n++ } END { print n + 0 }' \
     "$CSV") runs with errors or a failed exit (column errors of $CSV)"
+if [ "$KEYN" -gt 0 ]; then
+	echo
+	echo "DBSIZE after $KEYN SETs of random keys among $KEYS, over what"
+	echo "the distribution predicts ($(predicted "$KEYN")): min and max"
+	awk -F, 'NR > 1 { k = $2; if (!(k in lo) || $7 < lo[k]) lo[k] = $7
+		if (!(k in hi) || $7 > hi[k]) hi[k] = $7 }
+		END { for (k in lo) printf "  %s: %s to %s\n", k, lo[k], hi[k] }' \
+	    "$KCSV"
+fi
 
 echo
 echo "## same-run ratios tenkload / peer, median (min-max)"

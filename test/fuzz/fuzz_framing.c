@@ -19,7 +19,7 @@
 static const char *const specs[] = {
 	"echo", "bytes:1", "bytes:7", "line", "until:\\r\\nEND\\r\\n",
 	"until:abab", "until:\\x00", "prefix:u16be", "prefix:u32be",
-	"redis", "http", "redis", "http", "http", "line", "echo"
+	"redis", "http", "redis", "http", "http", "memcache", "echo"
 };
 
 /* Requests: echo's bytes, http's method (HEAD has no body). */

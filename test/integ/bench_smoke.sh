@@ -4,7 +4,11 @@
 # repeat.  Checks the shape of the CSV and JSON, that every cell finished
 # with zero errors, that bad options exit 2 with one line naming them,
 # that --help and the manual agree, and that neither SIGINT nor a fatal
-# error leaves a child behind.  The numbers themselves are not checked.
+# error leaves a child behind.  With gnuplot, the charts of --plot: the
+# three PNGs, a series per backend (p50 and p99 in the latency chart),
+# no error bars and a title that says so for one run, bars and the
+# inset of the small idle counts for a second sweep of two runs a cell.
+# The numbers themselves are not checked.
 # backends: none
 # timeout: 120
 . "$(dirname "$0")/lib.sh"
@@ -58,8 +62,8 @@ grep -q '^usage: tenkbench' "$T/help" || fail "--help: $(cat "$T/help")"
 help_in_man "$T/help" tenkbench.1 || :
 
 "$BENCH" --backends epoll,poll --idle 0,200 --active 20 --duration 1s \
-    --warmup 200ms --repeat 1 --out "$out" >"$T/table" 2>"$T/progress" ||
-    fail "tenkbench exit $?: $(tail -n 5 "$T/progress")"
+    --warmup 200ms --repeat 1 --plot --out "$out" >"$T/table" \
+    2>"$T/progress" || fail "tenkbench exit $?: $(tail -n 5 "$T/progress")"
 
 # The table: a header and one row per cell.
 grep -q '^backend  *idle  *msgs/s' "$T/table" || fail "no table header"
@@ -102,6 +106,60 @@ done
 if command -v python3 >/dev/null 2>&1; then
 	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' \
 	    "$json" || fail "JSON does not parse"
+fi
+
+# charts DIR IDLE...: the three PNGs of DIR, drawn without a word from
+# gnuplot, from a data file per backend with a row per idle count, and a
+# series per backend in each.
+charts() {
+	_d=$1
+	shift
+	[ ! -s "$_d/logs/gnuplot.log" ] ||
+	    fail "gnuplot said: $(cat "$_d/logs/gnuplot.log")"
+	for _png in msgs cpu latency; do
+		head -c 8 "$_d/$_png.png" | od -An -c | grep -q 'P   N   G' ||
+		    fail "no $_png.png in $_d"
+	done
+	for _be in epoll poll; do
+		[ "$(grep -vc '^#' "$_d/plot-$_be.dat")" -eq $# ] ||
+		    fail "plot-$_be.dat: $(cat "$_d/plot-$_be.dat")"
+		for _t in "$_be" "$_be p50" "$_be p99"; do
+			grep -q "title \"$_t\"" "$_d/plot.gp" ||
+			    fail "no series \"$_t\" in $_d/plot.gp"
+		done
+	done
+	for _i in "$@"; do
+		grep -q "^$_i " "$_d/plot-epoll.dat" || fail "no idle $_i"
+	done
+	[ "$(grep -c '^set output' "$_d/plot.gp")" -eq 3 ] ||
+	    fail "not three charts in $_d/plot.gp"
+}
+
+if command -v gnuplot >/dev/null 2>&1; then
+	# One run a cell: no bars, said in the title; no inset for 0 and 200.
+	charts "$out" 0 200
+	grep -q 'one run per point' "$out/plot.gp" || fail "title: one run"
+	grep -q -e yerrorlines -e 'bars:' "$out/plot.gp" &&
+	    fail "error bars for one run"
+	grep -q enlarged "$out/plot.gp" && fail "an inset of two points"
+	# Two runs, and three counts up to a fifth of the largest: bars,
+	# the inset, and msgs/s ticks in k.
+	out4=$T/bench4
+	"$BENCH" --backends epoll,poll --idle 0,20,40,200 --active 10 \
+	    --duration 1s --warmup 100ms --repeat 2 --plot --quiet \
+	    --out "$out4" >/dev/null 2>"$T/progress4" ||
+	    fail "tenkbench --repeat 2 exit $?: $(tail -n 5 "$T/progress4")"
+	charts "$out4" 0 20 40 200
+	grep -q 'points: median of 2 runs; bars: ' "$out4/plot.gp" ||
+	    fail "title: two runs"
+	[ "$(grep -c 'yerrorlines' "$out4/plot.gp")" -ge 12 ] ||
+	    fail "no error bars for two runs"
+	[ "$(grep -c '0 to 40 idle, enlarged' "$out4/plot.gp")" -eq 3 ] ||
+	    fail "no inset of 0 to 40 idle"
+	grep -q '^set ytics (.*"[0-9.]*k"' "$out4/plot.gp" ||
+	    fail "no k ticks for msgs/s"
+else
+	echo "no gnuplot: the charts are not checked (make test installs it as root)"
 fi
 
 # A fatal error in the middle (tenkload refuses its command line): exit

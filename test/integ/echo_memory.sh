@@ -7,9 +7,10 @@
 # shed are counted under "memory", and each episode is logged once as it
 # begins and once as it ends.  The default budget is half the cgroup's
 # limit or physical memory; where the machine lets us (root and a memory
-# controller) it is checked in a cgroup of our own, else against the
+# controller) it is checked in a cgroup of our own, with non-reading
+# clients that must not get tenkd OOM-killed there, else against the
 # cgroup or memory this script runs in.
-# backends: epoll
+# backends: epoll io_uring
 # timeout: 120
 . "$(dirname "$0")/lib.sh"
 
@@ -63,30 +64,28 @@ grep -qF "$want" "$T/check" ||
     fail "default budget: wanted \"$want\", got: $(grep budget "$T/check")"
 echo "default: $(sed -n 's/.*\(memory budget .*)\):.*/\1/p' "$T/check")"
 
-# In a cgroup of our own with a 64 MiB limit, if we may make one.
-cg=
-if [ "$(id -u)" = 0 ]; then
-	if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
-	    mkdir "/sys/fs/cgroup/tk-mem.$$" 2>/dev/null; then
-		cg=/sys/fs/cgroup/tk-mem.$$
-		echo 64M >"$cg/memory.max" 2>/dev/null || cg=
-	elif [ -d /sys/fs/cgroup/memory ] &&
-	    mkdir "/sys/fs/cgroup/memory/tk-mem.$$" 2>/dev/null; then
-		cg=/sys/fs/cgroup/memory/tk-mem.$$
-		echo 64M >"$cg/memory.limit_in_bytes" 2>/dev/null || cg=
-	fi
-fi
-if [ -n "$cg" ]; then
-	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
+# In a memory cgroup of 64 MiB of our own, if we may make one: the
+# default budget is half of it, and tenkd with 4 threads on that budget
+# outlives 3,000 clients that each send 1 MiB and never read (on
+# io_uring, where the receive rings were outside the budget, it was
+# OOM-killed after some 2,400 of them: issue 22).  Under a sanitizer
+# its own memory is not tenkd's: the budget line is checked, not that.
+if cg_make 64M; then
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$CG" \
 	    "$TENKD" echo --check --listen 127.0.0.1:0 >"$T/cgcheck" 2>&1
-	rmdir "$cg" 2>/dev/null
 	grep -q 'memory budget 32.0 MiB (1/2 of cgroup memory' "$T/cgcheck" ||
 	    fail "in a 64 MiB cgroup: $(grep budget "$T/cgcheck")"
-	echo "in a 64 MiB cgroup: $(grep -o 'memory budget [^:]*' \
+	echo "in a 64 MiB cgroup (v$CG_V): $(grep -o 'memory budget [^:]*' \
 	    "$T/cgcheck")"
+	if [ -n "$(sanitizer)" ]; then
+		echo "note: under $(sanitizer), no run in the cgroup"
+		TENKD_CG=
+	else
+		cg_noread 3000 echo --threads 4
+	fi
 else
-	echo "note: no cgroup of our own (needs root and a memory" \
-	    "controller): the budget below is --max-memory alone"
+	echo "note: no cgroup of our own ($CG_WHY): the budget below is" \
+	    "--max-memory alone"
 fi
 
 # --- Non-reading clients against a 4 MiB budget. ---

@@ -24,11 +24,24 @@ TENKLOAD=$TK_BIN/tenkload
 TOOLS=$TK_BIN/test
 T=$(mktemp -d /tmp/tk-integ.XXXXXX)
 TK_PIDS=""
+CG=
+CG_UNDO=
 
 cleanup() {
 	for p in $TK_PIDS; do
 		kill -KILL "$p" 2>/dev/null
 	done
+	if [ -n "$CG" ]; then
+		# Its processes may take a moment to go.
+		_i=0
+		while ! rmdir "$CG" 2>/dev/null && [ "$_i" -lt 50 ]; do
+			sleep 0.1
+			_i=$((_i + 1))
+		done
+	fi
+	if [ -n "$CG_UNDO" ]; then
+		echo -memory >"$CG_UNDO" 2>/dev/null
+	fi
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -108,10 +121,15 @@ _tenkd_start() {
 	shift
 	TENKD_LOG=$T/tenkd.$$.$(date +%s%N).log
 	TENKD_STATS=$TENKD_LOG.stats
-	# shellcheck disable=SC2046
+	# In cgroup $TENKD_CG when set (cg_make): it moves in, then execs.
+	# shellcheck disable=SC2046,SC2016
 	( if [ -n "$_nf" ]; then ulimit -n "$_nf" || exit 1; fi
-	  exec "$TENKD" "$@" $(be_opt) --listen 127.0.0.1:0 \
-	    --metrics 127.0.0.1:0 ) 2>"$TENKD_LOG" &
+	  exec sh -c 'if [ -n "$1" ]; then
+		echo $$ >"$1/cgroup.procs" || exit 1
+	  fi
+	  shift
+	  exec "$@"' sh "${TENKD_CG:-}" "$TENKD" "$@" $(be_opt) \
+	    --listen 127.0.0.1:0 --metrics 127.0.0.1:0 ) 2>"$TENKD_LOG" &
 	TENKD_PID=$!
 	await_listen tenkd "$TENKD_PID" "$TENKD_LOG"
 	ADDR=$LISTEN_ADDR
@@ -526,6 +544,17 @@ load_run() {
 	    fail "$_lr: errors: $(grep errors: "$T/$_lr.out")"
 }
 
+# load_echo NAME ARGS...: load_run against the tenkd echo at $ADDR on this
+# script's backend; some messages, and verified bytes.
+load_echo() {
+	_le=$1
+	shift
+	# shellcheck disable=SC2046
+	load_run "$_le" $(be_opt) "$@" "$ADDR"
+	load_has "$_le" traffic.msgs -gt 0 "no messages"
+	load_has "$_le" traffic.verified_bytes -gt 0 "nothing verified"
+}
+
 # load_has NAME KEY OP VALUE WHAT: KEY of $T/NAME.json compares to VALUE
 # by test(1)'s OP (-eq, -gt, ...), or the script fails with "NAME: WHAT".
 load_has() {
@@ -541,6 +570,95 @@ replysrv_start() {
 	RS_PID=$TOOL_PID
 	RS_LOG=$TOOL_LOG
 	RSADDR=$LISTEN_ADDR
+}
+
+# cg_make LIMIT: a memory cgroup of LIMIT bytes (64M and the like), a
+# child of this script's own, for tenkd_start to put tenkd in (it sets
+# CG and TENKD_CG); the EXIT trap removes it.  cgroup v2 where this
+# script's group may give its children the memory controller, else the
+# v1 memory hierarchy.  Returns 1 with CG_WHY set where the machine has
+# none to give: not root, no memory controller, nothing writable.
+cg_make() {
+	CG_WHY=
+	if [ "$(id -u)" != 0 ]; then
+		CG_WHY="not root"
+		return 1
+	fi
+	_own=$(sed -n 's/^0::\(.*\)/\1/p' /proc/self/cgroup)
+	_d=/sys/fs/cgroup${_own%/}
+	if [ -n "$_own" ] && grep -qw memory "$_d/cgroup.controllers" \
+	    2>/dev/null && { grep -qw memory "$_d/cgroup.subtree_control" ||
+	    { echo +memory >"$_d/cgroup.subtree_control" &&
+	    CG_UNDO=$_d/cgroup.subtree_control; }; } 2>/dev/null &&
+	    mkdir "$_d/tk-mem.$$" 2>/dev/null; then
+		CG=$_d/tk-mem.$$
+		echo "$1" >"$CG/memory.max" || return 1
+		CG_V=2
+	else
+		_own=$(sed -n 's/^[0-9]*:[^:]*memory[^:]*:\(.*\)/\1/p' \
+		    /proc/self/cgroup)
+		_d=/sys/fs/cgroup/memory${_own%/}
+		if [ -z "$_own" ] || ! mkdir "$_d/tk-mem.$$" 2>/dev/null; then
+			CG_WHY="no memory cgroup to make under this one's"
+			return 1
+		fi
+		CG=$_d/tk-mem.$$
+		echo "$1" >"$CG/memory.limit_in_bytes" || return 1
+		CG_V=1
+	fi
+	TENKD_CG=$CG
+}
+
+# cg_ooms: how many processes the OOM killer took in $CG.
+cg_ooms() {
+	if [ "$CG_V" = 2 ]; then
+		sed -n 's/^oom_kill //p' "$CG/memory.events"
+	else
+		sed -n 's/^oom_kill //p' "$CG/memory.oom_control"
+	fi
+}
+
+# cg_peak: the most memory $CG held, in bytes (v2 before Linux 5.19
+# has no peak: its usage now).
+cg_peak() {
+	if [ "$CG_V" = 1 ]; then
+		cat "$CG/memory.max_usage_in_bytes"
+	elif [ -f "$CG/memory.peak" ]; then
+		cat "$CG/memory.peak"
+	else
+		cat "$CG/memory.current"
+	fi
+}
+
+# cg_noread N ARGS...: tenkd_start ARGS in $CG (cg_make), then N
+# clients that send 1 MiB each and never read (fewer if the open-file
+# limit says so; the ones tenkd closes may go), and an echo beside
+# them: tenkd must stay alive with no OOM kill in $CG, once its memory
+# budget was reached (or 30 s after the clients stalled).  Prints the
+# peak; stops that tenkd, and tenkd_start starts no more in $CG.
+cg_noread() {
+	_cgn=$1
+	shift
+	[ "$(nofile)" -ge $((_cgn + 200)) ] || _cgn=$(( $(nofile) - 200 ))
+	tenkd_start "$@"
+	"$TKCLI" noread -a 0 -c "$_cgn" -n 1m "$ADDR" >"$T/cgnr" 2>&1 &
+	track $!
+	wait_line 120 "$T/cgnr" '^stalled' ||
+	    fail "$_cgn clients in the cgroup: $(cat "$T/cgnr")"
+	# What the kernel holds for tenkd may come after the clients stall.
+	wait_line 30 "$TENKD_LOG" 'memory: .* queued, 90% of the' ||
+	    alive "$TENKD_PID" || fail "tenkd died in the cgroup:" \
+	    "$(cg_ooms) OOM kill(s)"
+	alive "$TENKD_PID" ||
+	    fail "tenkd died in the cgroup: $(cg_ooms) OOM kill(s)"
+	[ "$(cg_ooms)" -eq 0 ] || fail "$(cg_ooms) OOM kill(s) in the cgroup"
+	"$TKCLI" echo -c 4 -b 1m "$ADDR" >/dev/null ||
+	    fail "echo beside $_cgn stuck clients in the cgroup"
+	echo "$_cgn stuck clients: tenkd alive, peak $(( $(cg_peak) >> 20 ))" \
+	    "MiB; $(cat "$T/cgnr")"
+	kill -KILL "$TENKD_PID"
+	wait "$TENKD_PID" 2>/dev/null
+	TENKD_CG=
 }
 
 # noread_clients N: N clients of $ADDR that send and never read, one

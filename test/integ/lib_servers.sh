@@ -109,8 +109,10 @@ redis_stop() {
 }
 
 # nginx_conf DIR PORT PROG: an nginx.conf in DIR serving DIR/html on
-# 127.0.0.1:PORT over HTTP/1.1 with keep-alive, every path nginx writes
-# in DIR; over TLS 1.2 and 1.3 with TLS_CERT and TLS_KEY set.  nginx creates the temporary directory of each module it was
+# 127.0.0.1:PORT over HTTP/1.1 with keep-alive, and /ok, which answers
+# any method (a POST's body read and dropped) with "ok", every path nginx
+# writes in DIR; over TLS 1.2 and 1.3 with TLS_CERT and TLS_KEY set.
+# nginx creates the temporary directory of each module it was
 # built with at start-up: where nginx -V names one (an absolute path,
 # /var/lib/nginx/... on Debian, not ours to write) it gets one in DIR;
 # the others default to the prefix, which -p makes DIR.
@@ -144,6 +146,9 @@ http {
 $_temps	server {
 		listen 127.0.0.1:$2$_ssl;
 		root $1/html;
+		location = /ok {
+			return 200 "ok\n";
+		}
 	}
 }
 EOF

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tenkload --tls against real servers, each its own process on a
 # loopback port picked for it: nginx over HTTPS (keep-alive GET, --reply
-# http, ALPN http/1.1, verified against the test's CA); redis-server on
+# http, ALPN http/1.1, verified against the test's CA; by https:// URL,
+# verified for its host, and refused for another name); redis-server on
 # its --tls-port (PING and SET/GET, --reply redis, pipelined); HAProxy
 # terminating TLS in front of tenkd echo (the verified pattern, and
 # --mode connect resuming sessions).  Each part skips, saying why, when
@@ -42,6 +43,18 @@ if server_prog nginx >/dev/null; then
 	    --tls-sni a.test --window 1
 	[ "$(json_get "$T/https.json" tls.alpn)" = http/1.1 ] ||
 	    fail "https: alpn $(json_get "$T/https.json" tls.alpn)"
+	# By URL: TLS without --tls, verified for the URL's host (the
+	# certificate names 127.0.0.1), and refused for another name.
+	# shellcheck disable=SC2046
+	load_run url $(be_opt) -c 4 --tls-verify --tls-ca "$EC_CERT" \
+	    --window 2 "https://$NADDR/f"
+	load_has url traffic.msgs -gt 0 "url: no messages"
+	load_has url tls.on -eq 1 "url: tls.on is not 1"
+	timeout 30 "$TENKLOAD" -q -t 1 -d 1s -c 1 --tls-ca "$EC_CERT" \
+	    --tls-sni other.test "https://$NADDR/f" >"$T/wrong.out" 2>&1 &&
+	    fail "url: a name the certificate does not hold was verified"
+	grep -q 'tls' "$T/wrong.out" ||
+	    fail "url: the refusal is not TLS's: $(cat "$T/wrong.out")"
 	nginx_stop
 	ran=$((ran + 1))
 else

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # --metrics: /metrics parses as Prometheus text (python3-prometheus-client,
 # a real parser) and its counters match a known load and the access log,
-# also with --workers 2 and after a worker was killed (no counter goes
-# back) and a proxy's upstream series; other paths get 404; an oversized or slow request is closed; a
+# also with --workers 2 (one series per worker, summing to the load, and
+# no family with a sum beside them) and after a worker was killed (no
+# counter goes back), and a proxy's upstream series and byte counts by
+# side; other paths get 404; an oversized or slow request is closed; a
 # non-loopback address is warned about once.
 # backends: none
 # timeout: 120
@@ -42,6 +44,32 @@ _lines() {
 	[ -f "$1" ] && [ "$(grep -c . "$1")" -ge "$2" ]
 }
 
+# wsum FILE: the series of a scrape under --workers summed over their
+# worker label, into FILE.sum ("name{k=v} sum", as val reads them).
+# Fails on a series without a worker label: a sum beside the workers'
+# own in one family would be counted twice by a query that sums it.
+wsum() {
+	awk '{
+		k = $1
+		if (k !~ /[{,]worker=/) {
+			print "no worker label: " $0
+			bad = 1
+			next
+		}
+		sub(/,?worker=[^,}]*/, "", k)
+		sub(/{,/, "{", k)
+		s[k] += $2
+	}
+	END {
+		for (k in s)
+			if (s[k] == int(s[k]))
+				printf "%s %.0f\n", k, s[k]
+			else
+				printf "%s %.6f\n", k, s[k]
+		exit bad
+	}' "$1" >"$1.sum" || fail "$(grep 'no worker label' "$1.sum")"
+}
+
 tenkd_start echo --threads 2 --access-log "$T/acc"
 "$TKCLI" echo -c 30 -b 1-4k "$ADDR" >"$T/out" || fail "echo"
 bytes=$(sed -n 's/.* \([0-9][0-9]*\) bytes verified.*/\1/p' "$T/out")
@@ -54,10 +82,14 @@ scrape "$T/m1"
 [ "$(val "$T/m1" 'tenkd_connections_closed_total{reason=eof}')" -eq 30 ] ||
     fail "closed eof"
 [ "$(val "$T/m1" 'tenkd_connections_active{}')" -eq 0 ] || fail "active"
-[ "$(val "$T/m1" 'tenkd_received_bytes_total{}')" -eq "$bytes" ] ||
-    fail "received != $bytes"
-[ "$(val "$T/m1" 'tenkd_sent_bytes_total{}')" -eq "$bytes" ] ||
+[ "$(val "$T/m1" 'tenkd_received_bytes_total{side=client}')" -eq \
+    "$bytes" ] || fail "received != $bytes"
+[ "$(val "$T/m1" 'tenkd_sent_bytes_total{side=client}')" -eq "$bytes" ] ||
     fail "sent != $bytes"
+# Echo has no upstream side, and io_uring's families come only with it
+# (the default backend here is another).
+grep -q 'side=upstream' "$T/m1" && fail "an upstream side in echo mode"
+grep -q '^tenkd_uring_' "$T/m1" && fail "io_uring's families without it"
 [ "$(val "$T/m1" 'tenkd_loop_iterations_total{}')" -gt 0 ] ||
     fail "no loop iterations"
 for m in process_cpu_seconds_total process_resident_memory_bytes \
@@ -112,8 +144,18 @@ wait_exit 10 "$wp"
 # Proxy: the upstream's series and the connect-time histogram.
 upstream_start --threads 1
 tenkd_start proxy --threads 2 -u "$UPADDR"
-"$TKCLI" echo -c 10 -b 1-4k "$ADDR" || fail "echo through the proxy"
+"$TKCLI" echo -c 10 -b 1-4k "$ADDR" >"$T/pout" || fail "echo through the proxy"
+bytes=$(sed -n 's/.* \([0-9][0-9]*\) bytes verified.*/\1/p' "$T/pout")
 scrape "$T/p1"
+# Each byte crosses both sides once each way: the clients' bytes apart
+# from the upstream's, and each side's equal to what the clients sent.
+for m in received sent; do
+	for side in client upstream; do
+		[ "$(val "$T/p1" "tenkd_${m}_bytes_total{side=$side}")" -eq \
+		    "$bytes" ] || fail "$m on the $side side != $bytes:" \
+		    "$(grep _bytes_total "$T/p1")"
+	done
+done
 [ "$(val "$T/p1" "tenkd_upstream_sessions_total{upstream=$UPADDR}")" -eq 10 ] ||
     fail "upstream sessions: $(grep upstream_sessions "$T/p1")"
 [ "$(val "$T/p1" "tenkd_upstream_up{upstream=$UPADDR}")" -eq 1 ] ||
@@ -127,17 +169,34 @@ scrape "$T/p1"
 kill -TERM "$TENKD_PID" "$UP_PID"
 wait_exit 10 "$TENKD_PID"
 
-# --workers 2: one page, the sum and each worker; a killed worker's
-# counters stay in the sum.
+# --workers 2: one page with each worker's series, which sum to what
+# the clients did, and no sum beside them; process_* of each process,
+# the master's too; a killed worker's counters stay in its slot.
 tenkd_start echo --threads 1 --workers 2 --access-log "$T/wacc"
-"$TKCLI" echo -c 40 -b 1-4k "$ADDR" || fail "echo with workers"
+"$TKCLI" echo -c 40 -b 1-4k "$ADDR" >"$T/wout" || fail "echo with workers"
+bytes=$(sed -n 's/.* \([0-9][0-9]*\) bytes verified.*/\1/p' "$T/wout")
 wait_for 10 _lines "$T/wacc" 40 || fail "workers: access log"
 scrape "$T/w1"
-[ "$(val "$T/w1" 'tenkd_connections_accepted_total{}')" -eq 40 ] ||
+wsum "$T/w1"
+[ "$(val "$T/w1.sum" 'tenkd_connections_accepted_total{}')" -eq 40 ] ||
     fail "workers: accepted: $(grep accepted "$T/w1")"
+[ "$(val "$T/w1.sum" 'tenkd_connections_closed_total{reason=eof}')" -eq \
+    40 ] || fail "workers: closed: $(grep closed "$T/w1")"
+[ "$(val "$T/w1.sum" 'tenkd_received_bytes_total{side=client}')" -eq \
+    "$bytes" ] || fail "workers: received != $bytes"
+[ "$(val "$T/w1.sum" 'tenkd_sent_bytes_total{side=client}')" -eq \
+    "$bytes" ] || fail "workers: sent != $bytes"
+[ "$(val "$T/w1.sum" 'tenkd_connections_active{}')" -eq 0 ] ||
+    fail "workers: active"
 w0=$(val "$T/w1" 'tenkd_connections_accepted_total{worker=0}')
 w1=$(val "$T/w1" 'tenkd_connections_accepted_total{worker=1}')
 [ $((w0 + w1)) -eq 40 ] || fail "workers: $w0 + $w1 != 40"
+for m in process_cpu_seconds_total process_resident_memory_bytes \
+    process_open_fds process_max_fds process_start_time_seconds; do
+	for w in master 0 1; do
+		val "$T/w1" "$m{worker=$w}" >/dev/null
+	done
+done
 kid=$(pgrep -P "$TENKD_PID" | head -n 1)
 [ -n "$kid" ] || fail "no worker"
 kill -KILL "$kid"
@@ -150,11 +209,12 @@ wait_for 10 _nkids || fail "worker not restarted"
 "$TKCLI" echo -c 10 -b 1-4k "$ADDR" || fail "echo after the kill"
 wait_for 10 _lines "$T/wacc" 50 || fail "workers: access log after"
 scrape "$T/w2"
-[ "$(val "$T/w2" 'tenkd_connections_accepted_total{}')" -eq 50 ] ||
+wsum "$T/w2"
+[ "$(val "$T/w2.sum" 'tenkd_connections_accepted_total{}')" -eq 50 ] ||
     fail "after the kill: $(grep accepted "$T/w2")"
-[ "$(val "$T/w2" 'tenkd_connections_accepted_total{}')" -eq \
+[ "$(val "$T/w2.sum" 'tenkd_connections_accepted_total{}')" -eq \
     "$(grep -c . "$T/wacc")" ] || fail "workers: != access log lines"
-# Every counter of the sum and of each worker is at least what it was.
+# Every counter of each worker is at least what it was.
 "$PY" - "$T/w1" "$T/w2" <<'PYEOF' || fail "a counter went backwards"
 import sys
 def load(p):

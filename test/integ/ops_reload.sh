@@ -19,9 +19,17 @@ _nkids() {
 _count() {
 	[ "$(grep -c "$2" "$1")" -ge "$3" ]
 }
-# metric NAME: its value (the sum of all workers) from /metrics.
+# metric NAME: its value from /metrics, the sum of the workers' series
+# (NAME{labels} as written, without the worker label).
 metric() {
-	http_get "http://$METRICS/metrics" | awk -v n="$1" '$1 == n { print $2 }'
+	http_get "http://$METRICS/metrics" | awk -v n="$1" '{
+		k = $1
+		sub(/,?worker="[^"]*"/, "", k)
+		sub(/{,/, "{", k)
+		sub(/{}$/, "", k)
+	}
+	k == n { s += $2; found = 1 }
+	END { if (found) printf "%.0f\n", s }'
 }
 # reload N: SIGHUP, then wait for the Nth "reload: ... started" line.
 reload() {
@@ -164,7 +172,7 @@ done
 tenkd_start proxy -f "$f" --threads 1
 reload 1
 ups=$(http_get "http://$METRICS/metrics" |
-    grep '^tenkd_upstream_sessions_total{upstream="[^"]*"}')
+    grep '^tenkd_upstream_sessions_total{upstream="[^"]*",worker="0"}')
 [ "$(printf '%s\n' "$ups" | grep -c .)" -eq 64 ] ||
     fail "64 upstreams: after the reload: $(grep 'upstreams now' \
 	"$TENKD_LOG")"

@@ -8,9 +8,10 @@
 # SIGUSR2 to a new master that has not taken the pidfile over yet waits
 # for that.  A SIGTERM during an upgrade stops the new master too, and
 # the old one leaves once it is gone, removing the pidfile.  To hold a
-# reload or an upgrade under way, the access log is a FIFO whose reader
-# is stopped: a new worker or master opens the log again and waits in
-# open(2) until a reader comes back.
+# reload or an upgrade under way, the access log's open(2) waits while a
+# gate file exists (test/shim/holdopen.so; a FIFO without a reader did
+# it before tenkd refused FIFOs): a new worker or master opens the log
+# again and waits there until the gate goes.
 # backends: none
 # timeout: 90
 . "$(dirname "$0")/lib.sh"
@@ -18,18 +19,14 @@
 _nkids() {
 	[ "$(kids_of "$1" | wc -w)" -eq "$2" ]
 }
-fifo=$T/acc
-mkfifo "$fifo"
-# reader: a reader on the FIFO, so that an open for writing goes on.
+gate=$T/gate
+# reader: no gate, so that an open of the log goes on.
 reader() {
-	cat "$fifo" >>"$T/acc.out" &
-	RD=$!
-	track "$RD"
+	rm -f "$gate"
 }
-# noreader: none, so that the next open for writing waits.
+# noreader: the gate, so that the next open of the log waits.
 noreader() {
-	kill "$RD"
-	wait "$RD" 2>/dev/null
+	: >"$gate"
 }
 # _usr1_met PID: PID is gone, or holds a SIGUSR1 it does not take yet.
 _usr1_met() {
@@ -55,14 +52,16 @@ upgrading() {
 
 reader
 conf 1m
-tenkd_start echo -f "$f" --pidfile "$T/pid" --access-log "$fifo"
+LD_PRELOAD=$TK_BIN/test/holdopen.so HOLDOPEN_NAME=acc HOLDOPEN_GATE=$gate \
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+    tenkd_start echo -f "$f" --pidfile "$T/pid" --access-log "$T/acc"
 old=$TENKD_PID
 wait_for 10 _nkids "$old" 2 || fail "workers: $(kids_of "$old")"
 
 # SIGUSR1 (logrotate's) during a reload: the master passes it on to the
 # new workers as they start, which reopen their logs once they can
 # rather than die of it, and the reload goes through.  They are stopped
-# (SIGSTOP) while they wait for the FIFO, before their handlers are in
+# (SIGSTOP) while they wait for the log, before their handlers are in
 # place, so that the master can reopen its own log meanwhile.
 noreader
 kill -HUP "$old"
@@ -144,7 +143,7 @@ grep -q "tenkd\\[$new\\] info: pidfile .*: taken over" "$TENKD_LOG" ||
     fail "the pidfile not taken over before the upgrade"
 
 # SIGHUP while an upgrade waits: the new master reloads once it took
-# over.  It read the file before it waits for the FIFO (the pidfile's
+# over.  It read the file before it waits for the log (the pidfile's
 # line comes after the parse), so 4m can only come from the reload.
 conf 4m
 kill -HUP "$new"

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# ppsend.py [-T secs] [-w secs] [-c k,...] ADDR:PORT PART...: a client
-# that speaks raw bytes, for the --accept-proxy scripts.  Each PART is
+# ppsend.py [-T secs] [-w secs] [-c k,...] [-s SRC] ADDR:PORT PART...: a
+# client that speaks raw bytes, for the --accept-proxy scripts, from the
+# address SRC if given (127.0.0.2: another peer).  Each PART is
 # one write: a string with Python escapes (\r, \n, \x00), or "+SECS", a
 # pause before the next part.  -c K,...: the parts (pauses apart) are
 # joined and cut at byte offsets K instead, with a 0.05 s pause at each
@@ -51,17 +52,20 @@ def read(s, got, until):
 
 def main():
     args = sys.argv[1:]
-    limit, wait, cuts = 20.0, 0.0, []
-    while args and args[0] in ("-T", "-w", "-c"):
+    limit, wait, cuts, src = 20.0, 0.0, [], None
+    while args and args[0] in ("-T", "-w", "-c", "-s"):
         if args[0] == "-T":
             limit = float(args[1])
         elif args[0] == "-w":
             wait = float(args[1])
+        elif args[0] == "-s":
+            src = (args[1], 0)
         else:
             cuts = [int(k) for k in args[1].split(",")]
         args = args[2:]
     host, port = args[0].rsplit(":", 1)
-    s = socket.create_connection((host.strip("[]"), int(port)))
+    s = socket.create_connection((host.strip("[]"), int(port)),
+                                 source_address=src)
     s.settimeout(0.05)
     t0 = time.monotonic()
     got = bytearray()

@@ -26,6 +26,18 @@ bad '-u'		proxy -u 127.0.0.1:7000,weight=0
 bad '-u'		proxy -u 127.0.0.1:7000,weight=101
 bad '-u'		proxy -u 127.0.0.1:7000,bogus
 bad '--balance random: not a method' proxy -u "$u" --balance random
+bad '--hash-key sni: needs TLS routing' proxy -u "$u" --balance hash \
+    --hash-key sni
+bad '--hash-key dst: not a key'	proxy -u "$u" --balance hash --hash-key dst
+bad '--hash-key: only with --balance hash' proxy -u "$u" \
+    --hash-key source-port
+bad '-u 127.0.0.1:7000,name=: bad name' proxy -u "$u,name="
+bad '-u'		proxy -u "$u,name=a/b"
+bad '-u'		proxy -u "$u,name=$(printf '%064d' 0)"
+bad '--upstream web: named twice' proxy --balance hash -u "$u,name=web" \
+    -u 127.0.0.1:7001,name=web
+bad "--upstream $u: named twice" proxy --balance source -u "$u" \
+    -u "$u,weight=2"
 bad '--connect-timeout 0: too small (10ms to 1h;' \
 			proxy -u "$u" --connect-timeout 0
 bad '--connect-timeout'	proxy -u "$u" --connect-timeout 5x
@@ -49,4 +61,11 @@ bad 'unknown mode'	proxyy -u "$u"
     fail "--check: $(cat "$T/e")"
 grep -q 'configuration OK: proxy' "$T/e" || fail "--check said: $(cat "$T/e")"
 grep -q 'listening' "$T/e" && fail "--check bound a socket"
+# One name twice is fine but with --balance hash; names are free.
+"$TENKD" proxy --check -l 127.0.0.1:0 -u "$u" -u "$u" 2>"$T/e" ||
+    fail "--check, one upstream twice: $(cat "$T/e")"
+"$TENKD" proxy --check -l 127.0.0.1:0 -u "$u,name=web-1.a_b:2" \
+    -u "127.0.0.1:7001,weight=2,backup,name=$(printf '%063d' 0)" \
+    --balance hash --hash-key source-port 2>"$T/e" ||
+    fail "--check, --balance hash: $(cat "$T/e")"
 pass

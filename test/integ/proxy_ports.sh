@@ -9,15 +9,7 @@
 # Once the ports are back, clients are served.  With a second --source
 # address the connects go out from it and nobody is turned away.
 # timeout: 60
-if [ -z "${TK_NETNS:-}" ]; then
-	if unshare -n true 2>/dev/null; then
-		TK_NETNS=1 exec unshare -n /bin/sh "$0" "$@"
-	fi
-	if unshare -rn true 2>/dev/null; then
-		TK_NETNS=1 exec unshare -rn /bin/sh "$0" "$@"
-	fi
-	TK_NETNS=none
-fi
+. "$(dirname "$0")/lib_netns.sh"
 . "$(dirname "$0")/lib.sh"
 
 [ "$TK_NETNS" = 1 ] || skip "no network namespace (unshare -n)"

@@ -5,7 +5,10 @@
  * proxy's fallback to copying is tested on the real binary.
  * SPLICEFAIL=in fails splices into a pipe (socket to pipe), out those
  * from a pipe (pipe to socket, after bytes went in); anything else
- * fails none.  The real splice is called otherwise.
+ * fails none.  The real splice is called otherwise.  SPLICEMAX=FILE
+ * keeps in FILE the most bytes one splice into a pipe has asked for,
+ * rewritten each time it grows, so that a test sees how big a splice
+ * tenkd makes.
  */
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -13,6 +16,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,12 +36,22 @@ splice(int fd_in, loff_t *off_in, int fd_out, loff_t *off_out, size_t len,
     unsigned int flags)
 {
 	static splice_fn	*real;
+	static size_t		 most;
 	const char		*mode = getenv("SPLICEFAIL");
+	const char		*path = getenv("SPLICEMAX");
+	FILE			*f;
 
 	if (mode != NULL && ((strcmp(mode, "in") == 0 && is_pipe(fd_out)) ||
 	    (strcmp(mode, "out") == 0 && is_pipe(fd_in)))) {
 		errno = EINVAL;
 		return -1;
+	}
+	/* Threads may race here; a test's proxy runs one. */
+	if (path != NULL && len > most && is_pipe(fd_out) &&
+	    (f = fopen(path, "w")) != NULL) {
+		most = len;
+		fprintf(f, "%zu\n", len);
+		fclose(f);
 	}
 	if (real == NULL)
 		real = (splice_fn *)dlsym(RTLD_NEXT, "splice");

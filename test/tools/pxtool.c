@@ -5,7 +5,7 @@
  * bug in the loop cannot hide on both ends.  Every failure is one line
  * on stderr starting with "pxtool:" and exit status 1; bad usage exits 2.
  *
- *	upstream [-P] [-p] [-d ms | -s | -f bytes] [-l addr:port]
+ *	upstream [-P] [-p] [-d ms | -s | -f bytes | -c] [-l addr:port]
  *		an upstream; prints "listening on ADDR:PORT" on stderr.  With
  *		-P each connection's peer is printed on stdout as one line
  *		"peer ADDR:PORT" when it is accepted.  With
@@ -15,7 +15,11 @@
  *		close (default); -d: read until EOF, wait ms, send it all
  *		back, close; -s: read until EOF, then stay silent and open;
  *		-f: send bytes first and shut down the write side, then read
- *		until EOF, print "received N" on stdout, close.
+ *		until EOF, print "received N" on stdout, close; -c: echo
+ *		what it can (a failed send stops the echo, not the reading)
+ *		until EOF or a reset, then print "received N from TAG" on
+ *		stdout, TAG being the stream's first line (as sendrst
+ *		writes it), or "?" if fewer bytes came.
  *	blackhole [-l addr:port]
  *		a listener that never accepts, its backlog filled by its own
  *		connections, so that further connects hang in SYN-SENT.
@@ -27,6 +31,16 @@
  *		addr:port are used up, and no other 4-tuple is touched.
  *		Meant for a network namespace with a narrow
  *		ip_local_port_range.
+ *	sendrst [-e] [-n bytes] [-k tries] addr:port
+ *		tries times in turn: connect, send bytes (at least 16) and
+ *		reset the connection at once (SO_LINGER 0, close) without
+ *		reading.  The bytes start with the line "port P\n", P being
+ *		the connection's own port, which an upstream -c prints as
+ *		its TAG, so that a script can pair what the upstream got
+ *		with what the proxy's access log says it read from that
+ *		client.  With -e (established) that line is sent first and
+ *		its echo read back before the rest is sent.  Prints "reset
+ *		N connections".
  *	client [-r] [-n bytes] [-T secs] addr:port
  *		connect; without -r send bytes, shut down the write side and
  *		read until EOF; with -r read until EOF first, then send and
@@ -62,17 +76,32 @@ static int	 opt_peer;
 static long	 opt_delay = -1;
 static int	 opt_silent;
 static long	 opt_first = -1;
+static int	 opt_count;
 static pthread_mutex_t out_mtx = PTHREAD_MUTEX_INITIALIZER;
 
 static noreturn void
 usage(void)
 {
 	fprintf(stderr, "usage: pxtool upstream [-P] [-p] "
-	    "[-d ms | -s | -f bytes] [-l addr:port]\n"
+	    "[-d ms | -s | -f bytes | -c] [-l addr:port]\n"
 	    "       pxtool blackhole [-l addr:port]\n"
 	    "       pxtool exhaust -S addr addr:port\n"
+	    "       pxtool sendrst [-e] [-n bytes] [-k tries] addr:port\n"
 	    "       pxtool client [-r] [-n bytes] [-T secs] addr:port\n");
 	exit(2);
+}
+
+/* optarg as a number from lo to hi, or the usage. */
+static long
+num(long lo, long hi)
+{
+	const char	*errstr;
+	long		 v;
+
+	v = strtonum(optarg, lo, hi, &errstr);
+	if (errstr != NULL)
+		usage();
+	return v;
 }
 
 static int
@@ -166,6 +195,52 @@ read_proxy(int fd)
 	return 0;
 }
 
+/* Up to BUFSZ bytes from fd into buf, as recv(2), EINTR retried. */
+static ssize_t
+recv_some(int fd, char *buf)
+{
+	ssize_t	n;
+
+	do {
+		n = recv(fd, buf, BUFSZ, 0);
+	} while (n == -1 && errno == EINTR);
+	return n;
+}
+
+/*
+ * Upstream -c: read until EOF or a reset, echoing what the socket
+ * takes, then print what came and the stream's first line.
+ */
+static void
+count(int fd, char *buf)
+{
+	char	tag[32];
+	size_t	len = 0, k;
+	ssize_t	n;
+	int	echo = 1;
+
+	while ((n = recv_some(fd, buf)) > 0) {
+		if (len < sizeof(tag)) {
+			k = sizeof(tag) - len < (size_t)n ? sizeof(tag) - len :
+			    (size_t)n;
+			memcpy(tag + len, buf, k);
+		}
+		len += n;
+		if (echo && writen(fd, buf, n) == -1)
+			echo = 0;
+	}
+	for (k = 0; k < len && k < sizeof(tag) && tag[k] != '\n'; k++)
+		;
+	if (k == len || k == sizeof(tag))
+		strlcpy(tag, "?", sizeof(tag));
+	else
+		tag[k] = '\0';
+	pthread_mutex_lock(&out_mtx);
+	printf("received %zu from %s\n", len, tag);
+	fflush(stdout);
+	pthread_mutex_unlock(&out_mtx);
+}
+
 static void *
 serve(void *arg)
 {
@@ -184,6 +259,10 @@ serve(void *arg)
 		pthread_mutex_unlock(&out_mtx);
 		goto done;
 	}
+	if (opt_count) {
+		count(fd, buf);
+		goto done;
+	}
 	if (opt_first >= 0) {
 		for (i = 0; i < opt_first; i++)
 			buf[i % BUFSZ] = (char)(i * 7);
@@ -193,12 +272,7 @@ serve(void *arg)
 				goto done;
 		shutdown(fd, SHUT_WR);
 	}
-	for (;;) {
-		n = recv(fd, buf, BUFSZ, 0);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
+	while ((n = recv_some(fd, buf)) > 0) {
 		if (opt_delay >= 0) {
 			if (len + n > cap) {
 				cap = (len + n) * 2;
@@ -317,6 +391,50 @@ blackhole(const char *addr)
 		pause();
 }
 
+/*
+ * sendrst: tries connections in turn, each sending bytes that start
+ * with "port P\n" and reset at once; with est, that line's echo is
+ * read back before the rest goes.
+ */
+static void
+sendrst(const char *addr, long bytes, long tries, int est)
+{
+	struct tk_addr	 a, me;
+	struct linger	 lg = { 1, 0 };
+	const char	*err;
+	char		*buf, line[16];
+	long		 i, k;
+	int		 fd, n;
+
+	if (tk_addr_parse(addr, -1, &a, &err) == -1)
+		tool_fail("%s: %s", addr, err);
+	if ((buf = malloc(bytes)) == NULL)
+		tool_fail("malloc");
+	for (i = 0; i < tries; i++) {
+		if ((fd = socket(a.ss.ss_family, SOCK_STREAM, 0)) == -1)
+			tool_die("socket");
+		if (connect(fd, (struct sockaddr *)&a.ss, a.len) == -1)
+			tool_fail("connect %s: %s", addr, strerror(errno));
+		if (tk_sock_local(fd, &me) == -1)
+			tool_die("getsockname");
+		n = snprintf(buf, bytes, "port %d\n", tk_addr_port(&me));
+		for (k = n; k < bytes; k++)
+			buf[k] = (char)('a' + (i + k) % 26);
+		if (est && (writen(fd, buf, n) == -1 ||
+		    readn(fd, line, n) == -1 || memcmp(buf, line, n) != 0))
+			tool_fail("try %ld: no echo of the first line", i);
+		if (writen(fd, buf + (est ? n : 0), bytes - (est ? n : 0)) ==
+		    -1)
+			tool_fail("try %ld: send: %s", i, strerror(errno));
+		if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) ==
+		    -1)
+			tool_die("SO_LINGER");
+		close(fd);
+	}
+	printf("reset %ld connections\n", tries);
+	free(buf);
+}
+
 static void
 client(const char *addr, long bytes, int recv_first, double timeout)
 {
@@ -399,10 +517,11 @@ client(const char *addr, long bytes, int recv_first, double timeout)
 int
 main(int argc, char *argv[])
 {
-	const char	*addr = "127.0.0.1:0", *cmd, *errstr, *src = NULL;
+	const char	*addr = "127.0.0.1:0", *cmd, *src = NULL;
 	double		 timeout = 30;
 	long		 bytes = 1000;
-	int		 ch, recv_first = 0;
+	long		 tries = 1;
+	int		 ch, recv_first = 0, est = 0;
 
 	if (argc < 2)
 		usage();
@@ -410,25 +529,28 @@ main(int argc, char *argv[])
 	argc--;
 	argv++;
 	signal(SIGPIPE, SIG_IGN);
-	while ((ch = getopt(argc, argv, "d:f:l:n:PprS:sT:")) != -1) {
+	while ((ch = getopt(argc, argv, "cd:ef:k:l:n:PprS:sT:")) != -1) {
 		switch (ch) {
+		case 'c':
+			opt_count = 1;
+			break;
 		case 'd':
-			opt_delay = strtonum(optarg, 0, 600000, &errstr);
-			if (errstr != NULL)
-				usage();
+			opt_delay = num(0, 600000);
 			break;
 		case 'f':
-			opt_first = strtonum(optarg, 0, 1 << 30, &errstr);
-			if (errstr != NULL)
-				usage();
+			opt_first = num(0, 1 << 30);
+			break;
+		case 'e':
+			est = 1;
+			break;
+		case 'k':
+			tries = num(1, 1000000);
 			break;
 		case 'l':
 			addr = optarg;
 			break;
 		case 'n':
-			bytes = strtonum(optarg, 0, 1 << 30, &errstr);
-			if (errstr != NULL)
-				usage();
+			bytes = num(0, 1 << 30);
 			break;
 		case 'P':
 			opt_peer = 1;
@@ -446,9 +568,7 @@ main(int argc, char *argv[])
 			opt_silent = 1;
 			break;
 		case 'T':
-			timeout = strtonum(optarg, 1, 3600, &errstr);
-			if (errstr != NULL)
-				usage();
+			timeout = num(1, 3600);
 			break;
 		default:
 			usage();
@@ -462,6 +582,8 @@ main(int argc, char *argv[])
 		blackhole(addr);
 	else if (strcmp(cmd, "exhaust") == 0 && argc == 1 && src != NULL)
 		exhaust(src, argv[0]);
+	else if (strcmp(cmd, "sendrst") == 0 && argc == 1 && bytes >= 16)
+		sendrst(argv[0], bytes, tries, est);
 	else if (strcmp(cmd, "client") == 0 && argc == 1)
 		client(argv[0], bytes, recv_first, timeout);
 	else

@@ -16,6 +16,8 @@
  *		hold the connections idle until -d seconds or SIGTERM; with
  *		-e expect the server to close every one (idle timeout).
  *	noread	send without ever reading until the server stops taking
+ *		bytes (with -a, a connection the server closes is counted
+ *		and left, not a failure)
  *		bytes, say "stalled after N bytes", then sleep until killed.
  *	rst	send, read a little, then reset the connection (SO_LINGER 0)
  *		in the middle of the transfer, for -c connections.
@@ -87,6 +89,7 @@ struct opts {
 	int		 ready;		/* print "ready N" after round 1 */
 	int		 verbose;
 	unsigned int	 nsrc;		/* -S: source addresses */
+	unsigned int	 src0;		/* -O: the first one's offset */
 };
 
 static struct opts	 o;
@@ -114,11 +117,12 @@ usage(void)
 {
 	fprintf(stderr, "usage: tkcli echo [-Hv] [-a min] [-b size[-size]] "
 	    "[-c conns] [-d hold] [-i idle]\n"
-	    "\t[-P parallel] [-r rounds] [-S sources] [-s seed] [-T timeout] "
+	    "\t[-O first] [-P parallel] [-r rounds] [-S sources] [-s seed] "
+	    "[-T timeout] "
 	    "[-w size[-size]] addr:port\n"
 	    "       tkcli hold [-ev] [-c conns] [-d secs] [-P parallel] "
 	    "[-T timeout] addr:port\n"
-	    "       tkcli noread [-c conns] [-n bytes] addr:port\n"
+	    "       tkcli noread [-c conns] [-a 0] [-n bytes] addr:port\n"
 	    "       tkcli rst [-c conns] [-b bytes] addr:port\n");
 	exit(2);
 }
@@ -233,9 +237,13 @@ start_connect(struct cconn *c)
 	char		 a[32];
 
 	if (o.nsrc > 0) {
-		/* Spread over 127.0.0.2 and up: a port range for each. */
+		/*
+		 * Spread over 127.0.0.2 and up (from -O's), a port range
+		 * for each.
+		 */
 		snprintf(a, sizeof(a), "127.0.%u.%u:0",
-		    (c->idx % o.nsrc + 2) / 256, (c->idx % o.nsrc + 2) % 256);
+		    (c->idx % o.nsrc + 2 + o.src0) / 256,
+		    (c->idx % o.nsrc + 2 + o.src0) % 256);
 		if (tk_addr_parse(a, -1, &src, &err) == -1)
 			fail("source %s: %s", a, err);
 		c->fd = tk_sock_connect(&o.addr, &src);
@@ -623,7 +631,7 @@ cmd_noread(uint64_t limit)
 	struct pollfd	*p;
 	uint64_t	 total = 0, *sent;
 	double		 lastp;
-	long		 i;
+	long		 i, closed = 0;
 	int		 n;
 	ssize_t		 r;
 
@@ -652,6 +660,13 @@ cmd_noread(uint64_t limit)
 			if (r == -1) {
 				if (errno == EAGAIN || errno == EINTR)
 					continue;
+				if (o.allow >= 0 && (errno == EPIPE ||
+				    errno == ECONNRESET)) {
+					close(p[i].fd);
+					p[i].fd = -1;
+					closed++;
+					continue;
+				}
 				fail("conn %ld: send after %llu bytes: %s", i,
 				    (unsigned long long)sent[i],
 				    strerror(errno));
@@ -661,7 +676,10 @@ cmd_noread(uint64_t limit)
 			lastp = tool_now();
 		}
 	}
-	printf("stalled after %llu bytes\n", (unsigned long long)total);
+	printf("stalled after %llu bytes", (unsigned long long)total);
+	if (closed > 0)
+		printf(", %ld closed by the server", closed);
+	printf("\n");
 	fflush(stdout);
 	for (;;)
 		pause();
@@ -742,14 +760,14 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 
 	if (strcmp(o.cmd, "echo") == 0)
-		opts = "Ha:b:c:d:i:P:r:S:s:T:vw:";
+		opts = "Ha:b:c:d:i:O:P:r:S:s:T:vw:";
 	else if (strcmp(o.cmd, "hold") == 0) {
 		opts = "c:d:eP:T:v";
 		o.bmin = o.bmax = 16;
 		o.hold = -1;
 		o.ready = 1;
 	} else if (strcmp(o.cmd, "noread") == 0)
-		opts = "c:n:";
+		opts = "a:c:n:";
 	else if (strcmp(o.cmd, "rst") == 0)
 		opts = "b:c:";
 	else
@@ -787,6 +805,9 @@ main(int argc, char *argv[])
 		case 'n':
 			parse_range(optarg, &n, &n);
 			break;
+		case 'O':
+			o.src0 = num(optarg, 0, 60000);
+			break;
 		case 'P':
 			o.parallel = num(optarg, 1, 100000);
 			break;
@@ -822,6 +843,8 @@ main(int argc, char *argv[])
 		fail("address %s: %s", argv[0], err);
 	if (o.expect_close && o.hold < 0)
 		o.hold = 60;
+	if (o.src0 + o.nsrc > 60000)
+		fail("-O and -S: beyond 127.0.234.97");
 
 	if (strcmp(o.cmd, "noread") == 0)
 		cmd_noread(n);

@@ -249,6 +249,7 @@ TEST(framing_spec)
 		{ "prefix:u16le",	"prefix is u16be or u32be" },
 		{ "redis:3",		"redis takes no argument" },
 		{ "http:1.1",		"http takes no argument" },
+		{ "memcache:1",		"memcache takes no argument" },
 	};
 	struct framing	 fr;
 	const char	*err;
@@ -623,6 +624,119 @@ TEST(framing_http)
 
 	check_good("http", good, NELEM(good));
 	check_bad("http", bad, NELEM(bad));
+}
+
+/*
+ * memcached's text protocol: classic and meta replies, a multi-get with
+ * a value holding CRLF and "END", stats; bad ones at their first byte
+ * that no reply can have there.
+ */
+TEST(framing_memcache)
+{
+	static const struct sample good[] = {
+		{ NULL, "STORED\r\n", 0, 0 },
+		{ NULL, "NOT_STORED\r\n", 0, 0 },
+		{ NULL, "EXISTS\r\n", 0, 0 },
+		{ NULL, "NOT_FOUND\r\n", 0, 0 },
+		{ NULL, "DELETED\r\n", 0, 0 },
+		{ NULL, "TOUCHED\r\n", 0, 0 },
+		{ NULL, "OK\r\n", 0, 0 },
+		{ NULL, "ERROR\r\n", 0, 0 },
+		{ NULL, "END\r\n", 0, 0 },
+		{ NULL, "CLIENT_ERROR bad data chunk\r\n", 0, 0 },
+		{ NULL, "SERVER_ERROR out of memory storing object\r\n", 0,
+		    0 },
+		{ NULL, "VERSION 1.6.21\r\n", 0, 0 },
+		{ NULL, "42\r\n", 0, 0 },
+		{ NULL, "18446744073709551615  \r\n", 0, 0 },
+		{ NULL, "VALUE k 0 5\r\nhello\r\nEND\r\n", 0, 0 },
+		{ NULL, "VALUE k 0 0\r\n\r\nEND\r\n", 0, 0 },
+		{ NULL, "VALUE a 3 12 99\r\nEND\r\nVALUE\r\n\r\n"
+		    "VALUE b 0 1\r\n\0\r\nEND\r\n", 0, 52 },
+		{ NULL, "STAT pid 1\r\nSTAT uptime 20\r\nEND\r\n", 0, 0 },
+		{ NULL, "HD\r\n", 0, 0 },
+		{ NULL, "HD c123 t-1\r\n", 0, 0 },
+		{ NULL, "EN\r\n", 0, 0 },
+		{ NULL, "EX\r\n", 0, 0 },
+		{ NULL, "NF\r\n", 0, 0 },
+		{ NULL, "NS\r\n", 0, 0 },
+		{ NULL, "MN\r\n", 0, 0 },
+		{ NULL, "VA 2 f0\r\nhi\r\n", 0, 0 },
+		{ NULL, "VA 0\r\n\r\n", 0, 0 },
+	};
+	static const struct bad bad[] = {
+		{ NULL, "STX\r\n", 2, 0 },
+		{ NULL, "stored\r\n", 0, 0 },
+		{ NULL, "STORED \r\n", 6, 0 },
+		{ NULL, "STORED\n", 6, 0 },
+		{ NULL, "STORED\rX", 7, 0 },
+		{ NULL, "STOR\r\n", 4, 0 },
+		{ NULL, "\r\n", 0, 0 },
+		{ NULL, " OK\r\n", 0, 0 },
+		{ NULL, "12a\r\n", 2, 0 },
+		{ NULL, "12 x\r\n", 3, 0 },
+		{ NULL, "VALUE k 0\r\n", 9, 0 },
+		{ NULL, "VALUE k x 5\r\n", 8, 0 },
+		{ NULL, "VALUE k 0 5 1 2\r\n", 14, 0 },
+		{ NULL, "VALUE k 0 3\r\nabcd\r\nEND\r\n", 16, 0 },
+		{ NULL, "VALUE k 0 3\r\nabc\r\nSTORED\r\n", 18, 0 },
+		{ NULL, "VALUE k 0 3\r\nabc\r\nVALUES\r\n", 23, 0 },
+		{ NULL, "VALUE k 0 2000000000\r\n", 19, 0 },
+		{ NULL, "STAT a 1\r\nVALUE k 0 1\r\n", 10, 0 },
+		{ NULL, "STAT\r\n", 4, 0 },
+		{ NULL, "VA\r\n", 2, 0 },
+		{ NULL, "HD c1\x01\r\n", 5, 0 },
+	};
+
+	check_good("memcache", good, NELEM(good));
+	check_bad("memcache", bad, NELEM(bad));
+}
+
+/*
+ * A URL's run: a final status above the framing's maxstatus is a
+ * mismatch at its last digit, split anywhere; an interim 1xx and 3xx
+ * pass.
+ */
+TEST(framing_http_status)
+{
+	static const struct {
+		const char	*rep;
+		size_t		 at;	/* 0: complete */
+	} cases[] = {
+		{ "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 0 },
+		{ "HTTP/1.1 399 X\r\nContent-Length: 0\r\n\r\n", 0 },
+		{ "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
+		    11 },
+		{ "HTTP/1.1 500 Oops\r\n\r\n", 11 },
+		{ "HTTP/1.1 100 Continue\r\n\r\n"
+		    "HTTP/1.1 503 Busy\r\n\r\n", 36 },
+	};
+	struct framing	 fr;
+	struct fr_state	 st;
+	struct fr_req	 q;
+	const char	*get = "GET / HTTP/1.1\r\n\r\n";
+	size_t		 i, cut, len, used;
+	enum fr_res	 r;
+
+	for (i = 0; i < NELEM(cases); i++) {
+		len = strlen(cases[i].rep);
+		for (cut = 1; cut < len; cut++) {
+			fr_setup(&fr, "http");
+			fr.maxstatus = 399;
+			req_of(&q, get);
+			framing_begin(&fr, &st, &q);
+			r = framing_feed(&fr, &st, cases[i].rep, cut, &used);
+			if (r == FR_MORE)
+				r = framing_feed(&fr, &st, cases[i].rep + cut,
+				    len - cut, &used);
+			if (cases[i].at == 0) {
+				T_EQ(r, FR_DONE);
+				continue;
+			}
+			T_EQ(r, FR_MISMATCH);
+			T_UEQ(st.pos, cases[i].at);
+		}
+	}
 }
 
 TEST(framing_http_eof)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Logging to stderr: the line format, levels, errno kept and appended,
- * long lines cut, fatal() exiting 1, and the escaping that keeps a
- * message with control bytes on one line.  stderr is pointed at a temporary
- * file and read back.
+ * long lines cut, fatal() exiting 1, lines held at start-up, and the
+ * escaping that keeps a message with control bytes on one line.  stderr
+ * is pointed at a temporary file and read back.
  */
 #include <sys/wait.h>
 
@@ -232,4 +232,39 @@ TEST(log_fatal)
 	T_OK(WIFEXITED(status));
 	T_EQ(WEXITSTATUS(status), 1);
 	T_STREQ(captured(), "tenkd: bad config\n");
+}
+
+/*
+ * log_hold: info lines (banners too) wait, in order, for log_hold(0);
+ * warnings go out at once; an error goes out first, then what was held.
+ */
+TEST(log_hold)
+{
+	pid_t	pid;
+	int	status;
+
+	log_init("tenkd", LOG_LVL_INFO, 0);
+	capture();
+	log_hold(1);
+	log_info("budget %d", 1);
+	log_banner("listening on %s", "a");
+	log_warnx("slow");
+	T_STREQ(captured(), "tenkd: slow\n");
+	log_hold(0);
+	log_info("after");
+	T_STREQ(captured(), "tenkd: slow\ntenkd: budget 1\n"
+	    "tenkd: listening on a\ntenkd: after\n");
+
+	capture();
+	fflush(NULL);
+	T_SYS(pid = fork());
+	if (pid == 0) {
+		log_hold(1);
+		log_info("budget %d", 2);
+		fatalx("listen on %s: refused", "b");
+	}
+	T_SYS(waitpid(pid, &status, 0));
+	T_OK(WIFEXITED(status));
+	T_EQ(WEXITSTATUS(status), 1);
+	T_STREQ(captured(), "tenkd: listen on b: refused\ntenkd: budget 2\n");
 }

@@ -147,6 +147,9 @@ TEST(sock_addr_bad)
 	parse_bad("::1", -1, "missing port");
 	parse_bad("[::1]", -1, "missing port");
 	parse_bad(":80", -1, "missing host");
+	/* A port alone is not the IPv4 address inet_aton makes of it. */
+	parse_bad("7777", -1, "missing host");
+	parse_bad("7777", 80, "missing host");
 	parse_bad("[]:80", -1, "missing host");
 	parse_bad("[::1:80", -1, "missing ]");
 	parse_bad("[::1]80", -1, "bad address");

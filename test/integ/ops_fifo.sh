@@ -1,0 +1,77 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# A FIFO (or another file that is not regular) where tenkd opens a path
+# is refused at once, never waited on (issue 22): -f at start, with
+# --check and at a reload (the master went on serving /metrics while it
+# waited in open before), --pidfile and --access-log at start and with
+# --check, the access log at a SIGUSR1 reopen.  Each is bounded: a
+# command that waited would be killed at 10 s and fail.
+# backends: none
+# timeout: 90
+. "$(dirname "$0")/lib.sh"
+
+fifo=$T/fifo
+mkfifo "$fifo"
+
+# bad STATUS WANT ARGS...: tenkd ARGS ends within 10 s with STATUS and
+# one line on stderr holding WANT.
+bad() {
+	_st=$1
+	_want=$2
+	shift 2
+	timeout 10 "$TENKD" "$@" >"$T/out" 2>"$T/err"
+	_s=$?
+	[ "$_s" -eq "$_st" ] ||
+	    fail "$*: exit $_s, wanted $_st: $(cat "$T/err")"
+	grep -q -e "$_want" "$T/err" || fail "$*: $(cat "$T/err")"
+	[ "$(grep -c -e "$_want" "$T/err")" -eq 1 ] ||
+	    fail "$*: $(cat "$T/err")"
+}
+
+bad 2 "$fifo: a FIFO, not a regular file" echo -f "$fifo"
+bad 2 "$fifo: a FIFO, not a regular file" echo --check -f "$fifo"
+for c in --check --threads=1; do
+	bad 1 "pidfile $fifo: a FIFO, not a regular file" echo $c \
+	    --listen 127.0.0.1:0 --pidfile "$fifo"
+	bad 1 "access log $fifo: a FIFO, not a regular file" echo $c \
+	    --listen 127.0.0.1:0 --access-log "$fifo"
+done
+bad 1 "access log /dev/null: a character device" echo --check \
+    --access-log /dev/null
+
+# A reload whose -f has become a FIFO: refused, said, and the master
+# still answers /metrics meanwhile.
+f=$T/tenkd.conf
+printf 'threads 1\n' >"$f"
+tenkd_start echo -f "$f" --access-log "$T/acc"
+_served() {
+	"$TKCLI" echo -c 2 -b 10 "$ADDR"
+}
+wait_for 10 _served || fail "not serving"
+rm "$f"
+mkfifo "$f"
+kill -HUP "$TENKD_PID"
+wait_line 10 "$TENKD_LOG" "reload: $f: a FIFO, not a regular file" ||
+    fail "reload: $(grep reload "$TENKD_LOG")"
+wait_line 10 "$TENKD_LOG" 'reload refused' || fail "not refused"
+http_get "http://$METRICS/metrics" >/dev/null || fail "no metrics"
+
+# SIGUSR1 with a FIFO where the access log was: the master and its
+# worker each warn, keep the old file, and go on.
+mv "$T/acc" "$T/acc.1"
+mkfifo "$T/acc"
+kill -USR1 "$TENKD_PID"
+_two() {
+	[ "$(grep -c "reopening access log $T/acc: a FIFO" "$TENKD_LOG")" \
+	    -eq 2 ]
+}
+wait_for 10 _two || fail "reopen: $(grep reopen "$TENKD_LOG")"
+"$TKCLI" echo -c 2 -b 10 "$ADDR" || fail "echo after SIGUSR1"
+http_get "http://$METRICS/metrics" >/dev/null || fail "no metrics after"
+_old() {
+	[ "$(grep -c . "$T/acc.1")" -ge 4 ]
+}
+wait_for 10 _old || fail "old log: $(cat "$T/acc.1")"
+kill -TERM "$TENKD_PID"
+wait_exit 20 "$TENKD_PID"
+pass
