@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tenk: GNU make.  make [all|test|check|demo|bench|loopbench|install|
-# uninstall|clean|lint|man-lint|valgrind|deps|test-deps|fuzz|deb|
-# test-deb]
+# uninstall|clean|lint|man-lint|valgrind|deps|test-deps|test-stress|fuzz|
+# deb|test-deb]
 # [SAN=asan|tsan] [SANITIZE=address,undefined|thread] [WERROR=1] [V=1]
 # [TLS=no]
 
@@ -82,7 +82,7 @@ LIB_SRCS	:= $(filter-out $(TLS_SRCS),$(LIB_SRCS))
 else
 LIB_SRCS	:= $(filter-out src/net/tlsnone.c,$(LIB_SRCS))
 endif
-TENKD_SRCS	:= $(wildcard src/server/*.c)
+TENKD_SRCS	:= $(filter-out %.bpf.c,$(wildcard src/server/*.c))
 FRAME_SRCS	:= loadgen/framing.c loadgen/frame_bytes.c loadgen/frame_http.c \
 		   loadgen/frame_prefix.c loadgen/frame_redis.c \
 		   loadgen/frame_until.c loadgen/frame_memcache.c \
@@ -105,7 +105,8 @@ FUZZ_LINK	:= src/server/proxyproto.c src/server/conffile.c \
 FUZZ_SRCS	:= $(wildcard test/fuzz/fuzz_*.c)
 RUNNER_SRCS	:= test/run.c $(wildcard test/unit/*.c) loadgen/json.c \
 		   src/server/chash.c \
-		   $(FUZZ_LINK) $(FUZZ_SRCS) test/fuzz/replay.c
+		   $(FUZZ_LINK) $(FUZZ_SRCS) test/fuzz/replay.c \
+		   src/server/fastpath.c
 TOOL_SRCS	:= $(wildcard test/tools/*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
@@ -122,7 +123,8 @@ RUNNER	:= $(B)/test/run
 LOOPBENCH := $(B)/loopbench
 
 .PHONY: all test check demo bench c100k c1m loopbench install uninstall \
-	clean man-lint lint valgrind deps test-deps fuzz deb test-deb FORCE
+	clean man-lint lint valgrind deps test-deps test-stress fuzz deb test-deb \
+	FORCE
 .DEFAULT_GOAL := all
 
 all: $(PROGS) $(TOOLS) $(SHIMS) $(RUNNER) $(LOOPBENCH)
@@ -186,6 +188,27 @@ $(eval $(call program,$(LOOPBENCH),$(LOOPBENCH_SRCS)))
 $(eval $(call program,$(RUNNER),$(RUNNER_SRCS)))
 $(foreach t,$(TOOL_SRCS),$(eval $(call program,$(call tool,$(t)),$(t))))
 
+# The proxy's fast path (src/server/fastpath.c): its BPF program built by
+# clang's BPF target into a bpftool skeleton, where mk/deps.sh found
+# clang, libbpf and bpftool (FP_LIBS); else fastpath.c builds without
+# it and says so when asked.  Only tenkd and the runner link libbpf.
+ifneq ($(FP_LIBS),)
+FP_SKEL	:= $(B)/gen/fastpath.skel.h
+$(B)/gen/fastpath.bpf.o: src/server/fastpath.bpf.c src/server/fastpath_bpf.h \
+    $(B)/config.mk
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  BPF     $<")
+	$(Q)$(BPF_CLANG) -O2 -g -target bpf $(BPF_CFLAGS) -Wall -c -o $@ $<
+
+$(FP_SKEL): $(B)/gen/fastpath.bpf.o
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)$(BPFTOOL) gen skeleton $< name fastpath >$@.tmp && mv $@.tmp $@
+
+$(B)/obj/src/server/fastpath.o: $(FP_SKEL)
+$(B)/obj/src/server/fastpath.o: ALL_CFLAGS += $(FP_CFLAGS) -I$(B)/gen
+$(B)/tenkd $(RUNNER): ALL_LIBS += $(FP_LIBS)
+endif
+
 $(B)/test/%.so: test/shim/%.c $(B)/config.mk
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $@")
@@ -196,6 +219,16 @@ TEST_JOBS ?= 2
 test check: all
 	$(Q)sh mk/deps.sh test
 	$(Q)TK_SRC=$(CURDIR) $(RUNNER) -j $(TEST_JOBS) $(TESTS)
+
+# The same suite on a loaded machine, as CI's shared one can be: beside
+# stress-ng --cpu 4 (installed like shellcheck for lint, by deps.sh),
+# which mk/test-stress.sh stops by its pid when the suite ends; the exit
+# status is the suite's.
+test-stress: all
+	$(Q)sh mk/deps.sh test
+	$(Q)sh mk/deps.sh stress
+	$(Q)TK_SRC=$(CURDIR) sh mk/test-stress.sh $(RUNNER) -j $(TEST_JOBS) \
+	    $(TESTS)
 
 # Each unit test runs in a forked child, which valgrind follows: a memory
 # error or a leak there makes that child, and so that test, fail.

@@ -18,9 +18,13 @@
  * offset in the same way; each connection starts at its own request.
  * Requests with placeholders are rendered, one per push, into the
  * connection's own ring of engine_ring_size() bytes, and stay there
- * until their replies are read, so that echo compares what was sent.
- * The framing parses the replies of both; the default (the pattern,
- * echoed) keeps its own path, which has no parser to call.
+ * until their replies are read, so that echo compares what was sent;
+ * one template of a fixed layout has a slot per request of the window,
+ * each filled once at start-up, and a push writes only its
+ * placeholders there.  Each kind of request has its source function
+ * (req_*), chosen once.  The framing parses the replies of both; the
+ * default (the pattern, echoed) keeps its own path, which has no
+ * parser to call, and no request source.
  *
  * Each second, aligned on the wall clock's seconds so that processes
  * and hosts agree on them, the main thread collects the threads'
@@ -73,6 +77,13 @@
 #define SHOW_BYTES	64		/* of a mismatch, in the log */
 #define RETRY_NS	TK_MSEC		/* a unix: connect's next try */
 
+/*
+ * The length of a connection's next request, in its source, or
+ * REQ_NONE when -n has none left for it.
+ */
+typedef uint64_t req_fn(struct lg_conn *);
+#define REQ_NONE	UINT64_MAX
+
 struct engine {
 	const struct lg_conf	*conf;
 	struct lg_thread	*threads;
@@ -96,6 +107,10 @@ struct engine {
 	size_t			 speriod;	/* sbuf[i % speriod] */
 	unsigned char		*mbuf;		/* the requests repeated */
 	const struct tmpl_set	*req;		/* NULL: the pattern */
+	req_fn			*next;		/* NULL: the pattern, no -n */
+	req_fn			*src;		/* -n: behind req_ticket() */
+	tp_over_fn		*over;		/* req_slot: the placeholders */
+	const struct tp_part	*over_arg;
 	uint64_t		*roff;		/* fixed: where each starts */
 	size_t			*rlen;
 	size_t			 rsize;		/* templates: ring bytes */
@@ -148,13 +163,6 @@ engine_conf(const struct lg_thread *th)
 	return th->e->conf;
 }
 
-static int
-engine_measuring(const struct lg_thread *th)
-{
-	return atomic_load_explicit(&th->e->phase, memory_order_relaxed) ==
-	    PHASE_MEASURE;
-}
-
 /*
  * File descriptors one process needs for the configured connections:
  * one per connection plus a reserve for the loops and stdio.
@@ -167,9 +175,24 @@ engine_fds_needed(const struct lg_conf *conf)
 }
 
 /*
- * Bytes of each connection's ring of rendered requests: a power of two
- * that holds a window of the longest one, 0 when no request needs
- * rendering.
+ * Whether the requests are one template of a fixed layout, whose every
+ * rendering has one length: its ring is then a window of them (slots),
+ * each request starts where one did before, and req_slot() writes only
+ * its placeholders there.
+ */
+static int
+ring_slots(const struct lg_conf *conf)
+{
+	const struct tp_part	*arg;
+
+	return conf->req != NULL && !conf->req->fixed && conf->req->n == 1 &&
+	    tmpl_over(conf->req->t[0], &arg) != NULL;
+}
+
+/*
+ * Bytes of each connection's ring of rendered requests: a window of
+ * slots (ring_slots), else a power of two that holds a window of the
+ * longest request; 0 when no request needs rendering.
  */
 size_t
 engine_ring_size(const struct lg_conf *conf)
@@ -180,6 +203,8 @@ engine_ring_size(const struct lg_conf *conf)
 		return 0;
 	need = conf->req->maxlen * (size_t)(conf->window > 0 ?
 	    conf->window : 1);
+	if (ring_slots(conf))
+		return need;
 	while (n < need)
 		n *= 2;
 	return n;
@@ -381,7 +406,7 @@ msg_size(struct lg_conn *c, const struct lg_conf *conf)
  * given out all, no connection sends again.  Returns 0, or -1 when c
  * may not send.
  */
-static __attribute__((noinline)) int
+static int
 ticket_take(struct lg_conn *c)
 {
 	struct lg_thread	*th = c->th;
@@ -427,17 +452,16 @@ tickets_lost(struct lg_conn *c)
 }
 
 /*
- * The reply to the oldest request of c in flight came in, at now: 1
- * when the measured figures count it (without -n, any reply in the
- * window; with it, one of its requests), else 0.
+ * -n: the reply to the oldest request of c in flight came in, at now:
+ * 1 when it answers one of -n's requests, which the measured figures
+ * count, else 0.  (Without -n, the figures count any reply in the
+ * measured window.)
  */
 int
 engine_retired(struct lg_conn *c, uint64_t now)
 {
 	struct lg_thread	*th = c->th;
 
-	if (th->nreq == 0)
-		return engine_measuring(th);
 	/* The counted ones are the newest: c->inflight was the oldest's. */
 	if (c->tin <= c->inflight)
 		return 0;
@@ -449,14 +473,62 @@ engine_retired(struct lg_conn *c, uint64_t now)
 }
 
 /*
- * The length of c's next request, fixed or written into its ring first
- * when it is rendered from a template.  The ring starts over whenever
- * nothing is in flight, so that one request at a time never wraps.  Out
- * of line, so that the pattern's path through engine_push() stays as
- * short as it was.
+ * The request sources: each returns the length of c's next request,
+ * written into c's ring first when it is rendered from a template.
+ * engine_run() picks one, so that a request pays for no other, and
+ * none for the pattern without -n, which engine_push() sizes itself.
+ *
+ * -n: one of its tickets, then a request from the source behind.
  */
-static __attribute__((noinline)) uint64_t
-req_next(struct lg_conn *c)
+static uint64_t
+req_ticket(struct lg_conn *c)
+{
+	if (ticket_take(c) == -1)
+		return REQ_NONE;
+	return c->th->e->src(c);
+}
+
+/* The pattern, under -n. */
+static uint64_t
+req_pattern(struct lg_conn *c)
+{
+	return msg_size(c, c->th->e->conf);
+}
+
+/* Fixed requests, in turn. */
+static uint64_t
+req_fixed(struct lg_conn *c)
+{
+	const struct engine	*e = c->th->e;
+	uint32_t		 i = c->mi;
+
+	c->mi = i + 1 < e->req->n ? i + 1 : 0;
+	return e->rlen[i];
+}
+
+/*
+ * One template of a fixed layout (ring_slots): its placeholders written
+ * over the rendering in the request's slot, which slots_fill() put
+ * there.
+ */
+static uint64_t
+req_slot(struct lg_conn *c)
+{
+	const struct engine	*e = c->th->e;
+
+	return e->over(e->over_arg, &c->rng,
+	    c->obuf + (c->pat + c->queued) % e->rsize);
+}
+
+/*
+ * Any other templates, in turn, each rendered whole into the ring.  The
+ * ring starts over whenever nothing is in flight, so that one request
+ * at a time never wraps; a request that would is rendered aside and
+ * copied in two pieces.  (Starting over sets pat to minus queued,
+ * modulo 2^64, which the ring's size, a power of two, divides.)
+ */
+static uint64_t
+req_ring(struct lg_conn *c)
 {
 	struct lg_thread	*th = c->th;
 	const struct engine	*e = th->e;
@@ -465,26 +537,14 @@ req_next(struct lg_conn *c)
 	uint32_t		 i = c->mi;
 
 	c->mi = i + 1 < e->req->n ? i + 1 : 0;
-	if (e->rsize == 0) {
-		c->seq++;
-		return e->rlen[i];
-	}
 	x.rng = &c->rng;
 	x.seq = c->seq++;
 	x.conn = c->id;
 	if (c->queued == c->rcvd)
 		c->pat = 0 - c->queued;
-	pos = (size_t)(c->pat + c->queued) & (e->rsize - 1);
-	if (pos + e->req->maxlen <= e->rsize) {
-		/* The same request where it was last: placeholders only. */
-		if (c->rt == i + 1 && c->rpos == pos)
-			return tmpl_render_over(e->req->t[i], &x,
-			    c->obuf + pos);
-		c->rt = i + 1;
-		c->rpos = (uint32_t)pos;
+	pos = (size_t)((c->pat + c->queued) % e->rsize);
+	if (pos + e->req->maxlen <= e->rsize)
 		return tmpl_render(e->req->t[i], &x, c->obuf + pos);
-	}
-	c->rt = 0;
 	n = tmpl_render(e->req->t[i], &x, th->rbuf);
 	k = n < e->rsize - pos ? n : e->rsize - pos;
 	memcpy(c->obuf + pos, th->rbuf, k);
@@ -501,18 +561,19 @@ int
 engine_push(struct tk_loop *l, struct lg_conn *c, uint64_t due)
 {
 	struct msgrec	*m;
+	uint64_t	 len;
 
 	assert(c->inflight < c->cap);
-	if (c->th->nreq != 0 && ticket_take(c) == -1)
-		return -1;
 	m = &c->ring[(c->head + c->inflight) % c->cap];
-	if (c->th->e->req == NULL)
-		c->queued += msg_size(c, c->th->e->conf);
-	else
-		c->queued += req_next(c);
-	m->end = c->queued;
 	m->sent = tk_loop_update_now(l);
 	m->due = due != 0 ? due : m->sent;
+	if (c->th->e->next != NULL) {
+		if ((len = c->th->e->next(c)) == REQ_NONE)
+			return -1;
+	} else
+		len = msg_size(c, c->th->e->conf);
+	c->queued += len;
+	m->end = c->queued;
 	c->inflight++;
 	c->pushed++;
 	return 0;
@@ -532,7 +593,7 @@ req_bytes(const struct lg_conn *c, const struct engine *e, size_t *n)
 
 	if (e->rsize == 0)
 		return e->sbuf + (c->pat + c->sent) % e->speriod;
-	pos = (size_t)(c->pat + c->sent) & (e->rsize - 1);
+	pos = (size_t)((c->pat + c->sent) % e->rsize);
 	if (*n > e->rsize - pos)
 		*n = e->rsize - pos;
 	return c->obuf + pos;
@@ -740,7 +801,7 @@ lg_conn_req(const struct lg_conn *c, struct fr_req *q)
 	} else if (e->rsize != 0) {
 		q->base = c->obuf;
 		q->period = e->rsize;
-		q->off = (size_t)(c->pat + c->rcvd) & (e->rsize - 1);
+		q->off = (size_t)((c->pat + c->rcvd) % e->rsize);
 		q->len = c->ring[c->head].end - c->rcvd;
 	} else {
 		q->base = e->sbuf;
@@ -1572,6 +1633,24 @@ main_signal(struct tk_loop *l, int signo, void *arg)
 	phase_end(e);
 }
 
+/*
+ * Every slot of th's rings holds a rendering of the one template, so
+ * that req_slot() has only its placeholders to write: one rendering
+ * (from a state of its own, which the connections' do not see) copied
+ * into each.
+ */
+static void
+slots_fill(const struct engine *e, struct lg_thread *th)
+{
+	uint64_t	rng = 0;
+	struct tp_ctx	x = { &rng, 0, 0 };
+	size_t		len, i, n = th->nconns * e->rsize;
+
+	len = tmpl_render(e->req->t[0], &x, th->obufs);
+	for (i = len; i < n; i += len)
+		memcpy(th->obufs + i, th->obufs, len);
+}
+
 static void
 thread_setup(struct engine *e, struct lg_thread *th, int id)
 {
@@ -1581,6 +1660,8 @@ thread_setup(struct engine *e, struct lg_thread *th, int id)
 	size_t			 i;
 
 	th->e = e;
+	th->phase = &e->phase;
+	th->rate = conf->mode == MODE_RATE;
 	th->nconns = (size_t)(e->total / (uint64_t)e->nthreads +
 	    ((uint64_t)id < e->total % (uint64_t)e->nthreads ? 1 : 0));
 	th->conns = th->nconns > 0 ? xcalloc(th->nconns, sizeof(*c)) : NULL;
@@ -1596,6 +1677,8 @@ thread_setup(struct engine *e, struct lg_thread *th, int id)
 	if (e->rsize != 0 && th->nconns > 0) {
 		th->obufs = xcalloc(th->nconns, e->rsize);
 		th->rbuf = xmalloc(conf->req->maxlen);
+		if (e->over != NULL)
+			slots_fill(e, th);
 	}
 	th->nreq = conf->requests;
 	th->tickets = conf->tickets;
@@ -1819,8 +1902,18 @@ engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
 	e->sbuf = pattern;
 	e->speriod = PATLEN;
 	e->req = conf->req;
-	if (conf->req != NULL && conf->req->fixed)
+	if (conf->req != NULL && conf->req->fixed) {
 		fixed_setup(e);
+		e->next = req_fixed;
+	} else if (conf->req != NULL && ring_slots(conf)) {
+		e->over = tmpl_over(conf->req->t[0], &e->over_arg);
+		e->next = req_slot;
+	} else if (conf->req != NULL)
+		e->next = req_ring;
+	if (conf->requests != 0) {
+		e->src = e->next != NULL ? e->next : req_pattern;
+		e->next = req_ticket;
+	}
 	e->rsize = engine_ring_size(conf);
 	if ((e->sec = tk_hist_new()) == NULL ||
 	    (e->sec_unc = tk_hist_new()) == NULL)

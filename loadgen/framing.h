@@ -240,9 +240,14 @@ int		 framing_eof(const struct framing *, struct fr_state *);
  *							err.col
  *
  * or tmpl_begin(), tmpl_text() and tmpl_lit() pieces, tmpl_end().  Per
- * request, from any thread, into a buffer of at least tmpl_maxlen():
+ * request, from any thread, into a buffer of at least ts.maxlen bytes:
  *
  *	n = tmpl_render(ts.t[i], &ctx, out)
+ *
+ * or, for a template of a fixed layout, over its last rendering:
+ *
+ *	fn = tmpl_over(ts.t[i], &arg)		at start-up; NULL: none
+ *	n = fn(arg, &rng, out)			per request
  */
 #define TP_MAXLEN	(1024 * 1024)	/* bytes of one request */
 #define TP_MAXFILE	(64 * 1024 * 1024)	/* {line:FILE} */
@@ -250,7 +255,12 @@ int		 framing_eof(const struct framing *, struct fr_state *);
 
 struct tmpl;
 struct tp_lines;
+struct tp_part;
 struct tp_zipf;
+
+/* A fixed layout's placeholders, written over a rendering (tmpl_over). */
+typedef size_t tp_over_fn(const struct tp_part *, uint64_t *,
+    unsigned char *);
 
 /* The requests of a run, used in turn. */
 struct tmpl_set {
@@ -282,8 +292,7 @@ struct tp_err {
 
 size_t		 tmpl_render(const struct tmpl *, struct tp_ctx *,
 		    unsigned char *);
-size_t		 tmpl_render_over(const struct tmpl *, struct tp_ctx *,
-		    unsigned char *);
+tp_over_fn	*tmpl_over(const struct tmpl *, const struct tp_part **);
 const unsigned char *tmpl_fixed(const struct tmpl *, size_t *);
 int		 tmpl_begin(struct tmpl_set *, struct tp_err *);
 int		 tmpl_text(struct tmpl_set *, const char *, size_t,

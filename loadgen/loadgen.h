@@ -346,8 +346,6 @@ struct lg_conn {
 	uint32_t		 wmsgs;		/* messages in the window */
 	uint32_t		 mi;
 	uint32_t		 tin;
-	uint32_t		 rt;		/* template at rpos + 1, or 0 */
-	uint32_t		 rpos;
 	uint8_t			 state;
 	unsigned int		 idle:1;	/* one round trip, then quiet */
 	unsigned int		 wblocked:1;	/* the last send met EAGAIN */
@@ -401,6 +399,8 @@ struct lg_thread {
 	double		 ramp_rate;	/* connects per ns */
 	uint64_t	 interval;	/* rate mode: ns between sends */
 	uint64_t	 life;		/* requests per connection */
+	const _Atomic int *phase;	/* the engine's (enum phase) */
+	unsigned int	 rate:1;	/* --mode rate: uncorrected too */
 	struct tk_timer	 ramp;
 	struct tk_timer	 tick;
 	struct tk_msg	 m_ramp;	/* to the main loop: ramp done */
@@ -571,6 +571,14 @@ static inline uint64_t
 ctr_get(const _Atomic uint64_t *p)
 {
 	return atomic_load_explicit(p, memory_order_relaxed);
+}
+
+/* Whether th's engine is in its measured window.  Owner thread. */
+static inline int
+engine_measuring(const struct lg_thread *th)
+{
+	return atomic_load_explicit(th->phase, memory_order_relaxed) ==
+	    PHASE_MEASURE;
 }
 
 /*

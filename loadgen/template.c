@@ -5,7 +5,12 @@
  * (literal bytes and placeholders) and rendered per request into a
  * buffer the caller owns.  Nothing is allocated while a run lasts, and
  * a request costs its literal bytes' memcpy() plus a few instructions a
- * placeholder:
+ * placeholder.  A template whose every part has one length (a fixed
+ * layout: literals, padded numbers, {bytes}) is also compiled into one
+ * call that writes only its placeholders, and of a padded number only
+ * the digits its range can change, over a rendering already in place
+ * (tmpl_over): a random draw, a multiply and table look-ups, with no
+ * test of what kind of placeholder it is.  The placeholders:
  *
  *	{seq}, {seq:conn}	the connection's requests so far, from 0,
  *				counting on across its reconnects
@@ -30,11 +35,16 @@
  *
  * Random values come from the caller's state through tp_rand()
  * (wyrand), one state per connection, so that a seeded state
- * renders the same requests again.  {zipf} samples by rejection-
- * inversion (W. Hormann and G. Derflinger, "Rejection-inversion to
- * generate variates from monotone discrete distributions", ACM TOMACS
- * 6(3), 1996): O(1) per value for any N, no table, about two logarithms
- * and an exponential each.  The counters that all processes of a run
+ * renders the same requests again.  {zipf} of up to TP_ZIPFTAB values
+ * draws from a table made at start-up by Vose's alias method (M. D.
+ * Vose, "A linear algorithm for generating random numbers with a given
+ * distribution", IEEE TSE 17(9), 1991): one random number, a multiply
+ * and a look-up a value, 8 bytes of table a value.  A larger N samples
+ * by rejection-inversion (W. Hormann and G. Derflinger, "Rejection-
+ * inversion to generate variates from monotone discrete
+ * distributions", ACM TOMACS 6(3), 1996): O(1) per value with no
+ * table, but about two logarithms and an exponential each, some ten
+ * times the work.  The counters that all processes of a run
  * share ({seq:global}, {line:FILE} in order) live in one shared
  * anonymous mapping made here, before tenkload forks.
  */
@@ -55,6 +65,7 @@
 
 #define TP_MAXCTRS	512		/* shared counters per run */
 #define TP_MAXZIPF	(1ULL << 53)	/* {zipf:N}: N exact in a double */
+#define TP_ZIPFTAB	(1U << 20)	/* {zipf:N}: up to it, a table */
 #define TP_MAXEXP	100.0		/* {zipf:N:S}: S */
 #define TP_NAMELEN	16
 #define TP_POOL		4093		/* prime: {bytes} offsets do not
@@ -74,8 +85,22 @@ enum tp_kind {
 	TP_BODY			/* where the body TP_CLEN counts starts */
 };
 
-/* Rejection-inversion's constants for one {zipf:N:S}. */
+/*
+ * One column of an alias table: value i when the draw's fraction is
+ * below cut / 2^32, else alias.
+ */
+struct tz_cell {
+	uint32_t	 cut;
+	uint32_t	 alias;
+};
+
+/*
+ * One {zipf:N:S}: its alias table (N up to TP_ZIPFTAB), else
+ * rejection-inversion's constants.
+ */
 struct tp_zipf {
+	uint64_t	 nn;
+	struct tz_cell	*tab;
 	double		 n;
 	double		 s;
 	double		 hx1;		/* H(1.5) - 1 */
@@ -100,9 +125,10 @@ struct tp_part {
 	uint8_t			 width;	/* zero padding, digits */
 	uint8_t			 fixed;	/* every value fills width */
 	uint32_t		 len;	/* TP_LIT, TP_BYTES, TP_CLEN width;
-					   TP_RAND, TP_ZIPF fixed: digit
-					   groups of tp_utoaw(), 0: none */
-	uint32_t		 off;	/* where it starts, in a fixed layout */
+					   in vars[]: the bytes written */
+	uint32_t		 off;	/* in vars[]: where they start */
+	uint32_t		 tlen;	/* in vars[]: the template's length */
+	tp_over_fn		*over;	/* in vars[]: what writes them */
 	const unsigned char	*p;	/* TP_LIT */
 	uint64_t		 lo;	/* TP_RAND */
 	uint64_t		 span;	/* TP_RAND: HI - LO + 1, 0 for 2^64 */
@@ -121,12 +147,15 @@ struct tmpl {
 	size_t		 minlen;
 	/*
 	 * A fixed layout: every part has one length, so each starts at
-	 * its own offset, and the placeholders (vars[0..nvars)) can be
-	 * rendered over a rendering of the same template in place.
+	 * its own offset, and the placeholders (vars[0..nvars), each
+	 * with the function that writes the bytes it may change) can be
+	 * rendered over a rendering of the same template in place, by
+	 * over(vars).
 	 */
 	int		 layout;
-	struct tp_part	*vars;
+	struct tp_part	*vars;		/* then one with over NULL */
 	size_t		 nvars;
+	tp_over_fn	*over;		/* vars[0]'s alone, else a list */
 };
 
 /* The random letters of {bytes}: 64 of them, TP_POOL long plus wrap. */
@@ -139,11 +168,16 @@ static char		 tp_d4[10000][4];
 static int		 tp_d4_ready;
 
 static int	 tp_layout(struct tmpl *);
+static void	 tp_over_op(struct tp_part *, const struct tp_part *, size_t);
 
-static const char tp_digits[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233"
-    "34353637383940414243444546474849505152535455565758596061626364656667"
-    "6869707172737475767778798081828384858687888990919293949596979899";
+static const uint64_t tp_pow10[20] = {
+	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
+	10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+	100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+	100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+	100000000000000000ULL, 1000000000000000000ULL,
+	10000000000000000000ULL
+};
 
 /*
  * The next value of a random state: wyrand (Wang Yi's wyhash), a
@@ -161,28 +195,35 @@ tp_rand(uint64_t *s)
 	return (uint64_t)(t >> 64) ^ (uint64_t)t;
 }
 
-/* A number below span (0: any), by a multiply, without division. */
+/* A number below span, 1 or more, by a multiply, without division. */
+static inline uint64_t
+tp_below1(uint64_t *s, uint64_t span)
+{
+	return (uint64_t)(((unsigned __int128)tp_rand(s) * span) >> 64);
+}
+
+/* A number below span, 0 standing for 2^64. */
 static inline uint64_t
 tp_below(uint64_t *s, uint64_t span)
 {
-	uint64_t	x = tp_rand(s);
-
 	if (span == 0)
-		return x;
-	return (uint64_t)(((unsigned __int128)x * span) >> 64);
+		return tp_rand(s);
+	return tp_below1(s, span);
 }
 
-/* Digits of v in decimal. */
-static unsigned int
+/*
+ * Digits of v in decimal: log10 of its bit length's power of two
+ * (1233 / 4096 is log10(2) from below), then one comparison.  v | 1
+ * has as many digits as v, and at least one.
+ */
+static inline unsigned int
 tp_ndigits(uint64_t v)
 {
-	unsigned int	n = 1;
+	unsigned int	t;
 
-	while (v >= 10) {
-		v /= 10;
-		n++;
-	}
-	return n;
+	v |= 1;
+	t = (unsigned int)(64 - __builtin_clzll(v)) * 1233 >> 12;
+	return t + (v >= tp_pow10[t]);
 }
 
 /*
@@ -223,59 +264,40 @@ tp_copy(unsigned char *o, const unsigned char *p, size_t n)
 }
 
 /*
- * v in exactly w decimal digits at out, zeros in front, where v has at
- * most 4g digits and 4g <= w: g groups of four digits from a table,
- * from the right, one division each but the last; then the zeros in
- * front as overlapping stores.
+ * v in exactly w decimal digits at out, zeros in front, where v < 10^w
+ * and w is 1 to 20: four digits a division from a table, from the
+ * right, the leftmost group taking the one to four digits left.
  */
 static inline void
-tp_utoaw(unsigned char *out, uint64_t v, unsigned int w, unsigned int g)
+tp_dw(unsigned char *out, uint64_t v, unsigned int w)
 {
-	static const uint64_t	 zeros = 0x3030303030303030ULL;
-	unsigned char		*p = out + w;
-	uint64_t		 q;
-	uint32_t		 v32, q32;
-	size_t			 r;
+	unsigned char	*p = out + w;
+	const char	*d;
+	uint64_t	 q;
+	uint32_t	 v32, q32;
 
-	for (; g > 1 && v > UINT32_MAX; g--) {
+	for (; w > 4 && v > UINT32_MAX; w -= 4) {
 		q = v / 10000;
 		p -= 4;
 		memcpy(p, tp_d4[v - q * 10000], 4);
 		v = q;
 	}
 	/* In 32 bits, whose division by a constant is the cheaper. */
-	for (v32 = (uint32_t)v; g > 1; g--) {
+	for (v32 = (uint32_t)v; w > 4; w -= 4) {
 		q32 = v32 / 10000;
 		p -= 4;
 		memcpy(p, tp_d4[v32 - q32 * 10000], 4);
 		v32 = q32;
 	}
-	p -= 4;
-	memcpy(p, tp_d4[v32], 4);
-	r = (size_t)(p - out);
-	if (r >= 8) {
-		for (; r >= 8; r -= 8)
-			memcpy(out + r - 8, &zeros, 8);
-		memcpy(out, &zeros, 8);
-	} else if (r >= 4) {
-		memcpy(out, &zeros, 4);
-		memcpy(out + r - 4, &zeros, 4);
+	d = tp_d4[v32];
+	if (w == 4)
+		memcpy(out, d, 4);
+	else if (w >= 2) {
+		/* Two overlapping pairs: digits 4 - w to 3 of the four. */
+		memcpy(out, d + 4 - w, 2);
+		memcpy(out + w - 2, d + 2, 2);
 	} else
-		while (r-- > 0)
-			out[r] = '0';
-}
-
-/*
- * The groups of four digits that tp_utoaw() writes for values up to
- * hi in width w, or 0 when w cannot hold them (w < 4, or fewer than
- * four digits left in front of them): then tp_utoa() pads instead.
- */
-static unsigned int
-tp_groups(uint64_t hi, unsigned int w)
-{
-	unsigned int	g = (tp_ndigits(hi) + 3) / 4;
-
-	return g * 4 <= w ? g : 0;
+		*out = (unsigned char)d[3];
 }
 
 static void
@@ -295,34 +317,17 @@ tp_d4_init(void)
 }
 
 /*
- * Write v in decimal at out, at least width digits (zeros in front);
- * returns the number written.  Two digits a division.
+ * Write v in decimal at out, at least width digits (zeros in front,
+ * width at most 20); returns the number written.
  */
 static inline size_t
 tp_utoa(unsigned char *out, uint64_t v, unsigned int width)
 {
-	unsigned char	 tmp[24], *p = tmp + sizeof(tmp);
-	size_t		 n;
-	unsigned int	 d;
+	unsigned int	n = tp_ndigits(v);
 
-	while (v >= 100) {
-		d = (unsigned int)(v % 100) * 2;
-		v /= 100;
-		*--p = (unsigned char)tp_digits[d + 1];
-		*--p = (unsigned char)tp_digits[d];
-	}
-	if (v >= 10) {
-		d = (unsigned int)v * 2;
-		*--p = (unsigned char)tp_digits[d + 1];
-		*--p = (unsigned char)tp_digits[d];
-	} else
-		*--p = (unsigned char)('0' + v);
-	n = (size_t)(tmp + sizeof(tmp) - p);
-	while (n < width && p > tmp) {
-		*--p = '0';
-		n++;
-	}
-	tp_copy(out, p, n);
+	if (n < width)
+		n = width;
+	tp_dw(out, v, n);
 	return n;
 }
 
@@ -353,19 +358,117 @@ tz_hinv(const struct tp_zipf *z, double x)
 	return exp(fabs(t) > 1e-8 ? log1p(t) / t * x : x);
 }
 
-static void
-tz_init(struct tp_zipf *z, uint64_t n, double s)
+/*
+ * z's alias table, by Vose's method: each value's probability times N
+ * is its column's share; a column short of 1 is filled up from one
+ * with more, which becomes its alias.  Returns 0, or -1 when out of
+ * memory.
+ */
+static int
+tz_table(struct tp_zipf *z)
 {
-	z->n = (double)n;
-	z->s = s;
-	z->hx1 = tz_h(z, 1.5) - 1;
-	z->hxn = tz_h(z, z->n + 0.5);
-	z->sval = 2 - tz_hinv(z, tz_h(z, 2.5) - tz_hd(z, 2));
+	double		*q, sum = 0;
+	uint32_t	*w, *sm, *lg, n = (uint32_t)z->nn, i, a, b;
+
+	q = reallocarray(NULL, n, sizeof(*q));
+	w = reallocarray(NULL, n, sizeof(*w));
+	z->tab = reallocarray(NULL, n, sizeof(*z->tab));
+	if (q == NULL || w == NULL || z->tab == NULL) {
+		free(q);
+		free(w);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		sum += q[i] = exp(-z->s * log((double)i + 1));
+	/* The short columns from the front of w, the others from its end. */
+	sm = w;
+	lg = w + n;
+	for (i = 0; i < n; i++) {
+		q[i] *= (double)n / sum;
+		if (q[i] < 1)
+			*sm++ = i;
+		else
+			*--lg = i;
+	}
+	while (sm > w && lg < w + n) {
+		a = *--sm;
+		b = *lg;
+		/* Rounding may leave a column a hair below 0. */
+		z->tab[a].cut = q[a] > 0 ? (uint32_t)(q[a] * 4294967296.0) :
+		    0;
+		z->tab[a].alias = b;
+		q[b] -= 1 - q[a];
+		if (q[b] < 1) {
+			lg++;
+			*sm++ = b;
+		}
+	}
+	/* Full columns, and any that rounding left short: themselves. */
+	while (sm > w) {
+		a = *--sm;
+		z->tab[a].alias = a;
+	}
+	for (; lg < w + n; lg++)
+		z->tab[*lg].alias = *lg;
+	free(q);
+	free(w);
+	return 0;
 }
 
-/* A rank in [1, N], rank k drawn with probability k^-s / sum. */
+/*
+ * The {zipf:N:S} of ts, made (or found, when another placeholder has
+ * the same N and S) with its table or its constants.  NULL when out of
+ * memory.
+ */
+static struct tp_zipf *
+tz_new(struct tmpl_set *ts, uint64_t n, double s)
+{
+	struct tp_zipf	*z;
+
+	for (z = ts->zipfs; z != NULL; z = z->next)
+		if (z->nn == n && z->s == s)
+			return z;
+	if ((z = calloc(1, sizeof(*z))) == NULL)
+		return NULL;
+	z->nn = n;
+	z->n = (double)n;
+	z->s = s;
+	if (n <= TP_ZIPFTAB) {
+		if (tz_table(z) == -1) {
+			free(z->tab);
+			free(z);
+			return NULL;
+		}
+	} else {
+		z->hx1 = tz_h(z, 1.5) - 1;
+		z->hxn = tz_h(z, z->n + 0.5);
+		z->sval = 2 - tz_hinv(z, tz_h(z, 2.5) - tz_hd(z, 2));
+	}
+	z->next = ts->zipfs;
+	ts->zipfs = z;
+	return z;
+}
+
+/*
+ * A value in [0, N) from z's table: the column from the high half of
+ * a 128-bit product, the coin from the top of its low half.
+ */
+static inline uint64_t
+tz_draw(const struct tp_zipf *z, uint64_t *s)
+{
+	unsigned __int128	 x = (unsigned __int128)tp_rand(s) * z->nn;
+	uint64_t		 i = (uint64_t)(x >> 64);
+
+	return (uint32_t)((uint64_t)x >> 32) < z->tab[i].cut ? i :
+	    z->tab[i].alias;
+}
+
+/*
+ * By rejection-inversion, a value in [0, N): rank k + 1 drawn with
+ * probability (k + 1)^-s / sum.
+ */
 static uint64_t
-tz_sample(const struct tp_zipf *z, uint64_t *s)
+tz_reject(const struct tp_zipf *z, uint64_t *s)
 {
 	double		 u, x, k;
 
@@ -379,8 +482,15 @@ tz_sample(const struct tp_zipf *z, uint64_t *s)
 		else if (k > z->n)
 			k = z->n;
 		if (k - x <= z->sval || u >= tz_h(z, k + 0.5) - tz_hd(z, k))
-			return (uint64_t)k;
+			return (uint64_t)k - 1;
 	}
+}
+
+/* A value of z in [0, N), each way. */
+static inline uint64_t
+tz_sample(const struct tp_zipf *z, uint64_t *s)
+{
+	return z->tab != NULL ? tz_draw(z, s) : tz_reject(z, s);
 }
 
 static void
@@ -416,15 +526,15 @@ tp_var(const struct tp_part *p, struct tp_ctx *x, unsigned char *o)
 		return tp_utoa(o, v, 0);
 	case TP_RAND:
 		v = p->lo + tp_below(x->rng, p->span);
-		if (p->len == 0)
+		if (!p->fixed)
 			return tp_utoa(o, v, p->width);
-		tp_utoaw(o, v, p->width, p->len);
+		tp_dw(o, v, p->width);
 		return p->width;
 	case TP_ZIPF:
-		v = tz_sample(p->z, x->rng) - 1;
-		if (p->len == 0)
+		v = tz_sample(p->z, x->rng);
+		if (!p->fixed)
 			return tp_utoa(o, v, p->width);
-		tp_utoaw(o, v, p->width, p->len);
+		tp_dw(o, v, p->width);
 		return p->width;
 	case TP_CONN:
 		return tp_utoa(o, x->conn, 0);
@@ -456,6 +566,7 @@ tmpl_render(const struct tmpl *t, struct tp_ctx *x, unsigned char *out)
 {
 	const struct tp_part	*p, *end = t->parts + t->nparts;
 	unsigned char		*o = out, *clen = NULL, *body = NULL;
+	uint64_t		 v;
 	size_t			 n;
 
 	for (p = t->parts; p < end; p++) {
@@ -478,47 +589,100 @@ tmpl_render(const struct tmpl *t, struct tp_ctx *x, unsigned char *out)
 		}
 	}
 	if (clen != NULL) {
-		n = tp_utoa(clen, (size_t)(o - (body != NULL ? body : o)),
-		    0);
 		/* Right-aligned: the spaces before are the header's OWS. */
-		memmove(clen + TP_CLENW - n, clen, n);
+		v = (uint64_t)(o - (body != NULL ? body : o));
+		n = tp_ndigits(v);
 		memset(clen, ' ', TP_CLENW - n);
+		tp_dw(clen + TP_CLENW - n, v, (unsigned int)n);
 	}
 	return (size_t)(o - out);
 }
 
-/* The placeholders of t, a fixed layout, each at its offset in out. */
-static __attribute__((noinline)) void
-tp_render_vars(const struct tmpl *t, struct tp_ctx *x, unsigned char *out)
+/*
+ * The placeholders of a fixed layout, over its last rendering: each
+ * writes only the bytes that it may change (a padded number's digits
+ * that some value in its range makes other than 0), at their offset.
+ * tp_over_op() picks them.
+ */
+static size_t
+tp_over_rand(const struct tp_part *p, uint64_t *rng, unsigned char *out)
 {
-	const struct tp_part	*p, *end = t->vars + t->nvars;
+	tp_dw(out + p->off, p->lo + tp_below(rng, p->span), p->len);
+	return p->tlen;
+}
 
-	for (p = t->vars; p < end; p++)
-		(void)tp_var(p, x, out + p->off);
+/* Four digits: one entry of the table.  span is not 0 (2^64) here. */
+static size_t
+tp_over_rand4(const struct tp_part *p, uint64_t *rng, unsigned char *out)
+{
+	memcpy(out + p->off, tp_d4[p->lo + tp_below1(rng, p->span)], 4);
+	return p->tlen;
+}
+
+/* Eight digits, in 32 bits: up to 10^8 keys, the common case. */
+static size_t
+tp_over_rand8(const struct tp_part *p, uint64_t *rng, unsigned char *out)
+{
+	tp_dw(out + p->off, (uint32_t)(p->lo + tp_below1(rng, p->span)), 8);
+	return p->tlen;
+}
+
+static size_t
+tp_over_zipf(const struct tp_part *p, uint64_t *rng, unsigned char *out)
+{
+	tp_dw(out + p->off, tz_reject(p->z, rng), p->len);
+	return p->tlen;
+}
+
+static size_t
+tp_over_ztab(const struct tp_part *p, uint64_t *rng, unsigned char *out)
+{
+	tp_dw(out + p->off, tz_draw(p->z, rng), p->len);
+	return p->tlen;
+}
+
+static size_t
+tp_over_ztab8(const struct tp_part *p, uint64_t *rng, unsigned char *out)
+{
+	tp_dw(out + p->off, (uint32_t)tz_draw(p->z, rng), 8);
+	return p->tlen;
+}
+
+static size_t
+tp_over_bytes(const struct tp_part *p, uint64_t *rng, unsigned char *out)
+{
+	tp_copy(out + p->off, tp_pool + tp_below(rng, TP_POOL), p->len);
+	return p->tlen;
+}
+
+/* Several placeholders, up to the entry without a function. */
+static size_t
+tp_over_list(const struct tp_part *p, uint64_t *rng, unsigned char *out)
+{
+	for (; p->over != NULL; p++)
+		(void)p->over(p, rng, out);
+	return p->tlen;
 }
 
 /*
- * As tmpl_render(), out holding the last rendering of t already: a
- * template whose every part has one length (literals, padded numbers,
- * {bytes}) has its placeholders written over it in place, the literal
- * bytes left as they are; any other is rendered whole.  The engine's
- * ring, where one request at a time starts at the same place, is what
- * this is for.
+ * A template whose every rendering has one length, its literal bytes
+ * in the same places (a fixed layout: literals, padded numbers,
+ * {bytes}), as one call: fn(*arg, rng, out) writes its placeholders
+ * over out, which holds a rendering of t already (tmpl_render), leaves
+ * the literal bytes as they are and returns the length; random values
+ * come from rng, the only input that a fixed layout reads (it has no
+ * {seq}, {conn} or {line}).  Returns fn, or NULL for any other
+ * template.  The engine's ring, where each request starts where one
+ * did before, is what this is for.  fn may be called from any thread,
+ * each with its own rng.
  */
-size_t
-tmpl_render_over(const struct tmpl *t, struct tp_ctx *x, unsigned char *out)
+tp_over_fn *
+tmpl_over(const struct tmpl *t, const struct tp_part **arg)
 {
-	const struct tp_part	*p = t->vars;
-
 	if (!t->layout)
-		return tmpl_render(t, x, out);
-	/* The common request, one padded random key, inline. */
-	if (t->nvars == 1 && p->kind == TP_RAND && p->len > 0)
-		tp_utoaw(out + p->off, p->lo + tp_below(x->rng, p->span),
-		    p->width, p->len);
-	else
-		tp_render_vars(t, x, out);
-	return t->maxlen;
+		return NULL;
+	*arg = t->vars;
+	return t->over;
 }
 
 /* The bytes of a template without placeholders; NULL if it has some. */
@@ -776,9 +940,6 @@ tp_placeholder(struct tmpl_set *ts, struct tmpl *t, const char *s,
 		p->span = hi - lo + 1;
 		p->width = (uint8_t)w1;
 		p->fixed = w1 > 0 && w1 >= tp_ndigits(hi);
-		if (p->fixed)
-			p->len = tp_groups(hi, w1);
-		tp_d4_init();
 		t->maxlen += w1 > tp_ndigits(hi) ? w1 : tp_ndigits(hi);
 		t->minlen += w1 > tp_ndigits(lo) ? w1 : tp_ndigits(lo);
 	} else if (strcmp(name, "zipf") == 0) {
@@ -795,18 +956,12 @@ tp_placeholder(struct tmpl_set *ts, struct tmpl *t, const char *s,
 			    "at most 100", acol + (size_t)(a - arg));
 		if (n == 0 || n > TP_MAXZIPF)
 			return tp_fail(err, "zipf: N is 1 to 2^53", acol);
-		if ((z = calloc(1, sizeof(*z))) == NULL)
+		if ((z = tz_new(ts, n, e)) == NULL)
 			return tp_fail(err, strerror(ENOMEM), col);
-		tz_init(z, n, e);
-		z->next = ts->zipfs;
-		ts->zipfs = z;
 		p->kind = TP_ZIPF;
 		p->z = z;
 		p->width = (uint8_t)w1;
 		p->fixed = w1 > 0 && w1 >= tp_ndigits(n - 1);
-		if (p->fixed)
-			p->len = tp_groups(n - 1, w1);
-		tp_d4_init();
 		t->maxlen += w1 > tp_ndigits(n - 1) ? w1 : tp_ndigits(n - 1);
 		t->minlen += w1 > 1 ? w1 : 1;
 	} else if (strcmp(name, "bytes") == 0) {
@@ -939,6 +1094,7 @@ tmpl_begin(struct tmpl_set *ts, struct tp_err *err)
 {
 	struct tmpl	**nt;
 
+	tp_d4_init();
 	if ((ts->cur = calloc(1, sizeof(*ts->cur))) == NULL ||
 	    (nt = reallocarray(ts->t, ts->n + 1, sizeof(*nt))) == NULL) {
 		free(ts->cur);
@@ -1009,20 +1165,60 @@ tp_layout(struct tmpl *t)
 			return 0;
 		}
 	}
-	if (off != t->maxlen || (t->vars = calloc(t->nparts,
+	if (off != t->maxlen || (t->vars = calloc(t->nparts + 1,
 	    sizeof(*t->vars))) == NULL)
 		return off != t->maxlen ? 0 : -1;
 	for (i = 0, off = 0; i < t->nparts; i++) {
 		p = &t->parts[i];
 		if (p->kind != TP_LIT) {
-			t->vars[t->nvars] = *p;
-			t->vars[t->nvars++].off = (uint32_t)off;
+			tp_over_op(&t->vars[t->nvars], p, off);
+			t->vars[t->nvars++].tlen = (uint32_t)t->maxlen;
 		}
 		off += p->kind == TP_LIT || p->kind == TP_BYTES ? p->len :
 		    p->width;
 	}
+	t->vars[t->nvars].tlen = (uint32_t)t->maxlen;
+	t->over = t->nvars == 1 ? t->vars[0].over : tp_over_list;
 	t->layout = 1;
 	return 0;
+}
+
+/*
+ * Placeholder p of a fixed layout, starting at off, as an entry of
+ * vars[]: the bytes it writes over the last rendering and the function
+ * that writes them.  Of a padded number, the digits that some value in
+ * its range sets, in groups of four up to its width: those before stay
+ * 0 whatever is drawn.
+ */
+static void
+tp_over_op(struct tp_part *v, const struct tp_part *p, size_t off)
+{
+	uint64_t	hi;
+	unsigned int	w;
+
+	*v = *p;
+	v->off = (uint32_t)off;
+	if (p->kind == TP_BYTES) {
+		v->over = tp_over_bytes;
+		return;
+	}
+	if (p->kind == TP_RAND)
+		hi = p->lo + (p->span - 1);	/* span 0: 2^64 - 1 */
+	else
+		hi = p->z->nn - 1;
+	w = (tp_ndigits(hi) + 3) / 4 * 4;
+	v->len = w < p->width ? w : p->width;
+	v->off += p->width - v->len;
+	if (p->kind == TP_ZIPF && p->z->tab == NULL)
+		v->over = tp_over_zipf;
+	else if (p->kind == TP_ZIPF)
+		v->over = v->len == 8 ? tp_over_ztab8 : tp_over_ztab;
+	else if (v->len == 4)
+		v->over = tp_over_rand4;
+	else if (v->len == 8)
+		v->over = tp_over_rand8;
+	else
+		v->over = tp_over_rand;
 }
 
 /* One whole template from text: begin, text, end. */
@@ -1059,6 +1255,7 @@ tmpl_free(struct tmpl_set *ts)
 	}
 	for (z = ts->zipfs; z != NULL; z = nz) {
 		nz = z->next;
+		free(z->tab);
 		free(z);
 	}
 	if (ts->ctrs != NULL)

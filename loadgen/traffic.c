@@ -96,14 +96,14 @@ traffic_done(struct tk_loop *l, struct lg_conn *c, const struct msgrec *m)
 	lat = now > from ? now - from : 0;
 	unc = now > m->sent ? now - m->sent : 0;
 	tk_hist_record(th->st.all, lat);
-	if (engine_conf(th)->mode == MODE_RATE)
+	if (th->rate)
 		tk_hist_record(th->st.all_unc, unc);
 	ctr_add(&th->prog.msgs, 1);
-	if (engine_retired(c, now)) {
+	if (th->nreq != 0 ? engine_retired(c, now) : engine_measuring(th)) {
 		th->st.msgs++;
 		c->wmsgs++;
 		tk_hist_record(th->st.lat, lat);
-		if (engine_conf(th)->mode == MODE_RATE)
+		if (th->rate)
 			tk_hist_record(th->st.lat_unc, unc);
 	}
 	if (c->idle)

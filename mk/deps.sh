@@ -20,6 +20,7 @@
 # deps.sh deb: the same for make deb, which builds the Debian package:
 # dpkg-buildpackage, debhelper, lintian and the build dependencies of
 # debian/control; fails naming what is missing.
+# deps.sh stress: the same for stress-ng, the load of make test-stress.
 # On failure one line on stderr naming the packages, and exit 1.
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 
@@ -66,6 +67,14 @@ lint)
 	fi
 	exit 0
 	;;
+stress)
+	command -v stress-ng >/dev/null 2>&1 || apt_install stress-ng
+	if ! command -v stress-ng >/dev/null 2>&1; then
+		echo "deps: make test-stress needs stress-ng: apt install stress-ng | dnf install stress-ng | apk add stress-ng | brew install stress-ng" >&2
+		exit 1
+	fi
+	exit 0
+	;;
 test)
 	if [ -x /usr/bin/python3 ] && ! have_prom; then
 		apt_install python3-prometheus-client
@@ -97,7 +106,7 @@ deb)
 '')
 	;;
 *)
-	echo "usage: deps.sh [lint|test|bench|deb]" >&2
+	echo "usage: deps.sh [lint|test|bench|deb|stress]" >&2
 	exit 2
 	;;
 esac
@@ -179,4 +188,49 @@ else
 	fi
 	echo "TLS_CFLAGS :="
 	echo "TLS_LIBS :="
+fi
+
+# The fast path: clang that compiles for the BPF target, bpftool for the
+# skeleton, libbpf (0.6 or later: bpf_map__set_max_entries) to load it.
+# BPF's programs include <linux/bpf.h>, whose <asm/types.h> lives in the
+# multiarch directory of the host's headers.
+have_fastpath() {
+	[ "${FASTPATH-}" != no ] || return 1
+	bclang=${BPF_CLANG:-clang}
+	command -v "$bclang" >/dev/null 2>&1 || return 1
+	bpftool=$(command -v bpftool 2>/dev/null) || bpftool=/usr/sbin/bpftool
+	[ -x "$bpftool" ] || return 1
+	"$bpftool" version >/dev/null 2>&1 || return 1
+	fflags=$("$PKG_CONFIG" --cflags libbpf 2>/dev/null) || return 1
+	flibs=$("$PKG_CONFIG" --libs libbpf 2>/dev/null) || return 1
+	march=$(${CC:-cc} -print-multiarch 2>/dev/null)
+	[ -n "$march" ] || march=$(${CC:-cc} -dumpmachine 2>/dev/null)
+	bflags=
+	[ -d "/usr/include/$march" ] && bflags="-I/usr/include/$march"
+	probe=$(mktemp) || return 1
+	# shellcheck disable=SC2086 # word splitting of the flags is meant
+	printf '%s\n' '#include <linux/bpf.h>' '#include <bpf/bpf_helpers.h>' \
+	    'SEC("sk_skb/stream_verdict") int v(struct __sk_buff *s)' \
+	    '{ return SK_PASS; }' 'char LICENSE[] SEC("license") = "GPL";' |
+	    "$bclang" -O2 -target bpf $bflags -x c -c -o "$probe" - \
+	    >/dev/null 2>&1 &&
+	    printf '%s\n' '#include <bpf/libbpf.h>' \
+	    'int main(void) { return bpf_map__set_max_entries(0, 1); }' |
+	    ${CC:-cc} -x c $fflags -o "$probe" - $flibs >/dev/null 2>&1
+	st=$?
+	rm -f "$probe"
+	return $st
+}
+
+if have_fastpath; then
+	echo "FP_CFLAGS := -DTENK_HAVE_FASTPATH $fflags"
+	echo "FP_LIBS := $flibs"
+	echo "BPF_CLANG := $bclang"
+	echo "BPF_CFLAGS := $bflags"
+	echo "BPFTOOL := $bpftool"
+else
+	[ "${FASTPATH-}" = no ] ||
+	    echo "deps: clang, libbpf or bpftool not found: building without the proxy's --fastpath (make test-deps, or apt install clang libbpf-dev bpftool)" >&2
+	echo "FP_CFLAGS :="
+	echo "FP_LIBS :="
 fi

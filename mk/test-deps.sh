@@ -5,8 +5,10 @@
 # proxy_peers.sh, ops_promtool.sh, test/bench/load-compare.sh,
 # proxy-iperf.sh): redis-server, redis-benchmark, nginx (and its stream
 # module), wrk, haproxy, iperf3, promtool (Debian's prometheus
-# package, whose server is a service too), and openssl (the TLS
-# tests' certificates).
+# package, whose server is a service too), openssl (the TLS tests'
+# certificates); and what the proxy's --fastpath is built with (clang,
+# libbpf-dev, bpftool: large, so never a plain make's), so that its
+# tests run.
 # Installs the missing ones with apt-get when we are root on Debian or
 # Ubuntu, with their services kept from starting (see below); otherwise
 # one line on stderr naming the packages, and exit 1.
@@ -43,6 +45,10 @@ missing() {
 	have promtool || _m="$_m prometheus"
 	# The TLS tests make their certificates with openssl req.
 	have openssl || _m="$_m openssl"
+	have clang || _m="$_m clang"
+	have bpftool || _m="$_m bpftool"
+	[ -e /usr/include/bpf/libbpf.h ] ||
+	    ! command -v apt-get >/dev/null 2>&1 || _m="$_m libbpf-dev"
 	echo "${_m# }"
 }
 
@@ -58,7 +64,7 @@ fi
 need=$(missing)
 if [ -z "$need" ]; then
 	echo "test-deps: redis-server, redis-benchmark, nginx, wrk, haproxy," \
-	    "iperf3, promtool and openssl found"
+	    "iperf3, promtool, openssl, clang, libbpf and bpftool found"
 	exit 0
 fi
 
@@ -86,7 +92,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	need=$(missing)
 	if [ -z "$need" ]; then
 		echo "test-deps: redis-server, redis-benchmark, nginx, wrk," \
-		    "haproxy, iperf3 and promtool installed"
+		    "haproxy, iperf3, promtool, clang, libbpf and bpftool installed"
 		exit 0
 	fi
 fi

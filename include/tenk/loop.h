@@ -190,8 +190,11 @@ void		 tk_io_stop(struct tk_loop *l, struct tk_io *io);
 /*
  * Stop the watcher and close its fd.  On epoll this saves the
  * EPOLL_CTL_DEL: closing the last reference to a file removes it from
- * every epoll set (epoll(7)), so do not use it on an fd that was dup'ed.
- * Returns close(2)'s result.
+ * every epoll set (epoll(7)), so do not use it on an fd whose file
+ * another descriptor holds (a dup, a forked process's copy): call
+ * tk_io_stop() and close(2) instead.  Otherwise the registration
+ * outlives the watcher, which the loop never calls again but whose
+ * file's events still wake it.  Returns close(2)'s result.
  */
 int		 tk_io_close(struct tk_loop *l, struct tk_io *io);
 

@@ -407,6 +407,14 @@ loop_once(struct tk_loop *l, int nowait)
 	l->now = tk_clock_mono();
 	for (i = 0; i < n; i++) {
 		io = l->events[i].udata;
+		/*
+		 * A stopped watcher's late event: epoll keeps a closed fd's
+		 * registration while another descriptor holds its file (a
+		 * dup, a forked process's copy), so tk_io_close() without
+		 * del leaves one behind.  The watcher is not ours to call.
+		 */
+		if (!io->active)
+			continue;
 		io->ready |= l->events[i].ev;
 		if (!io->queued && runnable(io))
 			enqueue(l, io);

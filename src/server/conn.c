@@ -160,6 +160,11 @@ wheel_fire(struct tk_loop *l, struct tk_timer *t)
 		LIST_SWAP(&tmp, &w->wheel[tick % WHEEL_SLOTS], conn, slot);
 		while ((c = LIST_FIRST(&tmp)) != NULL) {
 			last = conn_last_ns(c, now);
+			if (now - last >= srv.cfg.idle_timeout &&
+			    w->proto->idle != NULL) {
+				w->proto->idle(w, c);
+				last = conn_last_ns(c, now);
+			}
 			if (now - last >= srv.cfg.idle_timeout) {
 				/* Unlinks c from tmp. */
 				conn_close(w, c, CONN_TIMEOUT);
@@ -339,12 +344,13 @@ conn_close_all(struct worker *w, enum conn_reason why)
 /*
  * The access log is one descriptor shared by all threads, opened with
  * O_APPEND.  Each worker keeps its records in a buffer of its own
- * (ACCESS_BUFSIZE) and writes it out whole lines at a time with one
- * write(2), when the next record would not fit, a second after the
- * first record went in (alog_timer), when it has drained and when it
- * stops; so lines from different threads do not mix and a record costs
- * a memcpy, not a system call.  Reopening (SIGHUP, SIGUSR1: reopen.c)
- * opens the path again and dup3()s the new file onto the old descriptor
+ * (ACCESS_BUFSIZE) and hands it, whole lines, to the log's writer
+ * thread (alog.c), when the next record would not fit, a second after
+ * the first record went in (alog_timer), when it has drained and when
+ * it stops; so a record costs a memcpy, not a system call, and a slow
+ * log never blocks the data path (past --access-log-buffer, records are
+ * dropped and counted).  Reopening (SIGHUP, SIGUSR1: reopen.c) opens
+ * the path again and dup3()s the new file onto the old descriptor
  * number, which swaps the file atomically under the workers' feet with
  * no message to them.
  */
@@ -372,8 +378,7 @@ conn_access_path(char *err, size_t errlen)
 	struct fowner	o;
 
 	safefile_owner(&srv.cfg, &o);
-	return safefile_open(srv.cfg.access_log, O_WRONLY | O_APPEND | O_CREAT,
-	    0644, &o, err, errlen);
+	return safefile_open_log(srv.cfg.access_log, &o, err, errlen);
 }
 
 /*
@@ -389,27 +394,28 @@ conn_access_init(struct worker *w)
 }
 
 /*
- * Write w's buffered records out and empty the buffer.  The buffer
- * holds whole lines only, so the write(2) does too.  A failed write
- * loses the records (there is nowhere to report each); a short one
- * (a full disk) writes on from where it stopped.  XXX That tail may
- * land after another thread's lines; a disk that full loses lines
- * anyway.  w's thread, or main after w's thread was joined.
+ * Hand w's buffered records (whole lines) to the writer and start an
+ * empty buffer.  With the writer's queue full, they are dropped and
+ * counted, and said at most once a second.  w's thread, or main after
+ * w's thread was joined.
  */
 void
 conn_access_flush(struct worker *w)
 {
-	size_t	off = 0;
-	ssize_t	r;
+	uint64_t	n = 0, skipped;
+	size_t		i;
 
 	tk_timer_cancel(w->l, &w->alog_timer);
-	while (off < w->alog_len) {
-		r = write(srv.access_fd, w->alog + off, w->alog_len - off);
-		if (r == -1 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		off += (size_t)r;
+	if (w->alog_len > 0 && alog_put(&w->alog, w->alog_len) == -1) {
+		for (i = 0; i < w->alog_len; i++)
+			n += w->alog[i] == '\n';
+		w->st.log_dropped += n;
+		if (worker_warn_ok(w, WARN_ALOG, &skipped))
+			log_warnx("thread %d: access log behind by "
+			    "--access-log-buffer %zu: %llu records dropped "
+			    "(%llu similar suppressed)", w->id,
+			    srv.cfg.access_buffer, (unsigned long long)n,
+			    (unsigned long long)skipped);
 	}
 	w->alog_len = 0;
 }

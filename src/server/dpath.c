@@ -297,15 +297,18 @@ pass_fin(struct worker *w, struct dp_flow *f)
 
 /*
  * A read from f's source (recv or splice) that brought no bytes: 0 the
- * peer finished, -1 with errno: EAGAIN blocks READ, anything else is
- * the source's failure, noted for dp_settle.  Ends dp_pump's loop
- * (f->stop).
+ * peer finished (unless f->more says bytes the kernel passed on for it
+ * are still to come: then READ waits for them), -1 with errno: EAGAIN
+ * blocks READ, anything else is the source's failure, noted for
+ * dp_settle.  Ends dp_pump's loop (f->stop).
  */
 static void
 read_end(struct dp_flow *f, ssize_t n)
 {
 	f->stop = 1;
-	if (n == 0)
+	if (n == 0 && f->more != NULL && f->more(f))
+		tk_io_block(f->src, TK_EV_READ);
+	else if (n == 0)
 		*f->flags |= DP_F_EOF;
 	else if (errno == EAGAIN || errno == EWOULDBLOCK) {
 		/* TLS blocked what it waits for itself. */

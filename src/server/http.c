@@ -11,8 +11,12 @@
  * A request whose head passes HTTP_MAXREQ bytes, or a client that has
  * not been answered HTTP_DEADLINE after it connected, is closed: a
  * scraper that trickles bytes (slowloris) holds one descriptor for a
- * few seconds at most.  XXX A cap on clients would bound descriptors
- * too; the listener is on loopback by default and a scraper opens one.
+ * few seconds at most.  At most hs->max clients are served at once
+ * (--metrics-max-clients); one more is accepted, told 503 in one
+ * nonblocking send and closed, and counted (refused), rather than left
+ * in the backlog: a scraper gets its answer at once, and what the
+ * listener may hold is max + 2 descriptors, which main.c keeps out of
+ * --max-conns where it serves them (metrics_fds).
  */
 #include <sys/socket.h>
 
@@ -47,6 +51,7 @@ struct http_client {
 static void	http_accept(struct tk_loop *, struct tk_io *);
 static void	http_io(struct tk_loop *, struct tk_io *);
 static void	http_expire(struct tk_loop *, struct tk_timer *);
+static void	http_refuse(struct http_srv *, int);
 static void	http_free(struct http_client *);
 static int	http_parse(struct http_client *);
 
@@ -56,10 +61,13 @@ static int	http_parse(struct http_client *);
  * thread of l.
  */
 int
-http_start(struct http_srv *hs, struct tk_loop *l, int fd, http_fn *fn)
+http_start(struct http_srv *hs, struct tk_loop *l, int fd, http_fn *fn,
+    int max)
 {
 	hs->l = l;
 	hs->fn = fn;
+	hs->max = max;
+	hs->nclients = 0;
 	LIST_INIT(&hs->clients);
 	tk_io_init(&hs->io, fd, http_accept, hs);
 	return tk_io_start(l, &hs->io, TK_EV_READ);
@@ -79,6 +87,7 @@ http_stop(struct http_srv *hs, int forked)
 		if (forked) {
 			close(c->io.fd);
 			LIST_REMOVE(c, link);
+			hs->nclients--;
 			free(c->out);
 			free(c);
 		} else
@@ -109,6 +118,10 @@ http_accept(struct tk_loop *l, struct tk_io *io)
 			tk_io_block(io, TK_EV_READ);
 			return;
 		}
+		if (hs->nclients >= hs->max) {
+			http_refuse(hs, fd);
+			continue;
+		}
 		if ((c = calloc(1, sizeof(*c))) == NULL) {
 			close(fd);
 			continue;
@@ -124,7 +137,26 @@ http_accept(struct tk_loop *l, struct tk_io *io)
 			continue;
 		}
 		LIST_INSERT_HEAD(&hs->clients, c, link);
+		hs->nclients++;
 	}
+}
+
+/*
+ * A client past hs->max: "503", if its socket takes it at once, and
+ * closed.  The request is not read, so the close may reset instead.
+ */
+static void
+http_refuse(struct http_srv *hs, int fd)
+{
+	static const char	msg[] = "HTTP/1.1 503 Service Unavailable\r\n"
+	    "Content-Type: text/plain\r\nContent-Length: 17\r\n"
+	    "Connection: close\r\n\r\ntoo many clients\n";
+
+	(void)send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+	if (hs->refused++ == 0)
+		log_warnx("metrics: more than %d clients at once: refusing "
+		    "the rest (--metrics-max-clients)", hs->max);
 }
 
 static void
@@ -133,6 +165,7 @@ http_free(struct http_client *c)
 	tk_timer_cancel(c->hs->l, &c->timer);
 	(void)tk_io_close(c->hs->l, &c->io);
 	LIST_REMOVE(c, link);
+	c->hs->nclients--;
 	free(c->out);
 	free(c);
 }

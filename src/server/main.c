@@ -42,6 +42,9 @@
 #define DEFAULT_PORT		7777
 #define DEFAULT_IDLE		(300 * TK_SEC)
 #define DEFAULT_DRAIN		(10 * TK_SEC)
+#define DEFAULT_READY		(30 * TK_SEC)	/* --ready-timeout */
+#define DEFAULT_METRICS_CLIENTS	16		/* --metrics-max-clients */
+#define DEFAULT_ALOG_BUFFER	(4 << 20)	/* --access-log-buffer */
 #define DEFAULT_BUFLIMIT	(64 * 1024)
 /*
  * --buffer-limit's default in proxy mode, per direction: the 16k of
@@ -75,6 +78,9 @@ enum {
 	OPT_ACCEPT_PROXY,
 	OPT_ACCEPT_PROXY_TIMEOUT,
 	OPT_ACCEPT_PROXY_FROM,		/* issue 22 */
+	OPT_ACCESS_BUFFER,
+	OPT_METRICS_CLIENTS,
+	OPT_READY_TIMEOUT,
 	/* issue 24: TLS (tlsterm.c), in enum tls_opt's order */
 	OPT_TLS_CERT,
 	OPT_TLS_CIPHERS,
@@ -90,9 +96,11 @@ enum {
 	OPT_CHECK_INTERVAL,
 	OPT_CHECK_RISE,
 	OPT_CHECK_SEND,
+	OPT_CHECK_TIMEOUT,
 	OPT_CONNECT_TIMEOUT,
 	OPT_FAIL_MAX,
 	OPT_FAIL_TIMEOUT,
+	OPT_FASTPATH,
 	OPT_FIN_TIMEOUT,
 	OPT_HASH_KEY,
 	OPT_MAXPERIP,
@@ -114,6 +122,7 @@ static const struct option longopts[] = {
 	{ "accept-proxy-timeout", required_argument, NULL,
 	    OPT_ACCEPT_PROXY_TIMEOUT },
 	{ "access-log",		required_argument, NULL, OPT_ACCESS_LOG },
+	{ "access-log-buffer",	required_argument, NULL, OPT_ACCESS_BUFFER },
 	{ "access-log-format",	required_argument, NULL, OPT_ACCESS_FORMAT },
 	{ "backend",		required_argument, NULL, 'b' },
 	{ "backlog",		required_argument, NULL, OPT_BACKLOG },
@@ -126,11 +135,13 @@ static const struct option longopts[] = {
 	{ "check-interval",	required_argument, NULL, OPT_CHECK_INTERVAL },
 	{ "check-rise",		required_argument, NULL, OPT_CHECK_RISE },
 	{ "check-send",		required_argument, NULL, OPT_CHECK_SEND },
+	{ "check-timeout",	required_argument, NULL, OPT_CHECK_TIMEOUT },
 	{ "config",		required_argument, NULL, 'f' },
 	{ "connect-timeout",	required_argument, NULL, OPT_CONNECT_TIMEOUT },
 	{ "drain-timeout",	required_argument, NULL, OPT_DRAIN },
 	{ "fail-max",		required_argument, NULL, OPT_FAIL_MAX },
 	{ "fail-timeout",	required_argument, NULL, OPT_FAIL_TIMEOUT },
+	{ "fastpath",		required_argument, NULL, OPT_FASTPATH },
 	{ "fin-timeout",	required_argument, NULL, OPT_FIN_TIMEOUT },
 	{ "group",		required_argument, NULL, OPT_GROUP },
 	{ "hash-key",		required_argument, NULL, OPT_HASH_KEY },
@@ -142,7 +153,10 @@ static const struct option longopts[] = {
 	{ "max-memory",		required_argument, NULL, OPT_MAXMEM },
 	{ "max-conns-per-ip",	required_argument, NULL, OPT_MAXPERIP },
 	{ "metrics",		required_argument, NULL, OPT_METRICS },
+	{ "metrics-max-clients", required_argument, NULL,
+	    OPT_METRICS_CLIENTS },
 	{ "pidfile",		required_argument, NULL, OPT_PIDFILE },
+	{ "ready-timeout",	required_argument, NULL, OPT_READY_TIMEOUT },
 	{ "retries",		required_argument, NULL, OPT_RETRIES },
 	{ "send-proxy",		required_argument, NULL, OPT_SEND_PROXY },
 	{ "sni-route",		required_argument, NULL, OPT_SNI_ROUTE },
@@ -225,7 +239,7 @@ static void	set_limits(void);
 static int	*open_listeners(void);
 static int	*inherit_listeners(void);
 static void	probe_owner(const struct tk_addr *);
-static void	check_path(const char *, const char *);
+static void	check_path(const char *, const char *, int);
 static void	drop_privileges(void);
 static uint64_t	sessions_now(void);
 static void	on_signal(struct tk_loop *, int, void *);
@@ -248,9 +262,11 @@ usage(int full)
 	    "\t[--backlog n] [--idle-timeout dur] [--drain-timeout dur]\n"
 	    "\t[--buffer-limit size] [--max-memory size] [--log-level level]\n"
 	    "\t[--syslog] [--syslog-facility name] [--access-log path]\n"
-	    "\t[--access-log-format text|json] [--ring-buffers n]\n"
-	    "\t[--pidfile path] [--user user] [--group group] [--workers n]\n"
-	    "\t[--metrics addr:port] [--accept-proxy] "
+	    "\t[--access-log-format text|json] [--access-log-buffer size]\n"
+	    "\t[--ring-buffers n] [--pidfile path] [--user user] "
+	    "[--group group]\n"
+	    "\t[--workers n] [--ready-timeout dur] [--metrics addr:port]\n"
+	    "\t[--metrics-max-clients n] [--accept-proxy] "
 	    "[--accept-proxy-timeout dur]\n"
 	    "\t[--accept-proxy-from cidr,...]\n"
 	    "\t[--tls-cert file --tls-key file ...] [--tls-ciphers list]\n"
@@ -266,8 +282,11 @@ usage(int full)
 	    "\t[--fail-timeout dur] [--max-conns-per-ip n] "
 	    "[--send-proxy v1|v2]\n"
 	    "\t[--source addr,...] [--splice auto|off] [--splice-pipes n]\n"
+	    "\t[--fastpath sockmap|off]\n"
 	    "\t[--check-interval dur] [--check-rise n] [--check-fall n]\n"
-	    "\t[--check-send text] [--check-expect text] [echo's options]\n"
+	    "\t[--check-send text] [--check-expect text] "
+	    "[--check-timeout dur]\n"
+	    "\t[echo's options]\n"
 	    "       tenkd --help | --version\n");
 	if (!full)
 		exit(2);
@@ -301,14 +320,24 @@ usage(int full)
 	    "implies --syslog\n"
 	    "      --access-log PATH    one line per connection at close\n"
 	    "      --access-log-format text|json  its lines (default text)\n"
+	    "      --access-log-buffer SIZE  records waiting to be written; "
+	    "past it\n"
+	    "                           they are dropped, counted (default "
+	    "4m)\n"
 	    "      --pidfile PATH       write and lock a pid file\n"
 	    "      --user USER          drop to this user after binding\n"
 	    "      --group GROUP        drop to this group after binding\n"
 	    "      --workers N          worker processes under a master "
 	    "(default 1: no\n"
 	    "                           master, unless -f)\n"
+	    "      --ready-timeout DUR  for a reload's workers or an "
+	    "upgrade's master to\n"
+	    "                           start (default 30s)\n"
 	    "      --metrics ADDR:PORT  serve /metrics (Prometheus) and "
 	    "/stats over HTTP\n"
+	    "      --metrics-max-clients N  its clients at once; more are "
+	    "refused (default\n"
+	    "                           16)\n"
 	    "      --accept-proxy       read a PROXY protocol header (v1 "
 	    "or v2) first;\n"
 	    "                           its client is the peer\n"
@@ -373,6 +402,9 @@ usage(int full)
 	    "      --check-send TEXT    after connecting, send TEXT and "
 	    "CRLF\n"
 	    "      --check-expect TEXT  the reply must begin with TEXT\n"
+	    "      --check-timeout DUR  for a whole check (default: the "
+	    "interval, or\n"
+	    "                           --connect-timeout if shorter)\n"
 	    "      --max-conns-per-ip N  sessions per client address "
 	    "(default 0: no cap)\n"
 	    "      --send-proxy VER     PROXY protocol header v1 or v2\n"
@@ -382,6 +414,9 @@ usage(int full)
 	    "(default auto)\n"
 	    "      --splice-pipes N     pipes per thread for it (default "
 	    "64)\n"
+	    "      --fastpath sockmap|off  let the kernel forward established "
+	    "sessions\n"
+	    "                           (BPF sockmap; default off)\n"
 	    "  (--buffer-limit is per direction in proxy mode, default 16k;\n"
 	    "   --max-conns counts both sockets of a session)\n"
 	    "  -h, --help               this help\n"
@@ -470,6 +505,9 @@ parse_args(int argc, char *argv[])
 	cfg->max_conns = -1;
 	cfg->idle_timeout = DEFAULT_IDLE;
 	cfg->drain_timeout = DEFAULT_DRAIN;
+	cfg->ready_timeout = DEFAULT_READY;
+	cfg->metrics_clients = DEFAULT_METRICS_CLIENTS;
+	cfg->access_buffer = DEFAULT_ALOG_BUFFER;
 	cfg->buffer_limit = 0;		/* by mode, after parsing */
 	cfg->max_memory = -1;		/* mem_init() decides */
 	cfg->log_level = LOG_LVL_INFO;
@@ -521,6 +559,10 @@ parse_args(int argc, char *argv[])
 				cfg->access_json = 0;
 			else
 				tk_cli_bad(opt, optarg, "text or json");
+			break;
+		case OPT_ACCESS_BUFFER:
+			cfg->access_buffer = tk_cli_size(opt, optarg,
+			    ACCESS_BUFSIZE, 1ULL << 30);
 			break;
 		case OPT_BACKLOG:
 			cfg->backlog = tk_cli_num(opt, optarg, 1, 1000000);
@@ -591,6 +633,14 @@ parse_args(int argc, char *argv[])
 			break;
 		case OPT_METRICS:
 			metrics_option(opt, optarg);
+			break;
+		case OPT_METRICS_CLIENTS:
+			cfg->metrics_clients = (int)tk_cli_num(opt, optarg, 1,
+			    METRICS_MAXCLIENTS);
+			break;
+		case OPT_READY_TIMEOUT:
+			cfg->ready_timeout = tk_cli_duration(opt, optarg,
+			    TK_SEC, 3600 * TK_SEC, "1s to 1h");
 			break;
 		case OPT_SYSLOG_FACILITY:
 			if ((lvl = log_facility_parse(optarg)) == -1)
@@ -852,6 +902,10 @@ proxy_option(int ch, const char *opt, const char *arg)
 		free(hccf.send);
 		hccf.send = line;
 		break;
+	case OPT_CHECK_TIMEOUT:
+		hccf.timeout = tk_cli_duration(opt, arg, 10 * TK_MSEC,
+		    3600 * TK_SEC, "10ms to 1h");
+		break;
 	case OPT_CONNECT_TIMEOUT:
 		pxcf.connect_timeout = tk_cli_duration(opt, arg, 10 * TK_MSEC,
 		    3600 * TK_SEC, "10ms to 1h");
@@ -912,6 +966,14 @@ proxy_option(int ch, const char *opt, const char *arg)
 	case OPT_SNI_ROUTE:
 		sniroute_option(opt, arg);
 		break;
+	case OPT_FASTPATH:
+		if (strcmp(arg, "sockmap") == 0)
+			srv.cfg.fastpath = 1;
+		else if (strcmp(arg, "off") == 0)
+			srv.cfg.fastpath = 0;
+		else
+			tk_cli_bad(opt, arg, "not a choice (sockmap, off)");
+		break;
 	}
 }
 
@@ -959,6 +1021,9 @@ set_limits(void)
 		    (unsigned long long)srv.nofile);
 	reserve = 3 + 16 + (uint64_t)cfg->threads * (cfg->nlisten + 3) +
 	    (cfg->access_log != NULL) + (cfg->pidfile != NULL);
+	/* Under a master, the master serves the metrics, not a worker. */
+	if (cfg->workers <= 1 && conf_path == NULL)
+		reserve += metrics_fds();
 	/* Two descriptors a splice pipe; pipes take at most a quarter. */
 	if (cfg->splice) {
 		fit = srv.nofile / 4 / (2 * (uint64_t)cfg->threads);
@@ -1218,7 +1283,7 @@ open_listeners(void)
  * dropped.  Dies with one line otherwise.
  */
 static void
-check_path(const char *what, const char *path)
+check_path(const char *what, const char *path, int log)
 {
 	struct fowner	o;
 	char		err[256];
@@ -1226,7 +1291,7 @@ check_path(const char *what, const char *path)
 	if (path == NULL)
 		return;
 	safefile_owner(&srv.cfg, &o);
-	if (safefile_check(path, &o, err, sizeof(err)) == -1)
+	if (safefile_check(path, &o, log, err, sizeof(err)) == -1)
 		fatalx("%s %s: %s", what, path, err);
 }
 
@@ -1617,8 +1682,8 @@ main(int argc, char *argv[], char *envp[])
 		if ((l = tk_loop_new(cfg->backend, 0)) == NULL)
 			fatal("backend %s", cfg->backend != NULL ?
 			    cfg->backend : "default");
-		check_path("pidfile", cfg->pidfile);
-		check_path("access log", cfg->access_log);
+		check_path("pidfile", cfg->pidfile, 0);
+		check_path("access log", cfg->access_log, 1);
 		/* Sockets from systemd take the place of --listen. */
 		for (i = 0; getenv("LISTEN_FDS") == NULL && i < cfg->nlisten;
 		    i++)
@@ -1642,6 +1707,7 @@ main(int argc, char *argv[], char *envp[])
 		bind_fail("--metrics", metrics_addr());
 	lfds = open_listeners();
 	reopen_init();
+	pxfast_load();
 	drop_privileges();
 	if (pidfile_put(getpid()) == -1)
 		fatal("pidfile %s", cfg->pidfile);
@@ -1691,6 +1757,7 @@ main(int argc, char *argv[], char *envp[])
 	}
 	free(lfds);
 
+	alog_start();
 	/* Threads start with every signal blocked; main unblocks after. */
 	sigfillset(&all);
 	if ((error = pthread_sigmask(SIG_BLOCK, &all, &old)) != 0) {
@@ -1720,6 +1787,14 @@ main(int argc, char *argv[], char *envp[])
 	    srv.nworkers, srv.nworkers == 1 ? "" : "s", name,
 	    cfg->nlisten > 1 ? " ..." : "");
 	tk_loop_run(srv.l, 0);
+	/*
+	 * Drained.  tk_loop_free() gives the signals their default actions
+	 * back, and a SIGUSR1 from logrotate, one the master passes on, or
+	 * a second SIGTERM would kill us before the last figures, the
+	 * access log and the pidfile are seen to: blocked, they are dropped
+	 * at exit.  The worker threads block them all already.
+	 */
+	(void)tk_signal_block_all();
 
 	for (i = 0; i < srv.nworkers; i++)
 		pthread_join(srv.workers[i].thread, NULL);
@@ -1727,6 +1802,7 @@ main(int argc, char *argv[], char *envp[])
 	for (i = 0; i < srv.nworkers; i++)
 		worker_free(&srv.workers[i]);
 	free(srv.workers);
+	alog_stop();
 	upstream_check_stop();
 	tk_timer_cancel(srv.l, &srv.drain_timer);
 	tlsterm_stop(srv.l);

@@ -39,7 +39,10 @@
  * SIGHUP or SIGUSR2 while a reload is under way, or a SIGHUP while an
  * upgrade is, waits for its end (deferred()), as the file may have
  * changed since it was read.  A SIGTERM before the new master is ready
- * stops it too, and this one exits once it is gone.
+ * stops it too, and this one exits once it is gone.  A new generation
+ * or a new master has --ready-timeout to say it runs; a new master
+ * that is told to stop, late or by our SIGTERM, and still runs
+ * --drain-timeout and KILL_GRACE later is killed (up_stop).
  *
  * The loop also serves --metrics (metrics.c): each worker has a socket
  * pair with the master, over which a byte asks for its figures and one
@@ -68,6 +71,7 @@
 
 #include "tenk/clock.h"
 #include "tenk/log.h"
+#include "tenk/parse.h"
 #include "tenk/timer.h"
 #include "tenk/xmalloc.h"
 #include "tenkd.h"
@@ -76,7 +80,7 @@
 #define BACKOFF_MAX	(10 * TK_SEC)
 #define YOUNG		(10 * TK_SEC)	/* died young: back off */
 #define COLLECT_WAIT	(2 * TK_SEC)	/* for the workers' figures */
-#define READY_WAIT	(30 * TK_SEC)	/* a new generation, a new master */
+#define KILL_GRACE	(5 * TK_SEC)	/* SIGTERM to SIGKILL, past a drain */
 #define CHECK_WAIT	10000		/* ms for the reload's check */
 #define PIDFILE_RETRY	(100 * TK_MSEC)
 #define BADSNAP_EVERY	(10 * TK_SEC)	/* a line about bad figures */
@@ -155,6 +159,7 @@ static int		 nlfds;
 static pid_t		 up_pid = -1;	/* the new master */
 static uint64_t		 up_by;
 static int		 up_gaveup;	/* killed it for being late */
+static struct tk_timer	 up_kill;	/* then SIGKILL if it stays */
 static struct tk_io	 up_io;		/* its pipe, read end */
 static int		 up_fd = -1;	/* the new master: write end */
 static int		 pidfile_wait;
@@ -163,6 +168,8 @@ static void	sig_ready(struct tk_loop *, struct tk_io *);
 static void	tick_fired(struct tk_loop *, struct tk_timer *);
 static void	kid_read(struct tk_loop *, struct tk_io *);
 static void	up_read(struct tk_loop *, struct tk_io *);
+static void	up_stop(int);
+static void	up_killed(struct tk_loop *, struct tk_timer *);
 static void	collect_end(void);
 static void	metrics_again(void);
 
@@ -333,6 +340,8 @@ snap_add(struct msnap *a, const struct msnap *b, int gauges, int ul)
 	}
 	a->st.spliced += b->st.spliced;
 	a->st.nopipe += b->st.nopipe;
+	a->st.fpbytes += b->st.fpbytes;
+	a->st.fpsess += b->st.fpsess;
 	a->st.noport += b->st.noport;
 	a->st.iterations += b->st.iterations;
 	a->st.ring_dry += b->st.ring_dry;
@@ -343,6 +352,7 @@ snap_add(struct msnap *a, const struct msnap *b, int gauges, int ul)
 	a->st.tls_resumed += b->st.tls_resumed;
 	for (i = 0; i < TK_TLS_F_MAX; i++)
 		a->st.tls_fail[i] += b->st.tls_fail[i];
+	a->st.log_dropped += b->st.log_dropped;
 	for (i = 0; i < CAP_NKINDS; i++)
 		a->caps[i] += b->caps[i];
 	for (i = 0; i < MAXUPSTREAMS; i++) {
@@ -600,6 +610,7 @@ reap(void)
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
 		if (pid == up_pid) {
 			up_pid = -1;
+			tk_timer_cancel(ml, &up_kill);
 			if (up_io.fd != -1)
 				(void)tk_io_close(ml, &up_io);
 			if (stopping) {
@@ -613,6 +624,9 @@ reap(void)
 				    "%s before it was ready; this one keeps "
 				    "serving", (int)pid,
 				    status_str(st, how, sizeof(how)));
+			else
+				log_info("upgrade: the new master (pid %d) %s",
+				    (int)pid, status_str(st, how, sizeof(how)));
 			metrics_again();
 			systemd_notify("READY=1\nSTATUS=upgrade failed");
 			continue;
@@ -805,7 +819,7 @@ reload(void)
 	new_text = text;
 	new_len = len;
 	reloading = 1;
-	reload_by = tk_clock_mono() + READY_WAIT;
+	reload_by = tk_clock_mono() + srv.cfg.ready_timeout;
 	for (s = 0, i = 0; s < srv.cfg.workers; s++) {
 		while (kids[i].state != K_FREE)
 			i++;
@@ -1037,7 +1051,7 @@ upgrade(void)
 	close(fd[1]);
 	up_pid = pid;
 	up_gaveup = 0;
-	up_by = tk_clock_mono() + READY_WAIT;
+	up_by = tk_clock_mono() + srv.cfg.ready_timeout;
 	tk_io_init(&up_io, fd[0], up_read, NULL);
 	if (tk_io_start(ml, &up_io, TK_EV_READ) == -1)
 		log_warn("upgrade: watching its pipe");
@@ -1083,6 +1097,38 @@ up_read(struct tk_loop *l, struct tk_io *io)
 }
 
 /*
+ * Stop the new master of an upgrade under way, not ready (late, or a
+ * stop of ours): signo, and SIGKILL should it still run KILL_GRACE
+ * after its --drain-timeout, for a binary that hangs or ignores
+ * signo would hold the metrics port, SIGHUP and SIGUSR2 (which wait
+ * for it) and our own exit for ever.  Its workers get SIGTERM from
+ * their PR_SET_PDEATHSIG and drain as they would have.
+ */
+static void
+up_stop(int signo)
+{
+	(void)kill(up_pid, signo);
+	if (!tk_timer_pending(&up_kill) && tk_timer_arm(ml, &up_kill,
+	    srv.cfg.drain_timeout + KILL_GRACE) == -1)
+		log_warn("upgrade: no timer to kill pid %d", (int)up_pid);
+}
+
+static void
+up_killed(struct tk_loop *l, struct tk_timer *t)
+{
+	char	dur[32];
+
+	(void)l;
+	(void)t;
+	if (up_pid == -1)
+		return;
+	log_warnx("upgrade: the new master (pid %d) still runs %s after it "
+	    "was told to stop: SIGKILL", (int)up_pid, tk_fmt_duration(
+	    srv.cfg.drain_timeout + KILL_GRACE, dur, sizeof(dur)));
+	(void)kill(up_pid, SIGKILL);
+}
+
+/*
  * A SIGHUP or SIGUSR2 that came while a reload or an upgrade was under
  * way, once none is (and an upgrade once the pidfile is ours): the
  * reload first.  Returns as reload() does.
@@ -1120,6 +1166,7 @@ master_run(const int *lfd, int nlfd, int upfd)
 	uint64_t		 now, next;
 	ssize_t			 n;
 	int			 i, signo, alive, wk;
+	char			 dur[32];
 
 	if (srv.cfg.workers > MAXWORKERS)
 		fatalx("--workers %d: at most %d", srv.cfg.workers,
@@ -1172,6 +1219,7 @@ master_run(const int *lfd, int nlfd, int upfd)
 			fatal("master: watching worker %d", i);
 	tk_timer_init(&tick, tick_fired, NULL);
 	tk_timer_init(&collect_timer, collect_expired, NULL);
+	tk_timer_init(&up_kill, up_killed, NULL);
 	metrics_start(ml);
 
 	for (;;) {
@@ -1219,10 +1267,11 @@ master_run(const int *lfd, int nlfd, int upfd)
 			reload_abort("not ready in time");
 		if (up_pid != -1 && !up_gaveup && now >= up_by) {
 			log_warnx("upgrade: the new master (pid %d) not ready "
-			    "in %d s: stopping it; this one keeps serving",
-			    (int)up_pid, (int)(READY_WAIT / TK_SEC));
+			    "in %s: stopping it; this one keeps serving",
+			    (int)up_pid, tk_fmt_duration(srv.cfg.ready_timeout,
+			    dur, sizeof(dur)));
 			up_gaveup = 1;
-			(void)kill(up_pid, SIGTERM);
+			up_stop(SIGTERM);
 		}
 		if (pidfile_wait) {
 			pidfile_wait = !pidfile_take();
@@ -1261,7 +1310,7 @@ master_run(const int *lfd, int nlfd, int upfd)
 				 * it stops too, and we wait for it.
 				 */
 				if (up_pid != -1)
-					(void)kill(up_pid, signo);
+					up_stop(signo);
 				stopping = 1;
 				reloading = 0;
 				break;
@@ -1282,6 +1331,7 @@ master_run(const int *lfd, int nlfd, int upfd)
 	metrics_stop();
 	tk_timer_cancel(ml, &tick);
 	tk_timer_cancel(ml, &collect_timer);
+	tk_timer_cancel(ml, &up_kill);
 	tk_loop_free(ml);
 	ml = NULL;
 	close(sfd);

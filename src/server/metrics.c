@@ -109,7 +109,8 @@ metrics_open(void)
 
 	if (!mon)
 		return 0;
-	if ((mfd = tk_sock_listen(&maddr, 16, TK_SOCK_V6ONLY)) == -1)
+	if ((mfd = tk_sock_listen(&maddr, srv.cfg.backlog, TK_SOCK_V6ONLY)) ==
+	    -1)
 		return -1;
 	if (tk_addr_port(&maddr) == 0 && tk_sock_local(mfd, &a) == 0)
 		tk_addr_set_port(&maddr, tk_addr_port(&a));
@@ -141,7 +142,8 @@ metrics_start(struct tk_loop *l)
 	}
 	if (mfd == -1)
 		return;
-	if (http_start(&hs, l, mfd, on_request) == -1)
+	if (http_start(&hs, l, mfd, on_request, srv.cfg.metrics_clients) ==
+	    -1)
 		fatal("metrics listener");
 	serving = 1;
 }
@@ -225,6 +227,21 @@ child_read(struct tk_loop *l, struct tk_io *io)
 	}
 	if (child_asked && !srv.stopping)
 		stats_request();
+}
+
+/*
+ * The descriptors the metrics listener may hold at once: itself, its
+ * clients, and one it refuses (http.c); 0 without --metrics.  main.c
+ * keeps them out of --max-conns rather than counting them in it: a
+ * scraper then never takes a unit from the data path, nor does a full
+ * data path leave the metrics without a descriptor, when they are
+ * wanted most.  Under a master only the master serves them, and its
+ * workers keep no room for them.
+ */
+uint64_t
+metrics_fds(void)
+{
+	return mon ? (uint64_t)srv.cfg.metrics_clients + 2 : 0;
 }
 
 /* This process's own figures (process_*) into ms, from /proc.  Any thread. */
@@ -342,10 +359,20 @@ on_request(struct http_srv *h, struct http_client *c, const char *path)
 		http_reply(c, 503, "text/plain", "out of memory\n", 14);
 		return;
 	}
-	if (prom)
+	if (prom) {
 		promtext_write(f, ans, ans_n, ans_workers);
-	else
+		/* The serving process's own: the master's, as process_*. */
+		fprintf(f, "# HELP tenkd_metrics_refused_total Clients of this "
+		    "listener closed at once, past --metrics-max-clients.\n"
+		    "# TYPE tenkd_metrics_refused_total counter\n"
+		    "tenkd_metrics_refused_total%s %llu\n",
+		    ans_workers ? "{worker=\"master\"}" : "",
+		    (unsigned long long)hs.refused);
+	} else {
 		metrics_stats_text(f, ans, ans_workers ? ans_n : 0);
+		fprintf(f, "stats metrics: clients %d max %d refused %llu\n",
+		    hs.nclients, hs.max, (unsigned long long)hs.refused);
+	}
 	if (fclose(f) != 0) {
 		free(buf);
 		http_reply(c, 503, "text/plain", "out of memory\n", 14);

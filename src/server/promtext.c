@@ -89,6 +89,12 @@ static const struct fam {
 	{ "tenkd_spliced_bytes_total", "counter",
 	    "Bytes sent by splice(2), never copied into tenkd.",
 	    U64(st.spliced), LAB_NONE, F_PROXY },
+	{ "tenkd_fastpath_sessions_total", "counter",
+	    "Sessions whose bytes the kernel forwarded (--fastpath).",
+	    U64(st.fpsess), LAB_NONE, F_PROXY },
+	{ "tenkd_fastpath_bytes_total", "counter",
+	    "Bytes the kernel forwarded, never read by tenkd (--fastpath).",
+	    U64(st.fpbytes), LAB_NONE, F_PROXY },
 	{ "tenkd_splice_no_pipe_total", "counter",
 	    "Bulk streams copied because every pipe was in use.",
 	    U64(st.nopipe), LAB_NONE, F_PROXY },
@@ -118,6 +124,9 @@ static const struct fam {
 	{ "tenkd_tls_failures_total", "counter",
 	    "TLS handshakes (or, routing by name, ClientHellos) that "
 	    "failed, by reason.", U64(st.tls_fail), LAB_TLSFAIL, F_TLS },
+	{ "tenkd_access_log_dropped_total", "counter",
+	    "Access-log records dropped: the log fell --access-log-buffer "
+	    "behind.", U64(st.log_dropped), LAB_NONE, 0 },
 	{ "tenkd_upstream_up", "gauge",
 	    "Whether the upstream takes connects (not failed out).", UPS(up),
 	    LAB_UPSTREAM, F_PROXY },

@@ -63,6 +63,11 @@
  * The first two run under --tls-handshake-timeout, the third under the
  * connect timeout; each on the session's timer.  TLS flows never
  * splice.
+ *
+ * --fastpath sockmap: once connected, a session's sockets go into a BPF
+ * map and a direction whose queue is empty is forwarded by the kernel
+ * until something needs tenkd (a FIN, an RST, a full window); pxfast.c
+ * keeps that state behind s->fp, which only such sessions allocate.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -157,6 +162,7 @@ struct psess {
 	struct tk_bufq		 upq;	/* toward the upstream */
 	struct pxwait		*wait;	/* while a timer is due, or NULL */
 	struct dp_pipe		*pipe[2]; /* per direction, or &dp_nopipe */
+	struct pxfast		*fp;	/* in the kernel's map, or NULL */
 	uint64_t		 in;	/* bytes from the client */
 	uint64_t		 rx;	/* bytes from the upstream */
 	uint32_t		 turn;	/* the pass budget is for */
@@ -176,11 +182,12 @@ struct psess {
 	unsigned int		 unit:1; /* upstream's --max-conns unit */
 	unsigned int		 perip:1; /* counted per IP */
 	unsigned int		 fin_armed:1;
+	unsigned int		 fp_tried:1; /* --fastpath tried once */
 };
 
 /*
- * An idle session holds only its struct psess, and that within 224
- * bytes of malloc'd memory (issue 22): what only some sessions use is
+ * An idle session holds only its struct psess, at most 224 bytes
+ * (issue 22: 256 an idle client in all): what only some sessions use is
  * elsewhere, and the upstream is an index.  The timer and what
  * connecting needs are a struct pxwait while a connect or the fin
  * timeout runs; the client's address and
@@ -188,7 +195,7 @@ struct psess {
  * the access log or the options want them (proxy_peer); the bytes sent
  * each way are what was read less what is still queued at the end.
  */
-_Static_assert(sizeof(struct psess) <= 216, "struct psess outgrew 216 bytes");
+_Static_assert(sizeof(struct psess) <= 224, "struct psess outgrew 224 bytes");
 
 /* A session's timer, and what its connect needs, while one is due. */
 struct pxwait {
@@ -219,7 +226,10 @@ static void	no_port(struct worker *, struct psess *, struct upstream *,
 static int	connect_next(struct worker *, struct psess *, int);
 static int	connect_done(struct worker *, struct psess *);
 static inline int done(const struct psess *, int);
+static void	fast_start(struct worker *, struct psess *, struct dp_flow *);
 static void	flow(struct psess *, int, struct dp_flow *);
+static int	more_c2u(struct dp_flow *);
+static int	more_u2c(struct dp_flow *);
 static int	pump(struct worker *, struct psess *, struct dp_flow *, int);
 static int	failed(struct worker *, struct psess *, struct dp_flow *,
 		    int);
@@ -247,6 +257,7 @@ static int	up_tls(struct worker *, struct psess *);
 static int	up_handshake(struct worker *, struct psess *);
 static void	up_drop(struct worker *, struct psess *, int);
 static int	send_first(struct worker *, struct psess *);
+static void	proxy_idle(struct worker *, struct conn *);
 
 const struct proto proto_proxy = {
 	.name = "proxy",
@@ -258,6 +269,7 @@ const struct proto proto_proxy = {
 	.queued = queued,
 	.flow = proxy_flow,
 	.peer = proxy_peer,
+	.idle = proxy_idle,
 	.own_log = 1,
 	.tail = proxy_tail,
 };
@@ -435,6 +447,19 @@ wait_free(struct worker *w, struct psess *s)
 	tk_timer_cancel(w->l, &s->wait->t);
 	free(s->wait);
 	s->wait = NULL;
+}
+
+/*
+ * proto->idle: before the idle wheel or the fin timeout judges s, the
+ * kernel's activity on it (--fastpath).
+ */
+static void
+proxy_idle(struct worker *w, struct conn *c)
+{
+	struct psess	*s = (struct psess *)c;
+
+	if (s->fp != NULL)
+		pxfast_touch(w, s->fp, c);
 }
 
 /* The run-queue handler of the upstream watcher. */
@@ -779,6 +804,7 @@ px_timer(struct tk_loop *l, struct tk_timer *t)
 	 * request sent with its FIN, a long reply) is not cut.  Activity
 	 * only moved c->last; here the deadline catches up.
 	 */
+	proxy_idle(w, &s->c);
 	last = conn_last_ns(&s->c, tk_loop_now(l));
 	if (tk_loop_now(l) - last < pxcf.fin_timeout &&
 	    tk_timer_arm_at(l, t, last + pxcf.fin_timeout) == 0)
@@ -844,6 +870,10 @@ proxy_step(struct worker *w, struct conn *c)
 			failing(w, s, fl);
 		return;
 	}
+	if (s->fp == NULL && !s->fp_tried && srv.cfg.fastpath && !w->cq &&
+	    s->pipe[C2U] == &dp_nopipe && s->pipe[U2C] == &dp_nopipe &&
+	    fl[C2U].tsrc == NULL && fl[C2U].tdst == NULL)
+		fast_start(w, s, fl);
 	if (s->flags[C2U] & s->flags[U2C] & DP_F_SHUT) {
 		end(w, s, s->first_fin, WHY_EOF, CONN_EOF);
 		return;
@@ -915,6 +945,10 @@ set_wants(struct worker *w, struct psess *s, const struct dp_flow *fl)
 	else {
 		cw = dp_want_src(&fl[C2U]) | dp_want_dst(&fl[U2C]);
 		uw = dp_want_src(&fl[U2C]) | dp_want_dst(&fl[C2U]);
+		if (s->fp != NULL) {
+			cw &= pxfast_want(s->fp, C2U);
+			uw &= pxfast_want(s->fp, U2C);
+		}
 	}
 	if ((!w->cq && tk_io_want(w->l, &s->c.io, cw) == -1) ||
 	    (s->up.fd != -1 &&
@@ -922,6 +956,25 @@ set_wants(struct worker *w, struct psess *s, const struct dp_flow *fl)
 		log_warn("%s: fd %d", __func__, s->c.io.fd);
 		end(w, s, WHO_TENKD, WHY_ERROR, CONN_ERROR);
 	}
+}
+
+/*
+ * Connected, read, splicing neither way and no side in TLS (OpenSSL
+ * holds those records; a session routed by SNI passes them untouched):
+ * the kernel may forward s from here (--fastpath).  splice(2) reads
+ * past a socket in the map and sees no byte the program passed, so s
+ * never splices again.
+ */
+static void
+fast_start(struct worker *w, struct psess *s, struct dp_flow *fl)
+{
+	s->fp_tried = 1;
+	if ((s->fp = pxfast_new(w, &s->c, fl)) == NULL)
+		return;
+	s->spl[C2U] |= DP_S_OFF;
+	s->spl[U2C] |= DP_S_OFF;
+	pxfast_grant(w, s->fp, C2U, &fl[C2U]);
+	pxfast_grant(w, s->fp, U2C, &fl[U2C]);
 }
 
 /* Whether direction d of s is over: its FIN passed on, or failed. */
@@ -948,6 +1001,25 @@ flow(struct psess *s, int d, struct dp_flow *f)
 		f->tsrc = d == C2U ? tls_of(s)->ct : tls_of(s)->ut;
 		f->tdst = d == C2U ? tls_of(s)->ut : tls_of(s)->ct;
 	}
+	if (s->fp != NULL)
+		f->more = d == C2U ? more_c2u : more_u2c;
+}
+
+/* A flow's more (dpath.c): the fast path's bytes behind a FIN. */
+static int
+more_c2u(struct dp_flow *f)
+{
+	struct psess	*s = (struct psess *)f->c;
+
+	return pxfast_more(s->c.io.arg, s->fp, C2U, f);
+}
+
+static int
+more_u2c(struct dp_flow *f)
+{
+	struct psess	*s = (struct psess *)f->c;
+
+	return pxfast_more(s->c.io.arg, s->fp, U2C, f);
 }
 
 /*
@@ -978,6 +1050,8 @@ pump(struct worker *w, struct psess *s, struct dp_flow *fl, int d)
 	struct dp_flow	*f = &fl[d];
 	size_t		 budget = s->budget;
 
+	if (s->fp != NULL && pxfast_pump(w, s->fp, d, f))
+		return 0;
 	if (dp_pump(w, f, &budget) == -1) {
 		if (f->err == DP_ERR_NOMEM) {
 			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
@@ -988,6 +1062,8 @@ pump(struct worker *w, struct psess *s, struct dp_flow *fl, int d)
 	s->budget = (uint32_t)budget;
 	if ((s->flags[d] & DP_F_EOF) && s->first_fin == WHO_NONE)
 		s->first_fin = d == C2U ? WHO_CLIENT : WHO_UPSTREAM;
+	if (s->fp != NULL)
+		pxfast_grant(w, s->fp, d, f);
 	return 0;
 }
 
@@ -1060,7 +1136,7 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 {
 	struct psess	*s = (struct psess *)c;
 	const char	*phase;
-	uint64_t	 tx, out;
+	uint64_t	 tx, out, moved[2];
 
 	if (s->who == WHO_NONE) {
 		s->who = reason == CONN_TIMEOUT ? WHO_TIMEOUT : WHO_TENKD;
@@ -1082,6 +1158,15 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 	wait_free(w, s);
 	if (s->up.fd != -1)
 		(void)tk_io_close(w->l, &s->up);
+	if (s->fp != NULL) {
+		/* What the kernel moved counts as tenkd's own did. */
+		pxfast_end(w, s->fp, moved);
+		s->fp = NULL;
+		s->in += moved[C2U];
+		tx += moved[C2U];
+		s->rx += moved[U2C];
+		out += moved[U2C];
+	}
 	tk_bufq_clear(&s->upq, &w->pool);
 	dp_splice_end(w, &s->pipe[C2U], &s->spl[C2U]);
 	dp_splice_end(w, &s->pipe[U2C], &s->spl[U2C]);

@@ -2,7 +2,8 @@
 /*
  * Opening a file by the path the operator gave: the access log, the
  * pidfile, the -f file.  Every such open goes through safefile_open(),
- * which owns two rules.
+ * which owns two rules (a log may also be a pipe or a device: see
+ * safefile_open_log()).
  *
  * Only regular files, and never blocking to find out.  A FIFO would
  * hold open(2) until a writer or reader came (the master at a reload,
@@ -104,24 +105,35 @@ not_regular(const struct stat *sb)
 }
 
 /*
- * The directory dir (the path up to its last '/', which this cuts into
- * components), opened O_PATH one component at a time from "/" or the
- * working directory, following a symbolic link only where o cannot
- * write beside it.  Returns the fd, or -1 with errno and err set.
+ * The directory path (which this cuts into components), opened O_PATH
+ * one component at a time from fd (which this owns: closed or returned)
+ * or, for an absolute path, from "/", following a symbolic link only
+ * where o cannot write beside it, and then by walking what it points to
+ * by the same rules: the kernel never resolves more than one component,
+ * so a link the user made further down an allowed link's target is
+ * seen (root's logs -> /home/u/logs, where u swaps logs for a link to a
+ * root-owned directory).  *links counts the links followed, at most
+ * WALK_LINKS (ELOOP past them, as path_resolution(7)'s 40).  Returns the
+ * fd, or -1 with errno and err set.
  */
+#define WALK_LINKS	40
 static int
-walk(char *dir, const struct fowner *o, char *err, size_t errlen)
+walk(int fd, char *path, const struct fowner *o, int *links, char *err,
+    size_t errlen)
 {
 	struct stat	 sb;
-	char		*p, *c;
-	int		 fd, nfd, saved;
+	char		*p, *c, target[PATH_MAX];
+	ssize_t		 n;
+	int		 nfd, saved;
 	int		 flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
 
-	if ((fd = open(dir[0] == '/' ? "/" : ".", flags)) == -1) {
-		snprintf(err, errlen, "%s", strerror(errno));
-		return -1;
+	if (path[0] == '/') {
+		if ((nfd = open("/", flags)) == -1)
+			goto fail;
+		close(fd);
+		fd = nfd;
 	}
-	for (p = dir; (c = strsep(&p, "/")) != NULL;) {
+	for (p = path; (c = strsep(&p, "/")) != NULL;) {
 		if (*c == '\0' || strcmp(c, ".") == 0)
 			continue;
 		nfd = openat(fd, c, flags | O_NOFOLLOW);
@@ -138,7 +150,27 @@ walk(char *dir, const struct fowner *o, char *err, size_t errlen)
 				errno = ELOOP;
 				return -1;
 			}
-			nfd = openat(fd, c, flags);
+			if (++*links > WALK_LINKS) {
+				errno = ELOOP;
+				goto fail;
+			}
+			if ((n = readlinkat(fd, c, target,
+			    sizeof(target))) == -1)
+				goto fail;
+			if ((size_t)n == sizeof(target)) {
+				errno = ENAMETOOLONG;
+				goto fail;
+			}
+			target[n] = '\0';
+			if ((nfd = dup(fd)) == -1)
+				goto fail;
+			if ((nfd = walk(nfd, target, o, links, err,
+			    errlen)) == -1) {
+				saved = errno;
+				close(fd);
+				errno = saved;
+				return -1;
+			}
 		}
 		if (nfd == -1)
 			goto fail;
@@ -152,6 +184,50 @@ walk(char *dir, const struct fowner *o, char *err, size_t errlen)
 	snprintf(err, errlen, "%s", strerror(errno));
 	close(fd);
 	errno = saved;
+	return -1;
+}
+
+/*
+ * Where path's last component is to be opened: *name in the directory
+ * *dfd (AT_FDCWD, or the directory walked for user o when root opens
+ * for it: strict()).  Returns 0, or -1 with errno and err set.
+ */
+static int
+locate(const char *path, const struct fowner *o, int *dfd,
+    const char **name, char *err, size_t errlen)
+{
+	char		 dir[PATH_MAX];
+	const char	*slash;
+	int		 fd, links = 0;
+
+	*dfd = AT_FDCWD;
+	*name = path;
+	if (!strict(o))
+		return 0;
+	if ((slash = strrchr(path, '/')) != NULL) {
+		*name = slash + 1;
+		if ((size_t)(*name - path) >= sizeof(dir)) {
+			errno = ENAMETOOLONG;
+			goto fail;
+		}
+		memcpy(dir, path, (size_t)(*name - path));
+		dir[*name - path] = '\0';
+		if ((fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+			goto fail;
+		if ((*dfd = walk(fd, dir, o, &links, err, errlen)) == -1)
+			return -1;
+	}
+	if (**name == '\0') {
+		if (*dfd != AT_FDCWD)
+			close(*dfd);
+		*dfd = AT_FDCWD;
+		errno = EISDIR;
+		goto fail;
+	}
+	return 0;
+
+ fail:
+	snprintf(err, errlen, "%s", strerror(errno));
 	return -1;
 }
 
@@ -170,28 +246,12 @@ safefile_open(const char *path, int flags, mode_t mode,
     const struct fowner *o, char *err, size_t errlen)
 {
 	struct stat	 sb;
-	char		 dir[PATH_MAX];
-	const char	*name = path, *why, *slash;
-	int		 dfd = AT_FDCWD, fd = -1, nofollow = 0, saved;
+	const char	*name, *why;
+	int		 dfd, fd = -1, nofollow, saved;
 
-	if (strict(o)) {
-		nofollow = AT_SYMLINK_NOFOLLOW;
-		if ((slash = strrchr(path, '/')) != NULL) {
-			name = slash + 1;
-			if ((size_t)(name - path) >= sizeof(dir)) {
-				errno = ENAMETOOLONG;
-				goto fail;
-			}
-			memcpy(dir, path, (size_t)(name - path));
-			dir[name - path] = '\0';
-			if ((dfd = walk(dir, o, err, errlen)) == -1)
-				return -1;
-		}
-		if (*name == '\0') {
-			errno = EISDIR;
-			goto fail;
-		}
-	}
+	if (locate(path, o, &dfd, &name, err, errlen) == -1)
+		return -1;
+	nofollow = strict(o) ? AT_SYMLINK_NOFOLLOW : 0;
 	/* Look first: a FIFO or a device is refused before it is opened. */
 	if (fstatat(dfd, name, &sb, nofollow) == 0) {
 		if ((why = not_regular(&sb)) != NULL)
@@ -253,17 +313,71 @@ safefile_open(const char *path, int flags, mode_t mode,
 }
 
 /*
- * --check: whether path can be opened for writing as tenkd will open
- * it for user o.  An existing file is opened for append and left as it
- * was (a running tenkd's pidfile, lock and all); a missing one is
- * created and removed.  Returns 0, or -1 with err set.  Start-up.
+ * A log's path (the access log) opened for appending.  A regular file
+ * as safefile_open() opens one for user o; where tenkd opens for itself
+ * (no --user to open for as root), also a FIFO or a pipe that has a
+ * reader, and a character device, as the operator named it: a container
+ * logs to /dev/stdout, a pipe, and a test to /dev/null.  A FIFO without
+ * a reader is refused at once (O_NONBLOCK: ENXIO), not waited on; the
+ * descriptor is blocking, since only alog.c's thread writes to it.
+ * Returns the descriptor, or -1 with errno and err set.  Any thread.
  */
 int
-safefile_check(const char *path, const struct fowner *o, char *err,
+safefile_open_log(const char *path, const struct fowner *o, char *err,
     size_t errlen)
 {
-	int	fd, created = 0;
+	struct stat	sb;
+	int		fd, saved;
 
+	if (strict(o) || stat(path, &sb) == -1 ||
+	    !(S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode)))
+		return safefile_open(path, O_WRONLY | O_APPEND | O_CREAT, 0644,
+		    o, err, errlen);
+	if ((fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s", errno == ENXIO ?
+		    "a FIFO or pipe with no reader" : strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &sb) == -1 ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1) {
+		saved = errno;
+		snprintf(err, errlen, "%s", strerror(saved));
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	if (!(S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode))) {
+		/* Renamed over between the two looks: take it as a file. */
+		close(fd);
+		return safefile_open(path, O_WRONLY | O_APPEND | O_CREAT, 0644,
+		    o, err, errlen);
+	}
+	return fd;
+}
+
+/*
+ * --check: whether path can be opened for writing as tenkd will open
+ * it for user o (a log: as safefile_open_log() opens it).  An existing
+ * file is opened for append and left as it was (a running tenkd's
+ * pidfile, lock and all); a missing one is created and removed.
+ * Returns 0, or -1 with err set.  Start-up.
+ */
+int
+safefile_check(const char *path, const struct fowner *o, int log,
+    char *err, size_t errlen)
+{
+	struct stat	 sb;
+	const char	*name;
+	int		 fd, dfd, r, saved, created = 0;
+
+	if (log && !strict(o) && stat(path, &sb) == 0 &&
+	    (S_ISFIFO(sb.st_mode) || S_ISCHR(sb.st_mode))) {
+		if ((fd = safefile_open_log(path, o, err, errlen)) == -1)
+			return -1;
+		close(fd);
+		return 0;
+	}
 	fd = safefile_open(path, O_WRONLY | O_APPEND, 0, o, err, errlen);
 	if (fd == -1 && errno == ENOENT) {
 		fd = safefile_open(path, O_WRONLY | O_CREAT | O_EXCL, 0644, o,
@@ -273,9 +387,18 @@ safefile_check(const char *path, const struct fowner *o, char *err,
 	if (fd == -1)
 		return -1;
 	close(fd);
-	if (created && unlink(path) == -1) {
+	if (!created)
+		return 0;
+	/* Where it was made: a directory swapped since is not followed. */
+	if (locate(path, o, &dfd, &name, err, errlen) == -1)
+		return -1;
+	r = unlinkat(dfd, name, 0);
+	saved = errno;
+	if (dfd != AT_FDCWD)
+		close(dfd);
+	if (r == -1) {
 		snprintf(err, errlen, "removing the file made to check it: %s",
-		    strerror(errno));
+		    strerror(saved));
 		return -1;
 	}
 	return 0;

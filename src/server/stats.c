@@ -100,6 +100,8 @@ stats_add(struct stats *dst, const struct stats *src)
 	dst->bufs_free += src->bufs_free;
 	dst->noport += src->noport;
 	dst->spliced += src->spliced;
+	dst->fpbytes += src->fpbytes;
+	dst->fpsess += src->fpsess;
 	dst->nopipe += src->nopipe;
 	dst->pipes += src->pipes;
 	dst->piped += src->piped;
@@ -112,18 +114,20 @@ stats_add(struct stats *dst, const struct stats *src)
 	dst->tls_resumed += src->tls_resumed;
 	for (i = 0; i < TK_TLS_F_MAX; i++)
 		dst->tls_fail[i] += src->tls_fail[i];
+	dst->log_dropped += src->log_dropped;
 }
 
 /*
  * "stats thread 0: accepted 12 active 2 closed eof 9 reset 1 ... memory 0
  * proxy-header 0 proxy-untrusted 0 in 123 out 123 bufs 0 spare 4" (in
  * and out: the clients' bytes), and in proxy mode " up-in 123 up-out 123
- * no-port 0 spliced 0 nopipe 0 pipes 0 piped 0", logged at level info.
+ * no-port 0 spliced 0 nopipe 0 pipes 0 piped 0 fastpath 0
+ * fastpath-bytes 0", logged at level info.
  */
 static void
 stats_log(const char *who, const struct stats *s)
 {
-	char	closed[320], noport[224], ring[128];
+	char	closed[320], noport[288], ring[128], alog[48];
 	size_t	len = 0;
 	int	i, n;
 
@@ -138,20 +142,23 @@ stats_log(const char *who, const struct stats *s)
 	/*
 	 * The proxy's own: bytes from and to the upstreams, clients closed
 	 * for want of a local port, bytes sent by splice(2), bulk flows
-	 * that found no pipe, pipes in use and the bytes in them.
+	 * that found no pipe, pipes in use and the bytes in them, sessions
+	 * and bytes the kernel forwarded (--fastpath).
 	 */
 	noport[0] = '\0';
 	if (srv.proto == &proto_proxy)
 		snprintf(noport, sizeof(noport), " up-in %llu up-out %llu "
 		    "no-port %llu spliced %llu nopipe %llu pipes %llu "
-		    "piped %llu",
+		    "piped %llu fastpath %llu fastpath-bytes %llu",
 		    (unsigned long long)s->bytes_in[SIDE_UPSTREAM],
 		    (unsigned long long)s->bytes_out[SIDE_UPSTREAM],
 		    (unsigned long long)s->noport,
 		    (unsigned long long)s->spliced,
 		    (unsigned long long)s->nopipe,
 		    (unsigned long long)s->pipes,
-		    (unsigned long long)s->piped);
+		    (unsigned long long)s->piped,
+		    (unsigned long long)s->fpsess,
+		    (unsigned long long)s->fpbytes);
 	/*
 	 * io_uring's completion data path: the ring ran dry, the CQ full,
 	 * connections by multishot accept and those it brought that were
@@ -166,13 +173,18 @@ stats_log(const char *who, const struct stats *s)
 		    (unsigned long long)s->cq_overflow,
 		    (unsigned long long)s->ms_accepted,
 		    (unsigned long long)s->accept_dropped);
+	/* Access-log records dropped, the log behind (alog.c). */
+	alog[0] = '\0';
+	if (srv.access_fd != -1)
+		snprintf(alog, sizeof(alog), " log-dropped %llu",
+		    (unsigned long long)s->log_dropped);
 	log_info("stats %s: accepted %llu active %llu closed%s in %llu "
-	    "out %llu bufs %llu spare %llu%s%s", who,
+	    "out %llu bufs %llu spare %llu%s%s%s", who,
 	    (unsigned long long)s->accepted, (unsigned long long)s->active,
 	    closed, (unsigned long long)s->bytes_in[SIDE_CLIENT],
 	    (unsigned long long)s->bytes_out[SIDE_CLIENT],
 	    (unsigned long long)s->bufs_inuse,
-	    (unsigned long long)s->bufs_free, noport, ring);
+	    (unsigned long long)s->bufs_free, noport, ring, alog);
 }
 
 /* "stats caps: max-conns 3 ip-limit 0": how often each cap was reached. */

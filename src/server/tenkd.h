@@ -92,7 +92,11 @@ struct config {
 	int		 workers;		/* processes; 1 = no master */
 	int		 splice;		/* proxy: --splice auto */
 	int		 splice_pipes;		/* pipes per thread */
+	int		 fastpath;		/* proxy: --fastpath sockmap */
 	int		 access_json;		/* --access-log-format json */
+	size_t		 access_buffer;		/* bytes waiting, at most */
+	uint64_t	 ready_timeout;		/* ns, new workers, master */
+	int		 metrics_clients;	/* at once, at most */
 };
 
 /*
@@ -116,6 +120,8 @@ struct stats {
 	uint64_t	 bufs_free;		/* spare pool buffers */
 	uint64_t	 noport;		/* proxy: no local port */
 	uint64_t	 spliced;		/* bytes out by splice(2) */
+	uint64_t	 fpbytes;		/* by the kernel (--fastpath) */
+	uint64_t	 fpsess;		/* sessions it forwarded */
 	uint64_t	 nopipe;		/* bulk flows left copying */
 	uint64_t	 pipes;			/* pipes in use */
 	uint64_t	 piped;			/* bytes in them */
@@ -127,6 +133,7 @@ struct stats {
 	uint64_t	 tls_new;		/* full TLS handshakes */
 	uint64_t	 tls_resumed;		/* resumed ones */
 	uint64_t	 tls_fail[TK_TLS_F_MAX]; /* failed, by kind */
+	uint64_t	 log_dropped;		/* access-log records */
 };
 
 struct worker;
@@ -230,6 +237,12 @@ struct proto {
 	 * the worker reads it (getpeername) only then.
 	 */
 	int		(*peer)(void);
+	/*
+	 * Optional: bring c->last up to date with activity the step did
+	 * not see (the kernel's, --fastpath); before the idle wheel
+	 * closes c.
+	 */
+	void		(*idle)(struct worker *, struct conn *);
 	int		 own_log;	/* writes its own access-log line */
 	/* Optional: the TLS fields of c's access-log record. */
 	void		(*acct_tls)(const struct conn *, struct acct_rec *);
@@ -282,6 +295,7 @@ enum warn_kind {
 	WARN_NOMEM,		/* no memory for a connection */
 	WARN_NOPORT,		/* proxy: connect found no local port */
 	WARN_TLSUP,		/* proxy: an upstream's TLS failed */
+	WARN_ALOG,		/* access-log records dropped */
 	WARN_NKINDS
 };
 
@@ -469,6 +483,11 @@ void		 conn_access_init(struct worker *);
 void		 conn_access_flush(struct worker *);
 void		 conn_access_free(struct worker *);
 
+/* alog.c: the access log's writer thread */
+void		 alog_start(void);
+int		 alog_put(char **, size_t);
+void		 alog_stop(void);
+
 /*
  * dpath.c: the data path (see there).  A flow is one direction of a
  * stream, described by the protocol from the fields of its session for
@@ -530,6 +549,11 @@ struct dp_flow {
 	uint8_t			*spl;	/* DP_S_*: DP_S_OFF never splices */
 	uint64_t		*nin;	/* bytes read from src, or NULL */
 	struct conn		*c;	/* stamped on activity */
+	/*
+	 * Optional: whether a read of 0 from src is not yet the end, and
+	 * when to look again (the fast path's bytes on their way).
+	 */
+	int			(*more)(struct dp_flow *);
 	enum dp_err		 err;	/* after a -1 */
 	int			 stop;	/* dp_pump's own */
 };
@@ -709,6 +733,21 @@ void		 stats_request(void);
 struct msnap;
 void		 stats_fill(struct msnap *);
 
+/* pxfast.c: --fastpath sockmap, for proxy.c */
+struct pxfast;
+void		 pxfast_load(void);
+struct pxfast	*pxfast_new(struct worker *, struct conn *,
+		    const struct dp_flow *);
+int		 pxfast_more(struct worker *, struct pxfast *, int,
+		    struct dp_flow *);
+int		 pxfast_pump(struct worker *, struct pxfast *, int,
+		    struct dp_flow *);
+void		 pxfast_grant(struct worker *, struct pxfast *, int,
+		    const struct dp_flow *);
+unsigned int	 pxfast_want(const struct pxfast *, int);
+void		 pxfast_touch(struct worker *, struct pxfast *, struct conn *);
+void		 pxfast_end(struct worker *, struct pxfast *, uint64_t *);
+
 /* proxy.c */
 #define MAXUPSTREAMS	64
 
@@ -812,6 +851,7 @@ struct hcconf {
 	int		 fall;			/* failures to go */
 	char		*send;			/* a line, CRLF included */
 	char		*expect;		/* the reply's first bytes */
+	uint64_t	 timeout;		/* ns, 0: by the interval */
 };
 extern struct hcconf	 hccf;
 
@@ -875,6 +915,7 @@ int		 conf_load(const char *, char **, size_t *, char *, size_t);
  */
 #define MHIST_N		14		/* connect-time buckets, +Inf last */
 #define MSNAP_TEXTMAX	16384		/* the /stats lines */
+#define METRICS_MAXCLIENTS 1024		/* --metrics-max-clients */
 
 struct msnap {
 	int32_t		 pid;
@@ -912,10 +953,13 @@ struct http_srv {
 	struct tk_io		 io;		/* the listener */
 	http_fn			*fn;
 	LIST_HEAD(, http_client) clients;
+	int			 nclients;
+	int			 max;		/* clients at once */
+	uint64_t		 refused;	/* closed at once, at max */
 };
 
 int		 http_start(struct http_srv *, struct tk_loop *, int,
-		    http_fn *);
+		    http_fn *, int);
 void		 http_stop(struct http_srv *, int);
 void		 http_reply(struct http_client *, int, const char *,
 		    const char *, size_t);
@@ -932,6 +976,7 @@ void		 metrics_stop(void);
 void		 metrics_collected(void);
 void		 metrics_answer(const struct msnap *, int, int);
 void		 metrics_self(struct msnap *);
+uint64_t	 metrics_fds(void);
 void		 promtext_write(FILE *, const struct msnap *, int, int);
 
 /* systemd.c (issue 14) */
@@ -961,8 +1006,10 @@ struct fowner {
 void		 safefile_owner(const struct config *, struct fowner *);
 int		 safefile_open(const char *, int, mode_t, const struct fowner *,
 		    char *, size_t);
-int		 safefile_check(const char *, const struct fowner *, char *,
+int		 safefile_open_log(const char *, const struct fowner *, char *,
 		    size_t);
+int		 safefile_check(const char *, const struct fowner *, int,
+		    char *, size_t);
 
 /* pidfile.c (issue 22) */
 void		 pidfile_start(const char *, const struct fowner *, int);

@@ -18,8 +18,9 @@
  * Active health checks (--check-interval) run in the main thread's loop,
  * which holds no connections: every interval a connect to each
  * upstream (then, with --check-send, a line sent and the reply's first
- * bytes compared with --check-expect); --check-fall failures in a row
- * take an upstream out, --check-rise successes bring it back.  The
+ * bytes compared with --check-expect), failed if not done within
+ * --check-timeout; --check-fall failures in a row take an upstream
+ * out, --check-rise successes bring it back.  The
  * verdict is one atomic that workers read when they pick.  A backup
  * upstream (",backup") is picked only while no primary is usable, by
  * either kind of health.
@@ -78,14 +79,14 @@ struct upstream {
 
 	/* The health check, main thread only. */
 	struct tk_io		 hc_io;		/* fd -1: none in flight */
-	uint64_t		 hc_start;	/* when it began, ns */
+	struct tk_timer		 hc_timer;	/* its --check-timeout */
 	int			 hc_sent;	/* now reading the reply */
 	size_t			 hc_got;	/* reply bytes matched */
-	int			 hc_ok;		/* successes in a row */
-	int			 hc_bad;	/* failures in a row */
+	uint64_t		 hc_ok;		/* successes in a row */
+	uint64_t		 hc_bad;	/* failures in a row */
 };
 
-struct hcconf		 hccf = { 0, 2, 3, NULL, NULL };
+struct hcconf		 hccf = { 0, 2, 3, NULL, NULL, 0 };
 static struct tk_timer	 hc_timer;
 static struct tk_loop	*hc_loop;
 static int		 nprimary;
@@ -599,28 +600,39 @@ upstream_stats(void)
 static void
 hc_done(struct upstream *u, int ok, const char *why)
 {
+	tk_timer_cancel(hc_loop, &u->hc_timer);
 	if (u->hc_io.fd != -1)
 		(void)tk_io_close(hc_loop, &u->hc_io);
 	u->hc_io.fd = -1;
 	if (ok) {
 		u->hc_bad = 0;
-		if (++u->hc_ok == hccf.rise &&
+		if (++u->hc_ok == (uint64_t)hccf.rise &&
 		    atomic_exchange(&u->hc_down, 0) != 0)
-			log_info("upstream %s is up: %d health check%s passed",
-			    u->name, u->hc_ok, u->hc_ok == 1 ? "" : "s");
+			log_info("upstream %s is up: %llu health check%s "
+			    "passed", u->name, (unsigned long long)u->hc_ok,
+			    u->hc_ok == 1 ? "" : "s");
 		return;
 	}
 	u->hc_ok = 0;
-	if (++u->hc_bad == hccf.fall && atomic_exchange(&u->hc_down, 1) == 0)
-		log_warnx("upstream %s is down: %d health check%s failed "
-		    "(last: %s)", u->name, u->hc_bad,
+	if (++u->hc_bad == (uint64_t)hccf.fall &&
+	    atomic_exchange(&u->hc_down, 1) == 0)
+		log_warnx("upstream %s is down: %llu health check%s failed "
+		    "(last: %s)", u->name, (unsigned long long)u->hc_bad,
 		    u->hc_bad == 1 ? "" : "s", why);
+}
+
+/* --check-timeout passed with u's check in flight. */
+static void
+hc_expired(struct tk_loop *l, struct tk_timer *t)
+{
+	(void)l;
+	hc_done(t->arg, 0, "timed out");
 }
 
 /*
  * A health check's socket is ready: the connect finished, then the
  * line may be sent, then the reply read until it matches, differs or
- * ends, all within --connect-timeout (hc_round).  The line is short,
+ * ends, all within --check-timeout (hc_expired).  The line is short,
  * so a send that takes only part of it counts as a failure rather than
  * waiting for room.
  */
@@ -691,25 +703,22 @@ hc_event(struct tk_loop *l, struct tk_io *io)
 
 /*
  * Every --check-interval, a check of every upstream that has none in
- * flight.  One in flight for --connect-timeout or longer has failed;
- * a younger one goes on, so that a short interval never fails a check
- * that a loaded upstream answers a little late.  Main thread.
+ * flight.  Each fails at its own --check-timeout (hc_expired), so that
+ * an upstream that accepts and never answers is down after about
+ * --check-fall intervals.  One still in flight goes on (a timeout
+ * longer than the interval), so that a short interval never fails a
+ * check that a loaded upstream answers a little late.  Main thread.
  */
 static void
 hc_round(struct tk_loop *l, struct tk_timer *t)
 {
 	struct upstream	*u;
-	uint64_t	 now = tk_loop_now(l);
 	int		 i, fd;
 
 	for (i = 0; i < nups; i++) {
 		u = &ups[i];
-		if (u->hc_io.fd != -1) {
-			if (now - u->hc_start < pxcf.connect_timeout)
-				continue;
-			hc_done(u, 0, "timed out");
-		}
-		u->hc_start = now;
+		if (u->hc_io.fd != -1)
+			continue;
 		u->hc_sent = 0;
 		u->hc_got = 0;
 		if ((fd = upstream_connect(u)) == -1) {
@@ -721,7 +730,8 @@ hc_round(struct tk_loop *l, struct tk_timer *t)
 			close(fd);
 			u->hc_io.fd = -1;
 			hc_done(u, 0, strerror(errno));
-		}
+		} else if (tk_timer_arm(l, &u->hc_timer, hccf.timeout) == -1)
+			hc_done(u, 0, strerror(errno));
 	}
 	if (tk_timer_arm(l, t, hccf.interval) == -1)
 		log_warn("health checks stopped");
@@ -734,8 +744,16 @@ hc_round(struct tk_loop *l, struct tk_timer *t)
 void
 upstream_check_start(struct tk_loop *l)
 {
+	int	i;
+
 	if (hccf.interval == 0 || nups == 0)
 		return;
+	/* By default the interval, so that a check ends before the next. */
+	if (hccf.timeout == 0)
+		hccf.timeout = hccf.interval < pxcf.connect_timeout ?
+		    hccf.interval : pxcf.connect_timeout;
+	for (i = 0; i < nups; i++)
+		tk_timer_init(&ups[i].hc_timer, hc_expired, &ups[i]);
 	hc_loop = l;
 	tk_timer_init(&hc_timer, hc_round, NULL);
 	if (tk_timer_arm(l, &hc_timer, 0) == -1)
@@ -751,11 +769,13 @@ upstream_check_stop(void)
 	if (hc_loop == NULL)
 		return;
 	tk_timer_cancel(hc_loop, &hc_timer);
-	for (i = 0; i < nups; i++)
+	for (i = 0; i < nups; i++) {
+		tk_timer_cancel(hc_loop, &ups[i].hc_timer);
 		if (ups[i].hc_io.fd != -1) {
 			(void)tk_io_close(hc_loop, &ups[i].hc_io);
 			ups[i].hc_io.fd = -1;
 		}
+	}
 	hc_loop = NULL;
 }
 

@@ -83,6 +83,7 @@ static int	 worker_reserve(void);
 static void	 worker_accept(struct tk_loop *, struct tk_io *);
 static void	 worker_accepted(struct tk_loop *, struct tk_io *, int);
 static void	 listener_watch(struct worker *, struct listener *);
+static void	 listener_shut(struct worker *, struct listener *);
 static void	 listener_close(struct worker *, struct listener *);
 static void	 listeners_want(struct worker *, unsigned int);
 static int	 admit(struct worker *);
@@ -612,11 +613,25 @@ accept_failed(struct worker *w, struct listener *ls, int err)
 		log_warn("thread %d: listener fd %d", w->id, ls->io.fd);
 }
 
-/* Close ls, no longer accepting; the last one may end a drain. */
+/*
+ * Close ls, no longer accepting.  Unwatched first: the master and a
+ * new generation hold the same socket, and on epoll a close alone
+ * would leave it registered here, waking this draining worker for
+ * every client that comes to the others (tk_io_close).
+ */
+static void
+listener_shut(struct worker *w, struct listener *ls)
+{
+	tk_io_stop(w->l, &ls->io);
+	close(ls->io.fd);
+	ls->io.fd = -1;
+}
+
+/* listener_shut, at the end of its accept; the last one may end a drain. */
 static void
 listener_close(struct worker *w, struct listener *ls)
 {
-	(void)tk_io_close(w->l, &ls->io);
+	listener_shut(w, ls);
 	check_done(w);
 }
 
@@ -822,7 +837,7 @@ msg_drain(struct tk_loop *l, struct tk_msg *m)
 		if (ls->io.fd == -1)
 			continue;
 		if (!ls->ms || tk_io_accept_stop(l, &ls->io) == 0)
-			(void)tk_io_close(l, &ls->io);
+			listener_shut(w, ls);
 	}
 	tk_timer_cancel(l, &w->pause_timer);
 	w->emfile = 0;
@@ -851,7 +866,7 @@ msg_force(struct tk_loop *l, struct tk_msg *m)
 	/* Accepts not over yet: the loop closes what they still bring. */
 	for (i = 0; i < w->nls; i++)
 		if (w->ls[i].io.fd != -1)
-			(void)tk_io_close(l, &w->ls[i].io);
+			listener_shut(w, &w->ls[i]);
 	park_close_all(w);
 	check_done(w);
 }

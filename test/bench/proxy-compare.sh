@@ -12,6 +12,9 @@
 #   @LISTEN@    127.0.0.1:PORT the proxy must listen on (a free port)
 #   @UPSTREAM@  127.0.0.1:PORT of the echo upstream
 #   @DIR@       a per-run directory (pid files, error logs, configs)
+#   @THREADS@   tenkd's threads and workers for the run (-t 2, or
+#               --workers 2 -t 1 where one process cannot hold the
+#               sockets), for a tenkd variant run as a peer
 # A template is written to @DIR@/NAME-OF-TEMPLATE without a trailing ".in".
 # For example, with the configs in test/bench/proxy/ (HAProxy and nginx
 # themselves are not part of tenk; Debian: haproxy, nginx,
@@ -42,6 +45,12 @@
 #     percentiles), TCP segments sent per message from /proc/net/snmp
 #     (loopback only here, so pure ACKs show as segments beyond 4), and
 #     the proxy's CPU per message over twice the upstream's (its floor).
+#     And the whole machine's CPU per message: all of /proc/stat's busy
+#     time (user, nice, system, irq, softirq, steal) over the same span,
+#     which also counts what a proxy moves into the kernel's softirqs
+#     and work queues on behalf of the client and the upstream (tenkd's
+#     --fastpath): on a machine that runs nothing else, the figure that
+#     counts.  It is meaningless on a shared machine: check the load.
 #  2. syscalls: strace -c -f (or perf stat, -S perf) on all the proxy's
 #     processes for 3 s in the steady state; calls per message, messages
 #     being the bytes the proxy sent to the clients (ss bytes_sent on the
@@ -51,6 +60,13 @@
 #     connection for 8 s with --reply-timeout 3s, so that a connection the
 #     proxy never serves is counted as a timeout; and, 2 s after the ramp,
 #     the number of the proxy's established connections to the upstream.
+#  4. open loop: OCONNS connections at a fixed total rate (tenkload -M
+#     rate, latency counted from the intended send time): p50, p99,
+#     p99.9, the proxy's and the whole machine's CPU per message.
+#
+# A peer whose name starts with "tenkd" (say tenkdfp, running tenkd
+# proxy --fastpath sockmap) is a variant of tenkd: its same-round ratios
+# to tenkd are printed, and it is never "the better peer".
 #
 # Options:
 #   -b DIR    tenk build directory (default: build/ next to test/)
@@ -65,6 +81,9 @@
 #   -s BYTES  message size (default 64)
 #   -o DIR    keep raw results here (default: a temporary directory)
 #   -f FILE   a config template (repeatable)
+#   -O RATE   open-loop total msgs/s (default 20000; 0 skips phase 4)
+#   -N CONNS  open-loop connections (default 10000)
+#   -x ARGS   more arguments for tenkd proxy (e.g. "--fastpath sockmap")
 #
 # Output: tables on stdout; raw CSV, JSON and logs in DIR.
 # Not run by `make test`.
@@ -74,7 +93,7 @@ set -u
 usage() {
 	echo "usage: $0 [-b dir] [-c list] [-d secs] [-w secs] [-C rate] [-r runs]" \
 	    "[-R runs] [-A runs] [-S strace|perf] [-s size] [-o dir] [-f template]..." \
-	    "name=command..." >&2
+	    "[-O rate] [-N conns] [-x args] name=command..." >&2
 	exit 2
 }
 
@@ -95,8 +114,11 @@ TEMPLATES=
 STRACE_S=3
 SRC=127.0.0.2-127.0.0.9
 RATE=10000
+ORATE=20000
+OCONNS=10000
+XARGS=
 
-while getopts b:c:d:w:C:r:R:S:s:o:f:A: opt; do
+while getopts b:c:d:w:C:r:R:S:s:o:f:A:O:N:x: opt; do
 	case $opt in
 	b) B=$OPTARG ;;
 	c) CONNS=$OPTARG ;;
@@ -106,6 +128,9 @@ while getopts b:c:d:w:C:r:R:S:s:o:f:A: opt; do
 	r) RUNS=$OPTARG ;;
 	R) SRUNS=$OPTARG ;;
 	A) ARUNS=$OPTARG ;;
+	O) ORATE=$OPTARG ;;
+	N) OCONNS=$OPTARG ;;
+	x) XARGS=$OPTARG ;;
 	S) TOOL=$OPTARG ;;
 	s) SIZE=$OPTARG ;;
 	o) OUT=$OPTARG ;;
@@ -163,7 +188,7 @@ start_upstream() {
 
 subst() {
 	sed -e "s|@LISTEN@|$ADDR|g" -e "s|@UPSTREAM@|$UADDR|g" \
-	    -e "s|@DIR@|$RUNDIR|g"
+	    -e "s|@DIR@|$RUNDIR|g" -e "s|@THREADS@|$TARGS|g"
 }
 
 # start_proxy NAME CONNS: PPID_, ADDR, RUNDIR
@@ -174,18 +199,21 @@ start_proxy() {
 	RUNDIR=$OUT/run-$1-$2-$PHASE$r
 	rm -rf "$RUNDIR"
 	mkdir -p "$RUNDIR" || die "mkdir $RUNDIR"
+	if [ $((2 * $2 + 100)) -lt "$NOFILE" ]; then
+		TARGS="-t 2"
+	else
+		TARGS="--workers 2 -t 1"
+	fi
 	for t in $TEMPLATES; do
 		b=$(basename "$t" .in)
 		subst <"$t" >"$RUNDIR/$b"
 	done
 	if [ "$1" = tenkd ]; then
-		if [ $((2 * $2 + 100)) -lt "$NOFILE" ]; then
-			set -- "$1" "$2" -t 2
-		else
-			set -- "$1" "$2" --workers 2 -t 1
-		fi
+		# shellcheck disable=SC2086 # split on purpose
+		set -- "$1" "$2" $TARGS
 		shift 2
-		"$TENKD" proxy -u "$UADDR" -l "$ADDR" "$@" \
+		# shellcheck disable=SC2086 # split on purpose
+		"$TENKD" proxy -u "$UADDR" -l "$ADDR" "$@" $XARGS \
 		    2>"$RUNDIR/stderr" &
 	else
 		cmd=$(sed -n "s/^$1=//p" "$OUT/peers" | subst)
@@ -259,8 +287,15 @@ outsegs() {
 		$1 == "Tcp:" { print $c; exit }' /proc/net/snmp)
 }
 
+# busy: BUSY = the whole machine's busy ticks so far (/proc/stat's cpu
+# line: user nice system irq softirq steal; not idle, not iowait)
+busy() {
+	BUSY=$(awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' \
+	    /proc/stat)
+}
+
 # sampler OUT CPID: "usec proxy_ticks upstream_ticks client_ticks
-# tcp_outsegs" every 50 ms while the client CPID lives.
+# tcp_outsegs machine_busy_ticks" every 50 ms while the client CPID lives.
 sampler() {
 	tree "$PPID_"
 	echo "$PIDS" >"$1.pids"
@@ -273,7 +308,8 @@ sampler() {
 		u=$TICKS
 		ticks "$2"
 		outsegs
-		echo "$t $p $u $TICKS $SEGS"
+		busy
+		echo "$t $p $u $TICKS $SEGS $BUSY"
 		sleep 0.05
 	done >"$1"
 }
@@ -287,11 +323,80 @@ while read -r p; do
 	echo "#   $p"
 done <"$OUT/peers"
 
+# The awk that turns a sampler's lines inside tenkload's measured window
+# (a to b, in us) into costs per message at msgs/s rate: pu proxy, uu
+# upstream, cu client, mu the whole machine (us/msg), px the proxy's CPU
+# utilisation, sg TCP segments per message, fr the proxy over its floor.
+# shellcheck disable=SC2016 # awk's, not the shell's
+SPAN_AWK='
+	$1 >= a && $1 <= b { if (!n++) { t0 = $1; p0 = $2; u0 = $3
+		c0 = $4; s0 = $5; m0 = $6 } t1 = $1; p1 = $2; u1 = $3; c1 = $4
+		s1 = $5; m1 = $6 }
+	END { span = (t1 - t0) / 1e6
+		if (n < 2 || span < 0.5 || rate <= 0) {
+			pu = uu = cu = px = sg = fr = mu = "nan" } else {
+			k = 1e6 / hz / (rate * span)
+			pu = (p1 - p0) * k; uu = (u1 - u0) * k
+			cu = (c1 - c0) * k; mu = (m1 - m0) * k
+			px = (p1 - p0) / hz / span
+			sg = (s1 - s0) / (rate * span)
+			fr = uu > 0 ? pu / (2 * uu) : "nan" }'
+
+COST_HDR=conns,run,server,msgs_s,p50_us,p99_us,proxy_us_msg,up_us_msg,cli_us_msg,proxy_util,established,errors,load1,unserved,segs_msg,p999_us,floor_ratio,machine_us_msg
+
+# sampled SAMPLES: with the client just started in the background
+# ($!), sample the costs into SAMPLES until it ends, then stop the
+# proxy and the upstream.
+sampled() {
+	LPID=$!
+	sampler "$1" "$LPID" &
+	XPID=$!
+	wait "$LPID"
+	LPID=
+	wait "$XPID"
+	XPID=
+	stop_all
+}
+
+# cost_row JSON SAMPLES: one CSV row (columns as in pingpong.csv) of the
+# run $c/$r/$s from tenkload's JSON report and the sampler's lines.
+cost_row() {
+	awk -v a="$(jget "$1" time.measure_start_us)" \
+	    -v b="$(jget "$1" time.measure_end_us)" -v hz="$HZ" \
+	    -v c="$c" -v r="$r" -v s="$s" \
+	    -v rate="$(jget "$1" traffic.msgs_per_s)" \
+	    -v p50="$(jget "$1" latency.p50)" \
+	    -v p99="$(jget "$1" latency.p99)" \
+	    -v p999="$(jget "$1" latency.p99.9)" \
+	    -v uns="$(jget "$1" connections.unserved)" \
+	    -v est="$(jget "$1" connections.established)" \
+	    -v err="$(jget "$1" errors.total)" -v l="$(load1)" '
+	'"$SPAN_AWK"'
+		printf "%s,%s,%s,%.0f,%.1f,%.1f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.1f,%s,%s\n",
+		    c, r, s, rate, p50 / 1e3, p99 / 1e3, pu, uu, cu,
+		    px, est, err, l, uns, sg, p999 / 1e3, fr, mu }' "$2"
+}
+
+# better CSV COL ME: per connection count and run, ME's column COL over
+# that of the peer with the highest msgs/s (column 4) in the same run,
+# "conns ratio"; tenkd and its variants (tenkd*) are no peers.
+better() {
+	awk -F, -v col="$2" -v me="$3" 'NR > 1 {
+		v[$1, $2, $3] = $col; m[$1, $2, $3] = $4; k[$1, $2] = $1
+		if ($3 !~ /^tenkd/) peer[$3] = 1 }
+		END { for (x in k) { split(x, p, SUBSEP); best = ""; bm = -1
+			for (q in peer) if (m[p[1], p[2], q] > bm) {
+				bm = m[p[1], p[2], q]; best = q }
+			b = v[p[1], p[2], best]; a = v[p[1], p[2], me]
+			if (best != "" && b > 0 && a != "nan" && a != "")
+				print p[1], a / b } }' "$1"
+}
+
 # ---- phase 1: ping-pong -------------------------------------------------
 if [ "$RUNS" -gt 0 ]; then
 PP=$OUT/pingpong.csv
 PHASE=
-echo "conns,run,server,msgs_s,p50_us,p99_us,proxy_us_msg,up_us_msg,cli_us_msg,proxy_util,established,errors,load1,unserved,segs_msg,p999_us,floor_ratio" >"$PP"
+echo "$COST_HDR" >"$PP"
 for c in $CONNS; do
 	r=1
 	while [ "$r" -le "$RUNS" ]; do
@@ -303,40 +408,8 @@ for c in $CONNS; do
 			    -d "${DUR}s" --warmup "${WARM}s" --connect-rate "$RATE" \
 			    --source "$SRC" --max-errors 1000000 --json "$j" \
 			    "$ADDR" >"$OUT/pp-$c-$r-$s.out" 2>&1 &
-			LPID=$!
-			sampler "$OUT/samples-$c-$r-$s" "$LPID" &
-			XPID=$!
-			wait "$LPID"
-			LPID=
-			wait "$XPID"
-			XPID=
-			stop_all
-			ms=$(jget "$j" time.measure_start_us)
-			me=$(jget "$j" time.measure_end_us)
-			awk -v a="$ms" -v b="$me" -v hz="$HZ" -v c="$c" -v r="$r" \
-			    -v s="$s" -v rate="$(jget "$j" traffic.msgs_per_s)" \
-			    -v p50="$(jget "$j" latency.p50)" \
-			    -v p99="$(jget "$j" latency.p99)" \
-			    -v p999="$(jget "$j" latency.p99.9)" \
-			    -v uns="$(jget "$j" connections.unserved)" \
-			    -v est="$(jget "$j" connections.established)" \
-			    -v err="$(jget "$j" errors.total)" -v l="$(load1)" '
-			$1 >= a && $1 <= b { if (!n++) { t0 = $1; p0 = $2; u0 = $3
-				c0 = $4; s0 = $5 } t1 = $1; p1 = $2; u1 = $3; c1 = $4
-				s1 = $5 }
-			END { span = (t1 - t0) / 1e6
-				if (n < 2 || span < 0.5 || rate <= 0) {
-					pu = uu = cu = px = sg = fr = "nan" } else {
-					k = 1e6 / hz / (rate * span)
-					pu = (p1 - p0) * k; uu = (u1 - u0) * k
-					cu = (c1 - c0) * k
-					px = (p1 - p0) / hz / span
-					sg = (s1 - s0) / (rate * span)
-					fr = uu > 0 ? pu / (2 * uu) : "nan" }
-				printf "%s,%s,%s,%.0f,%.1f,%.1f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%.1f,%s\n",
-				    c, r, s, rate, p50 / 1e3, p99 / 1e3, pu, uu, cu,
-				    px, est, err, l, uns, sg, p999 / 1e3, fr }' \
-			    "$OUT/samples-$c-$r-$s" >>"$PP"
+			sampled "$OUT/samples-$c-$r-$s"
+			cost_row "$j" "$OUT/samples-$c-$r-$s" >>"$PP"
 			tail -n 1 "$PP" >&2
 		done
 		r=$((r + 1))
@@ -346,17 +419,18 @@ done
 echo
 echo "## ping-pong ${SIZE} B, tenkload -t 1: median (min-max) of $RUNS runs"
 echo
-echo "| conns | proxy | msgs/s | p50 µs | p99 µs | proxy µs/msg | upstream µs/msg | client µs/msg | proxy CPU | established (min) | errors (max) |"
-echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-col_medians "$PP" 4 5 6 7 8 9 10 11 12 | awk '
+echo "| conns | proxy | msgs/s | p50 µs | p99 µs | proxy µs/msg | machine µs/msg | upstream µs/msg | client µs/msg | proxy CPU | established (min) | errors (max) |"
+echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+col_medians "$PP" 4 5 6 7 18 8 9 10 11 12 | awk '
 	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
 	  if ($2 == 11) { cell[k, $2] = sprintf("%d", $4); next }
 	  if ($2 == 12) { cell[k, $2] = sprintf("%d", $5); next }
 	  f = ($2 == 4) ? "%.0f" : ($2 == 10) ? "%.2f" : "%.1f"
 	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
-	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
+	END { split("4 5 6 7 18 8 9 10 11 12", cols, " ")
+		for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
 		printf "| %s | %s |", p[1], p[2]
-		for (c = 4; c <= 12; c++) printf " %s |", cell[k, c]
+		for (c = 1; c <= 10; c++) printf " %s |", cell[k, cols[c]]
 		printf "\n" } }'
 
 echo
@@ -380,39 +454,30 @@ col_medians "$PP" 16 14 15 17 | awk '
 echo
 echo "## same-round ratios, median (min-max): tenkd / peer"
 echo
-echo "| conns | peer | msgs/s | p99 | proxy µs/msg |"
-echo "| ---: | --- | ---: | ---: | ---: |"
+echo "| conns | peer | msgs/s | p99 | proxy µs/msg | machine µs/msg |"
+echo "| ---: | --- | ---: | ---: | ---: | ---: |"
 for t in $SERVERS; do
 	[ "$t" = tenkd ] && continue
-	for col in 4 6 7; do
+	for col in 4 6 7 18; do
 		run_ratios "$PP" "$col" tenkd "$t" |
 		    awk -v col="$col" -v t="$t" '{ print $1, t, col, $2, $3, $4 }'
 	done
-done | ratio_table 4 6 7
+done | ratio_table 4 6 7 18
 
 echo
 echo "## same-round ratios against the better peer (higher msgs/s in that" \
     "round), median (min-max)"
 echo
-echo "| conns | msgs/s | p99 | proxy µs/msg |"
-echo "| ---: | ---: | ---: | ---: |"
-for col in 4 6 7; do
-	awk -F, -v col="$col" 'NR > 1 {
-		v[$1, $2, $3] = $col; m[$1, $2, $3] = $4; k[$1, $2] = $1
-		if ($3 != "tenkd") peer[$3] = 1 }
-		END { for (x in k) { split(x, p, SUBSEP); best = ""; bm = -1
-			for (q in peer) if (m[p[1], p[2], q] > bm) {
-				bm = m[p[1], p[2], q]; best = q }
-			b = v[p[1], p[2], best]; a = v[p[1], p[2], "tenkd"]
-			if (best != "" && b > 0 && a != "nan") print p[1], a / b } }' \
-	    "$PP" | sort -n -s -k1,1 | median_table |
-	    awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
-done | awk '
-	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  cell[k, $2] = sprintf("%.2f (%.2f-%.2f)", $3, $4, $5) }
-	END { for (i = 1; i <= n; i++) { k = ord[i]
-		printf "| %s | %s | %s | %s |\n", k, cell[k, 4], cell[k, 6],
-		    cell[k, 7] } }'
+echo "| conns | tenkd | msgs/s | p99 | proxy µs/msg | machine µs/msg |"
+echo "| ---: | --- | ---: | ---: | ---: | ---: |"
+for me in $SERVERS; do
+	case $me in tenkd*) ;; *) continue ;; esac
+	for col in 4 6 7 18; do
+		better "$PP" "$col" "$me" | sort -n -s -k1,1 | median_table |
+		    awk -v col="$col" -v me="$me" \
+		    '{ print $1, me, col, $2, $3, $4 }'
+	done
+done | ratio_table 4 6 7 18
 
 fi
 
@@ -555,6 +620,61 @@ if [ "$ARUNS" -gt 0 ]; then
 	awk -F, 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s |\n",
 	    $1, $3, $4, $5, $6, $8, $7 }' "$AS"
 fi
+# ---- phase 4: open loop ------------------------------------------------
+if [ "$ORATE" -gt 0 ] && [ "$RUNS" -gt 0 ]; then
+	OL=$OUT/openloop.csv
+	PHASE=ol
+	c=$OCONNS
+	echo "$COST_HDR" >"$OL"
+	r=1
+	while [ "$r" -le "$RUNS" ]; do
+		for s in $SERVERS; do
+			start_upstream
+			start_proxy "$s" "$c"
+			j=$OUT/ol-$c-$r-$s.json
+			"$TENKLOAD" -q -M rate -R "$ORATE" -c "$c" -t 1 \
+			    -s "$SIZE" -d "${DUR}s" --warmup "$((WARM + c / RATE))s" \
+			    --connect-rate "$RATE" --source "$SRC" \
+			    --max-errors 1000000 --json "$j" \
+			    "$ADDR" >"$OUT/ol-$c-$r-$s.out" 2>&1 &
+			sampled "$OUT/olsamples-$c-$r-$s"
+			cost_row "$j" "$OUT/olsamples-$c-$r-$s" >>"$OL"
+			tail -n 1 "$OL" >&2
+		done
+		r=$((r + 1))
+	done
+	echo
+	echo "## open loop: $c connections, $ORATE msgs/s in all (tenkload -M" \
+	    "rate), ${SIZE} B: median (min-max) of $RUNS runs"
+	echo
+	echo "| conns | proxy | msgs/s | p50 µs | p99 µs | p99.9 µs | proxy µs/msg | machine µs/msg | errors (max) |"
+	echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	col_medians "$OL" 4 5 6 16 7 18 12 | awk '
+	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  if ($2 == 12) { cell[k, $2] = sprintf("%d", $5); next }
+	  f = ($2 == 4) ? "%.0f" : "%.1f"
+	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
+	END { split("4 5 6 16 7 18 12", cols, " ")
+		for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
+		printf "| %s | %s |", p[1], p[2]
+		for (c = 1; c <= 7; c++) printf " %s |", cell[k, cols[c]]
+		printf "\n" } }'
+	echo
+	echo "## open loop, same-round ratios against the better peer," \
+	    "median (min-max)"
+	echo
+	echo "| conns | tenkd | p50 | p99 | p99.9 | machine µs/msg |"
+	echo "| ---: | --- | ---: | ---: | ---: | ---: |"
+	for me in $SERVERS; do
+		case $me in tenkd*) ;; *) continue ;; esac
+		for col in 5 6 16 18; do
+			better "$OL" "$col" "$me" | sort -n -s -k1,1 |
+			    median_table | awk -v col="$col" -v me="$me" \
+			    '{ print $1, me, col, $2, $3, $4 }'
+		done
+	done | ratio_table 5 6 16 18
+fi
+
 echo
 echo "# load at the end: $(cut -d' ' -f1-3 /proc/loadavg); loads per run" \
     "are in the CSV files"

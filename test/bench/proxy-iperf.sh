@@ -12,6 +12,7 @@
 #   tenkd        tenkd proxy -t 1 (--splice auto, the default)
 #   tenkd-copy   tenkd proxy -t 1 --splice off
 #   tenkd-uring  tenkd proxy -t 1 -b io_uring (completions: no splice)
+#   tenkd-fp     tenkd proxy -t 1 --fastpath sockmap (needs root)
 #   haproxy-sp   HAProxy, nbthread 1, mode tcp, option splice-auto
 #   haproxy      HAProxy, nbthread 1, mode tcp
 #   nginx        nginx stream, one worker (nginx cannot splice)
@@ -97,6 +98,7 @@ start() {
 		case $1 in
 		tenkd-copy*)	_o="--splice off" ;;
 		tenkd-uring*)	_o="-b io_uring" ;;
+		tenkd-fp*)	_o="--fastpath sockmap" ;;
 		esac
 		case $1 in
 		*-64k)		_o="$_o --buffer-limit 64k" ;;

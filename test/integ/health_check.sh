@@ -3,8 +3,9 @@
 # Active health checks: an upstream that stops accepting is marked down
 # after --check-fall failed checks and up again after --check-rise
 # passed ones; with --check-send/--check-expect, one that accepts but
-# does not answer (stopped), or answers wrong, is down too; the options'
-# usage errors.
+# does not answer (stopped, or silent: down at --check-timeout, not
+# --connect-timeout), or answers wrong, is down too; the options' usage
+# errors.
 # backends: none
 # timeout: 60
 . "$(dirname "$0")/lib.sh"
@@ -63,6 +64,25 @@ wait_line 20 "$TENKD_LOG" "upstream $a is down: 2 health checks failed \
 kill -CONT "$A_PID"
 wait_line 20 "$TENKD_LOG" "upstream $a is up: 2 health checks passed" ||
     fail "answering again: not up"
+
+# A silent upstream (it accepts, never reads nor answers) is down at
+# --check-timeout, whatever --connect-timeout: with an hour's, a check
+# used to wait that long before it failed.  The default timeout is the
+# interval.
+faultsrv_start --starve 1
+for to in '' '--check-timeout 200ms'; do
+	# shellcheck disable=SC2086
+	tenkd_start proxy --threads 1 -u "$FADDR" --check-interval 100ms \
+	    --check-fall 2 --check-send PING --check-expect PONG \
+	    --connect-timeout 1h $to
+	wait_line 20 "$TENKD_LOG" "upstream $FADDR is down: 2 health checks \
+failed (last: timed out)" || fail "silent upstream ($to): not down"
+	kill -TERM "$TENKD_PID"
+	wait_exit 20 "$TENKD_PID"
+done
+faultsrv_stop
+bad '--check-timeout 1ms' proxy -u 127.0.0.1:1 --check-timeout 1ms
+bad '--check-timeout: only with tenkd proxy' echo --check-timeout 1s
 
 # A wrong reply is a failure.
 tenkd_start proxy --threads 1 -u "$a" --check-interval 50ms \

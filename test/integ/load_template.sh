@@ -3,10 +3,12 @@
 # tenkload's request templates against tenkd echo on this backend: every
 # placeholder rendered per request and echoed back, verified byte for
 # byte (echo compares what was rendered), one at a time and pipelined 8
-# deep (the connection's ring wraps); a --message-file of many requests,
-# templates among them; --first-message before them; and broken
-# templates refused before the run, naming the column (and the line of
-# a file) where they break.
+# deep (the connection's ring wraps); a template of one length, whose
+# placeholders are written over the last request in its slot of the
+# ring, alone, pipelined, across reconnects and under -n; a
+# --message-file of many requests, templates among them;
+# --first-message before them; and broken templates refused before the
+# run, naming the column (and the line of a file) where they break.
 # timeout: 120
 . "$(dirname "$0")/lib.sh"
 
@@ -26,6 +28,19 @@ run all8 -m "$all" --window 8
 # A request near the ring's size, pipelined: renders across its end.
 run big -m '{bytes:3000}{seq}' --window 3
 run first --first-message 'HELLO\r\n' -m 'n={seq}\r\n'
+
+# One length: padded numbers, a Zipf table's and {bytes}, in slots.
+# Echo compares what was sent; line framing and the check also see that
+# the literal bytes are there.
+slot='k{rand:000000-999999}/{zipf:000100000:0.99}/{bytes:12}\r\n'
+run slot -m "$slot"
+run slot8 -m "$slot" --window 8 --reply line --reply-check k
+run slotre -m "$slot" --window 3 --conn-lifetime 7 \
+    --first-message 'HELLO\r\n'
+load_has slotre connections.reconnects -gt 0 "no reconnects"
+# shellcheck disable=SC2046
+load_run slotn $(be_opt) -m "$slot" --window 4 -c 8 -n 5000 "$ADDR"
+load_has slotn traffic.msgs -eq 5000 "not 5000 replies"
 
 # The size range of the report is that of the templates.
 [ "$(json_get "$T/all.json" header.size_min)" -lt \

@@ -7,8 +7,9 @@
 # reopen (which keeps the old file and warns once), and --check says the
 # same; the root-owned file is untouched.  Likewise a link to a
 # directory, a second hard link and a file of another owner; a link in
-# a directory only root can write is root's own and followed, and a log
-# owned by nobody (logrotate's "create ... tenkd") is fine.
+# a directory only root can write is root's own and followed (and what
+# it points to walked by the same rules), and a log owned by nobody
+# (logrotate's "create ... tenkd") is fine.
 # backends: none
 # timeout: 60
 . "$(dirname "$0")/lib.sh"
@@ -75,6 +76,20 @@ chmod 600 "$T/rootdir/acc"
 as_nobody ln -s "$T/rootdir" "$d/logs"
 refused "directory link" "access log $d/logs/acc: logs is a symbolic link \
 in a directory user nobody can write" --access-log "$d/logs/acc"
+[ "$(cat "$T/rootdir/acc")" = "root only" ] || fail "rootdir/acc changed"
+
+# A link root made, where only root writes, to a directory of nobody's
+# in which nobody swaps the log directory for a link to root's: the
+# link root made is walked one component at a time, so nobody's link
+# at the end of it is seen and refused (before, the kernel resolved the
+# whole target and root appended to rootdir/acc).
+mkdir "$T/rootlinks" "$T/udir"
+chown nobody "$T/udir"
+as_nobody ln -s "$T/rootdir" "$T/udir/logs"
+ln -s "$T/udir/logs" "$T/rootlinks/logs"
+refused "link through nobody's directory" "access log \
+$T/rootlinks/logs/acc: logs is a symbolic link in a directory user nobody \
+can write" --access-log "$T/rootlinks/logs/acc"
 [ "$(cat "$T/rootdir/acc")" = "root only" ] || fail "rootdir/acc changed"
 
 # A second hard link (fs.protected_hardlinks keeps nobody from making

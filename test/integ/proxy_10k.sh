@@ -29,17 +29,7 @@ mu=0
 
 upstream_start --threads 2
 tenkd_start proxy --workers 2 --threads 1 -u "$UPADDR"
-timeout 150 "$TENKLOAD" -M pingpong -c "$n" -t 2 --connect-rate 2000 \
-    --warmup 2s --max-unserved "$mu" -d 5s -s 64 --json "$T/r.json" \
-    "$ADDR" >"$T/out" 2>"$T/err" ||
-    fail "tenkload: $(tail -n 5 "$T/out" "$T/err")"
-for k in requested established open_at_end; do
-	v=$(json_get "$T/r.json" connections.$k)
-	[ "$v" -eq "$n" ] || fail "connections.$k is $v, not $n"
-done
-[ "$(json_get "$T/r.json" errors.total)" -eq 0 ] ||
-    fail "errors: $(cat "$T/out")"
-grep -i 'msgs/s' "$T/out" | head -n 2
+pingpong_all "$n" "$mu"
 tenkd_stats >/dev/null || exit 1
 "$TKCLI" echo -c 10 -b 1-64k "$ADDR" || fail "echo after the load"
 pass

@@ -25,10 +25,11 @@ for i in 1 2 3 4 5; do
 done
 # shellcheck disable=SC2086
 up3=$(hash_nth 3 $HASH_UPS)
-# Health by the checks alone, which time out after --connect-timeout:
-# long enough that no burst of clients fails one.
+# Health by the checks alone, which time out after --check-timeout:
+# long enough that no burst of clients fails one (by default a check
+# has the interval, 100 ms, which a burst can pass).
 checks="--check-interval 100ms --check-fall 1 --check-rise 1
-    --check-send ping --check-expect ping --connect-timeout 2s
+    --check-send ping --check-expect ping --check-timeout 2s
     --fail-max 1000"
 # shellcheck disable=SC2046,SC2086
 tenkd_start proxy --threads 2 --balance hash $(hash_ups -u 12345) $checks \

@@ -55,9 +55,9 @@ wait_exit 30 "$big"
 # Its kernel resets or, with nothing unread, sends a FIN first.  The
 # client exits at the first session's end, and its close may reset the
 # second before the proxy reads the upstream's reset: that one may be
-# the client's.
+# the client's, after the upstream's FIN (client/fin reset).
 _two() {
-	[ "$(grep -c ' tries=1 .*/data reset$\| tries=1 upstream/' \
+	[ "$(grep -c ' tries=1 .*/\(data\|fin\) reset$\| tries=1 upstream/' \
 	    "$T/acc")" -eq 2 ]
 }
 wait_for 10 _two || fail "access log: $(cat "$T/acc")"

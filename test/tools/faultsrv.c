@@ -17,7 +17,12 @@
  *
  * Offsets count per connection from 0.  Durations take ns, us, ms, s.
  * After binding it prints "listening on ADDR:PORT" on stderr.  SIGTERM
- * and SIGINT end it.
+ * and SIGINT end it; with --delay it then says how late it released the
+ * delayed chunks, and the time from a chunk's arrival in the kernel to
+ * the next one's on its connection, which for a ping-pong client holds
+ * its whole round trip ("delay: N chunks, late p50 NS ns, cycle p50 NS
+ * ns"): the latency a client measures can be no more than that,
+ * whatever the load of the machine.
  */
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -55,6 +60,7 @@ struct fconn {
 	size_t		 rel;		/* buf[off..rel) may be sent */
 	int		 wantout;
 	int		 shut;		/* --close-early: write side shut */
+	uint64_t	 last;		/* the last chunk came, --delay */
 };
 
 /* A delayed chunk: conn fd/gen may send up to "upto" bytes at "due". */
@@ -75,6 +81,11 @@ static uint64_t		 delay_ns, stall_ns, stall_after = 1000000000ULL;
 static uint64_t		 stall_at;	/* 0: not yet known */
 static uint64_t		 starve_every, naccepted;
 static int		 stalled;
+#define NLATE		65536
+static uint64_t		 late[NLATE];	/* a delayed chunk's lateness, ns */
+static size_t		 nlate;
+static uint64_t		 cycle[NLATE];	/* from one chunk to the next, ns */
+static size_t		 ncycle;
 static volatile sig_atomic_t	quit;
 
 static uint64_t
@@ -231,6 +242,14 @@ seg_push(struct fconn *c, uint64_t due)
 	stail++;
 }
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Release the delayed chunks that are due. */
 static void
 seg_run(uint64_t now)
@@ -244,6 +263,8 @@ seg_run(uint64_t now)
 		if (s->due > now)
 			break;
 		shead++;
+		if (nlate < NLATE)
+			late[nlate++] = now - s->due;
 		c = conn_of(s->fd);
 		if (c->fd != s->fd || c->gen != s->gen)
 			continue;
@@ -255,16 +276,56 @@ seg_run(uint64_t now)
 	}
 }
 
+/*
+ * recv(2), with --delay the time the kernel took the bytes in, in
+ * *stamp (SO_TIMESTAMPNS, real time in ns; 0 without): a cycle measured
+ * from there leaves out how late this process woke to read them.
+ */
+static ssize_t
+recv_stamped(int fd, char *buf, size_t len, uint64_t *stamp)
+{
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	struct cmsghdr	*cm;
+	struct timespec	 ts;
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(struct timespec))];
+	}		 cbuf;
+	ssize_t		 n;
+
+	*stamp = 0;
+	if (delay_ns == 0)
+		return recv(fd, buf, len, 0);
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = buf;
+	iov.iov_len = len;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cbuf.buf;
+	msg.msg_controllen = sizeof(cbuf.buf);
+	if ((n = recvmsg(fd, &msg, 0)) <= 0)
+		return n;
+	for (cm = CMSG_FIRSTHDR(&msg); cm != NULL; cm = CMSG_NXTHDR(&msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_TIMESTAMPNS) {
+			memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+			*stamp = (uint64_t)ts.tv_sec * 1000000000ULL +
+			    (uint64_t)ts.tv_nsec;
+		}
+	return n;
+}
+
 static void
 conn_read(struct fconn *c)
 {
 	char		 tmp[65536];
 	ssize_t		 n;
 	size_t		 k, i;
-	uint64_t	 at;
+	uint64_t	 at, now;
 
 	for (;;) {
-		n = recv(c->fd, tmp, sizeof(tmp), 0);
+		n = recv_stamped(c->fd, tmp, sizeof(tmp), &now);
 		if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
 			conn_close(c);
 			return;
@@ -295,8 +356,12 @@ conn_read(struct fconn *c)
 		c->len += k;
 		if (delay_ns == 0)
 			c->rel = c->len;
-		else
+		else {
+			if (c->last != 0 && now != 0 && ncycle < NLATE)
+				cycle[ncycle++] = now - c->last;
+			c->last = now;
 			seg_push(c, tk_clock_mono() + delay_ns);
+		}
 		if ((size_t)n < sizeof(tmp))
 			break;
 	}
@@ -319,10 +384,14 @@ do_accept(int lfd)
 			return;
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (delay_ns > 0)
+			setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one,
+			    sizeof(one));
 		c = conn_of(fd);
 		c->fd = fd;
 		c->in = c->echoed = 0;
 		c->wantout = c->shut = 0;
+		c->last = 0;
 		if (starve_every > 0 && ++naccepted % starve_every == 0)
 			continue;	/* held open, never read */
 		memset(&e, 0, sizeof(e));
@@ -479,6 +548,15 @@ main(int argc, char *argv[])
 			if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 				conn_read(c);
 		}
+	}
+	if (delay_ns > 0) {
+		qsort(late, nlate, sizeof(late[0]), cmp_u64);
+		qsort(cycle, ncycle, sizeof(cycle[0]), cmp_u64);
+		fprintf(stderr, "delay: %zu chunks, late p50 %llu ns, "
+		    "cycle p50 %llu ns\n", nlate,
+		    nlate > 0 ? (unsigned long long)late[(nlate - 1) / 2] : 0,
+		    ncycle > 0 ? (unsigned long long)cycle[(ncycle - 1) / 2] :
+		    0);
 	}
 	return 0;
 }

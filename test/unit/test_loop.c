@@ -1107,6 +1107,44 @@ TEST_BE(loop_io_close)
 }
 
 /*
+ * A watcher closed while another descriptor holds its file (a draining
+ * worker's listener, which the master keeps open): on epoll, which
+ * skips the del, the registration outlives the fd, and the file's next
+ * event must not call the watcher, whose fd is now -1.  Stopped the same
+ * way, a watcher whose fd stays open is not called either.
+ */
+TEST_BE(loop_closed_shared)
+{
+	struct tk_loop	*l = newloop();
+	struct w	 x, y;
+	int		 keep;
+
+	w_open(&x, M_DRAIN);
+	T_SYS(keep = dup(x.io.fd));
+	T_EQ(tk_io_start(l, &x.io, TK_EV_READ), 0);
+	put(x.peer, "a");
+	until_gt(l, &x.calls, 0, "first call");
+	T_EQ(tk_io_close(l, &x.io), 0);
+	put(x.peer, "b");
+	passes(l, SETTLE);
+	T_EQ(x.calls, 1);
+	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
+
+	w_open(&y, M_IDLE);
+	T_EQ(tk_io_start(l, &y.io, TK_EV_READ), 0);
+	put(y.peer, "c");
+	until_gt(l, &y.calls, 0, "first call");
+	tk_io_stop(l, &y.io);
+	put(y.peer, "d");
+	passes(l, SETTLE);
+	T_EQ(y.calls, 1);
+	w_close(l, &y);
+	close(keep);
+	close(x.peer);
+	tk_loop_free(l);
+}
+
+/*
  * No starvation with more ready fds than one wait returns.  8,300
  * watchers, each of which re-arms itself (writes a byte to its own peer
  * after draining), so every fd is readable again at every wait.  Over 40

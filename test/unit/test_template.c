@@ -180,14 +180,15 @@ TEST(template_rand)
 
 /*
  * Padded numbers of every width and range come out at the width, in
- * range; and a rendering over the last one in place (the engine's
- * ring) equals a whole one from the same state, for fixed layouts and
- * for others.
+ * range; and the placeholders of a fixed layout written over its last
+ * rendering in place (the engine's ring, tmpl_over) give what a whole
+ * rendering from the same state does.  A template of another layout
+ * has no such call.
  */
 TEST(template_padded_over)
 {
 	static const char *const texts[] = {
-		"k{rand:0-9}", "k{rand:00-99}", "k{rand:000-999}",
+		"k{rand:00-99}", "k{rand:000-999}",
 		"k{rand:0000-9999}", "k{rand:00000-99999}",
 		"k{rand:0000000-0099999}", "k{rand:00000000-99999999}",
 		"*3\\r\\n$3\\r\\nSET\\r\\n$16\\r\\nkey:"
@@ -195,41 +196,64 @@ TEST(template_padded_over)
 		"{rand:00000000000000000000-18446744073709551615}",
 		"{rand:0000000000-4294967296}x{zipf:00000100:0.9}"
 		    "{bytes:5}{rand:007-9}",
-		"{seq} {rand:1-100} {zipf:1000:1}",
+		"k{rand:000000-999999}", "k{rand:0000000000-9999999999}",
+		"k{rand:000120-000123}", "k{zipf:000100000:0.99}",
+		"k{zipf:0000000002000000:1.1}", "<{bytes:40}>",
+	};
+	static const char *const other[] = {
+		"{seq} {rand:1-100} {zipf:1000:1}", "k{rand:0-9}",
+		"k{rand:0-99}", "k{rand:01-100}", "{zipf:1000:1}", "{conn}",
+	};
+	static const struct {
+		const char	*text;
+		size_t		 len;
+	} widths[] = {
+		{ "{rand:0-9}", 1 }, { "{rand:00-99}", 2 },
+		{ "{rand:000-999}", 3 }, { "{rand:0000-9999}", 4 },
+		{ "{rand:00000-99999}", 5 }, { "{rand:0000000-0099999}", 7 },
+		{ "{rand:00000000-99999999}", 8 },
 	};
 	struct tmpl_set	 ts;
 	uint64_t	 a, b, c;
-	struct tp_ctx	 xa = { &a, 0, 0 }, xb = { &b, 0, 0 };
-	struct tp_ctx	 xc = { &c, 0, 0 };
+	struct tp_ctx	 xa = { &a, 0, 0 }, xc = { &c, 0, 0 };
+	const struct tp_part *arg;
+	tp_over_fn	*fn;
 	unsigned char	 whole[4096], over[4096];
-	size_t		 i, k, n, m;
+	size_t		 i, k, n;
 
 	for (i = 0; i < NELEM(texts); i++) {
 		tp_setup(&ts, texts[i]);
+		T_UEQ(ts.minlen, ts.maxlen);
+		if ((fn = tmpl_over(ts.t[0], &arg)) == NULL)
+			T_FAIL("%s: no fixed layout", texts[i]);
 		a = b = 77 + i;
 		c = 1;
 		(void)tmpl_render(ts.t[0], &xc, over);
 		for (k = 0; k < 2000; k++) {
-			xa.seq = xb.seq = k;
 			n = tmpl_render(ts.t[0], &xa, whole);
-			m = tmpl_render_over(ts.t[0], &xb, over);
-			if (n != m || memcmp(whole, over, n) != 0)
+			if (fn(arg, &b, over) != n || n != ts.maxlen ||
+			    memcmp(whole, over, n) != 0)
 				T_FAIL("%s: over \"%.*s\", whole \"%.*s\"",
-				    texts[i], (int)m, over, (int)n, whole);
-			T_LE(n, ts.maxlen);
+				    texts[i], (int)n, over, (int)n, whole);
 		}
+		T_UEQ(a, b);
+		tmpl_free(&ts);
+	}
+	for (i = 0; i < NELEM(other); i++) {
+		tp_setup(&ts, other[i]);
+		T_OK(tmpl_over(ts.t[0], &arg) == NULL);
 		tmpl_free(&ts);
 	}
 
 	/* Each width: the value in range, zeros in front, nothing else. */
-	for (i = 0; i < 7; i++) {
+	for (i = 0; i < NELEM(widths); i++) {
 		char	out[64];
 
-		tp_setup(&ts, texts[i] + 1);
+		tp_setup(&ts, widths[i].text);
 		a = 5;
 		for (k = 0; k < 3000; k++) {
 			n = tp_render(&ts, &xa, out);
-			T_UEQ(n, i + 1 == 6 ? 7 : i == 6 ? 8 : i + 1);
+			T_UEQ(n, widths[i].len);
 			T_OK(strspn(out, "0123456789") == n);
 		}
 		tmpl_free(&ts);
@@ -265,20 +289,20 @@ TEST(template_seeded)
 
 /*
  * {zipf:N:S}: value k - 1 for rank k, with probability k^-S / H(N,S);
- * 200,000 draws from a seeded state, each rank within 5 standard
- * deviations of its expectation.
+ * 200,000 draws from a seeded state, each of the first 16 ranks and
+ * the rest together within 5 standard deviations of its expectation.
+ * N up to 2^20 draws from a table, a larger one by rejection.
  */
 static void
 zipf_check(uint64_t n, double s)
 {
 	struct tmpl_set	 ts;
-	uint64_t	 rng = 99, cnt[16] = { 0 }, k, draws = 200000;
+	uint64_t	 rng = 99, cnt[17] = { 0 }, k, draws = 200000;
 	struct tp_ctx	 x = { &rng, 0, 0 };
 	char		 text[64], out[64];
-	double		 h = 0, p, sd;
+	double		 h = 0, p, e[17] = { 0 }, sd;
 	uint64_t	 i;
 
-	T_LE(n, 16);
 	snprintf(text, sizeof(text), "{zipf:%llu:%g}", (unsigned long long)n,
 	    s);
 	tp_setup(&ts, text);
@@ -286,18 +310,20 @@ zipf_check(uint64_t n, double s)
 		tp_render(&ts, &x, out);
 		k = tp_num(out);
 		T_LT(k, n);
-		cnt[k]++;
+		cnt[k < 16 ? k : 16]++;
 	}
-	for (k = 1; k <= n; k++)
+	for (k = n; k >= 1; k--)
 		h += pow((double)k, -s);
-	for (k = 1; k <= n; k++) {
-		p = pow((double)k, -s) / h;
+	for (k = 1; k <= n; k++)
+		e[k <= 16 ? k - 1 : 16] += pow((double)k, -s) / h;
+	for (k = 0; k < 17; k++) {
+		p = e[k];
 		sd = sqrt((double)draws * p * (1 - p));
-		if (fabs((double)cnt[k - 1] - (double)draws * p) > 5 * sd + 1)
-			T_FAIL("zipf %llu %g: rank %llu drawn %llu times, "
+		if (fabs((double)cnt[k] - (double)draws * p) > 5 * sd + 1)
+			T_FAIL("zipf %llu %g: value %llu%s drawn %llu times, "
 			    "expected %.0f", (unsigned long long)n, s,
-			    (unsigned long long)k,
-			    (unsigned long long)cnt[k - 1], (double)draws * p);
+			    (unsigned long long)k, k == 16 ? " or more" : "",
+			    (unsigned long long)cnt[k], (double)draws * p);
 	}
 	tmpl_free(&ts);
 }
@@ -315,6 +341,10 @@ TEST(template_zipf)
 	zipf_check(16, 0.99);
 	zipf_check(5, 2.5);
 	zipf_check(1, 1);
+	zipf_check(100000, 0.99);
+	zipf_check(1 << 20, 1.2);
+	zipf_check((1 << 20) + 1, 0.99);
+	zipf_check((1 << 20) + 1, 1.5);
 
 	/* A billion keys: in range, padded, most draws small. */
 	tp_setup(&ts, "{zipf:01000000000:1.1}");
