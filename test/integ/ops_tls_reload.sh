@@ -8,7 +8,6 @@
 # the reload (the ticket keys come from a secret the generations share);
 # a file whose key does not match its certificate is refused as a reload
 # and the workers go on serving.
-# backends: epoll io_uring
 # timeout: 180
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_tls.sh"

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # tenkd proxy terminating TLS (--tls-cert) in front of plaintext
 # upstreams: tlspeer's megabyte through it to tenkd echo and back
-# byte-exact, in 7-byte records and in records cut into 3-byte pieces;
+# byte-exact, in 7-byte records and in records cut into 3-byte pieces
+# and into single bytes;
 # half-close through TLS both ways: the client's close_notify (or its
 # FIN alone) reaches the upstream as a FIN and the echo still comes
 # back, and an upstream that sends first and closes reaches the client
@@ -21,6 +22,7 @@ tenkd_start proxy --threads 2 -u "$UPADDR" --tls-cert "$EC_CERT" \
 tlspeer_got big 1048576 -b 1048576 "$ADDR"
 tlspeer_got small 100000 -b 100000 -r 7 "$ADDR"
 tlspeer_got split 3000 -b 3000 -r 100 -s 3 "$ADDR"
+tlspeer_got bytes 200 -b 200 -r 100 -s 1 "$ADDR"
 tlspeer_got fin 70000 -b 70000 -F "$ADDR"
 case $TPC_OUT in *"end close_notify"*) ;; *) fail "fin: $TPC_OUT" ;; esac
 

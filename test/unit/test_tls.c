@@ -5,10 +5,12 @@
  * wants become the watchers', a megabyte echoed through small socket
  * buffers (so that writes meet EAGAIN mid-record and reads find records
  * split), close_notify and the FIN each way, a FIN without close_notify,
- * plaintext to a server, verification, SNI, resumption by ticket, and
- * the context's refusals of bad files.  Certificates are made here with
- * the library, in the test's own directory.
+ * plaintext to a server, verification, SNI, resumption by ticket, a
+ * record split at every byte, and the context's refusals of bad files.
+ * Certificates are made here with the library, in the test's own
+ * directory.
  */
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -645,6 +647,208 @@ TEST_BE(tls_not_tls)
 	tk_loop_free(l);
 	tk_tls_ctx_free(sc);
 	certs_gone();
+}
+
+/*
+ * Every split of a record: the client's records pass through the test
+ * (the client writes to x1, the test to x2, the server reads sfd), two
+ * records of MSG bytes at a time, cut into two sends at every byte
+ * offset k of the pair.  After the first piece the server, on the
+ * loop, must have returned the first record's plaintext if the piece
+ * holds it whole, and nothing otherwise (a record is not plaintext
+ * until its last byte; a READ blocked with a whole record in the
+ * library would lose its wake-up); after the rest, both, in order.
+ */
+#define MSG	64
+
+struct splitsrv {
+	struct tk_io	 io;
+	struct tk_tls	*t;
+	unsigned char	 in[4 * MSG];
+	size_t		 got;
+	int		 failed;
+};
+
+static void
+split_io(struct tk_loop *l, struct tk_io *io)
+{
+	struct splitsrv	*s = io->arg;
+	ssize_t		 r;
+
+	while (io->ready & s->t->rwant) {
+		r = tk_tls_read(s->t, s->in + s->got, sizeof(s->in) - s->got);
+		if (r == -1 && errno == EAGAIN)
+			break;
+		if (r <= 0) {
+			s->failed = 1;
+			break;
+		}
+		s->got += (size_t)r;
+	}
+	T_SYS(tk_io_want(l, io, s->failed ? 0 : s->t->rwant));
+}
+
+/* What fd holds unread. */
+static int
+unread(int fd)
+{
+	int	n;
+
+	T_SYS(ioctl(fd, FIONREAD, &n));
+	return n;
+}
+
+/* Move what src holds to dst; how many bytes. */
+static size_t
+relay(int src, int dst)
+{
+	char	buf[8192];
+	ssize_t	n;
+	size_t	moved = 0;
+
+	while ((n = recv(src, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		T_EQ(send(dst, buf, (size_t)n, MSG_NOSIGNAL), n);
+		moved += (size_t)n;
+	}
+	return moved;
+}
+
+/* Exactly len bytes from fd, within 10 s. */
+static void
+recv_all(int fd, unsigned char *p, size_t len)
+{
+	uint64_t	deadline = tk_clock_mono() + 10 * TK_SEC;
+	ssize_t		n;
+	size_t		off = 0;
+
+	while (off < len) {
+		n = recv(fd, p + off, len - off, MSG_DONTWAIT);
+		if (n > 0)
+			off += (size_t)n;
+		else if (n == 0 || errno != EAGAIN)
+			T_FAIL("recv: %s", n == 0 ? "eof" : strerror(errno));
+		else if (tk_clock_mono() > deadline)
+			T_FAIL("%zu of %zu bytes after 10 s", off, len);
+		else
+			usleep(200);
+	}
+}
+
+/* Run l until s has got want bytes and sfd is drained, or fail. */
+static void
+split_wait(struct tk_loop *l, struct splitsrv *s, int sfd, size_t want,
+    size_t k)
+{
+	uint64_t	deadline = tk_clock_mono() + 10 * TK_SEC;
+
+	while (s->got < want || unread(sfd) > 0) {
+		if (s->failed)
+			T_FAIL("split at %zu: the server failed: %d", k,
+			    s->t->fail);
+		if (tk_clock_mono() > deadline)
+			T_FAIL("split at %zu: got %zu of %zu, %d unread", k,
+			    s->got, want, unread(sfd));
+		tk_loop_run(l, TK_RUN_NOWAIT);
+		usleep(100);
+	}
+	/* A pass more: nothing beyond what was whole. */
+	tk_loop_run(l, TK_RUN_NOWAIT);
+	T_UEQ(s->got, want);
+}
+
+static void
+split_run(int version)
+{
+	struct tk_tls_ctx	*sc, *cc;
+	struct tk_loop		*l;
+	struct tk_io		 cio;
+	struct tk_tls		*ct;
+	struct splitsrv		 s;
+	unsigned char		 msg[2 * MSG], *rec;
+	uint64_t		 deadline;
+	size_t			 len, k, i, rec1;
+	char			 err[256];
+	int			 cfd, x1, x2, sfd, hc = 0, hsv = 0;
+
+	certs();
+	sc = server_ctx(0);
+	cc = client_ctx(NULL);
+	T_SYS(tk_tls_ctx_versions(cc, version, version, err, sizeof(err)));
+	T_PTR(l = tk_loop_new(t_backend, 0));
+	tcp_pair(&cfd, &x1, 0);
+	tcp_pair(&x2, &sfd, 0);
+	memset(&s, 0, sizeof(s));
+	tk_io_init(&cio, cfd, split_io, NULL);
+	tk_io_init(&s.io, sfd, split_io, &s);
+	T_PTR(ct = tk_tls_new(cc, &cio, "a.test", NULL));
+	T_PTR(s.t = tk_tls_new(sc, &s.io, NULL, NULL));
+	deadline = tk_clock_mono() + 10 * TK_SEC;
+	while (hc != 1 || hsv != 1) {
+		if (hc != 1)
+			T_GE(hc = tk_tls_handshake(ct), 0);
+		if (hsv != 1)
+			T_GE(hsv = tk_tls_handshake(s.t), 0);
+		if (relay(x1, x2) + relay(x2, x1) == 0)
+			usleep(200);
+		if (tk_clock_mono() > deadline)
+			T_FAIL("no handshake after 10 s");
+	}
+	/* The last flight (and any ticket) on its way: let it land. */
+	usleep(10000);
+	(void)relay(x1, x2);
+	T_SYS(tk_io_start(l, &s.io, s.t->rwant));
+	split_wait(l, &s, sfd, 0, 0);
+
+	rec = NULL;
+	len = rec1 = 0;
+	for (k = 1; len == 0 || k < len; k++) {
+		for (i = 0; i < sizeof(msg); i++)
+			msg[i] = (unsigned char)(k * 7 + i);
+		T_EQ(tk_tls_write(ct, msg, MSG), MSG);
+		T_EQ(tk_tls_write(ct, msg + MSG, MSG), MSG);
+		if (len == 0) {
+			/* The pair's size, from the first record's header. */
+			unsigned char	h[5];
+
+			recv_all(x1, h, 5);
+			rec1 = 5 + ((size_t)h[3] << 8 | h[4]);
+			len = 2 * rec1;
+			T_PTR(rec = malloc(len));
+			memcpy(rec, h, 5);
+			recv_all(x1, rec + 5, len - 5);
+		} else
+			recv_all(x1, rec, len);
+		s.got = 0;
+		T_EQ(send(x2, rec, k, MSG_NOSIGNAL), (ssize_t)k);
+		split_wait(l, &s, sfd, k >= rec1 ? MSG : 0, k);
+		T_EQ(send(x2, rec + k, len - k, MSG_NOSIGNAL),
+		    (ssize_t)(len - k));
+		split_wait(l, &s, sfd, 2 * MSG, k);
+		T_OK(memcmp(s.in, msg, sizeof(msg)) == 0);
+	}
+	T_GT(k, 2 * (5 + MSG));
+	free(rec);
+	tk_io_stop(l, &s.io);
+	tk_tls_free(s.t);
+	tk_tls_free(ct);
+	close(cfd);
+	close(x1);
+	close(x2);
+	close(sfd);
+	tk_loop_free(l);
+	tk_tls_ctx_free(sc);
+	tk_tls_ctx_free(cc);
+	certs_gone();
+}
+
+TEST_BE(tls_record_splits_13)
+{
+	split_run(TK_TLS_1_3);
+}
+
+TEST_BE(tls_record_splits_12)
+{
+	split_run(TK_TLS_1_2);
 }
 
 /* Each bad file or setting is refused with a line naming it. */
