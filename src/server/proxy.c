@@ -257,6 +257,8 @@ static int	up_tls(struct worker *, struct psess *);
 static int	up_handshake(struct worker *, struct psess *);
 static void	up_drop(struct worker *, struct psess *, int);
 static int	send_first(struct worker *, struct psess *);
+static void	send_failed(struct worker *, struct psess *,
+		    const struct dp_flow *);
 static void	proxy_idle(struct worker *, struct conn *);
 
 const struct proto proto_proxy = {
@@ -641,12 +643,7 @@ connect_done(struct worker *w, struct psess *s)
 		    sizeof(hdr));
 		flow(s, C2U, &f);
 		if (dp_send(w, &f, hdr, n) == -1) {
-			if (f.err == DP_ERR_NOMEM)
-				end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
-			else
-				end(w, s, WHO_UPSTREAM, dp_reason(errno) ==
-				    CONN_RESET ? WHY_RESET : WHY_ERROR,
-				    dp_reason(errno));
+			send_failed(w, s, &f);
 			return -1;
 		}
 		s->hdr = (uint8_t)n;
@@ -711,15 +708,24 @@ send_first(struct worker *w, struct psess *s)
 	free(p->buf);
 	p->buf = NULL;
 	if (r == -1) {
-		if (f.err == DP_ERR_NOMEM)
-			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
-		else
-			end(w, s, WHO_UPSTREAM, dp_reason(errno) ==
-			    CONN_RESET ? WHY_RESET : WHY_ERROR,
-			    dp_reason(errno));
+		send_failed(w, s, &f);
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * End s after dp_send() of f failed: tenkd's lack of memory, or the
+ * upstream's error (errno).
+ */
+static void
+send_failed(struct worker *w, struct psess *s, const struct dp_flow *f)
+{
+	if (f->err == DP_ERR_NOMEM)
+		end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+	else
+		end(w, s, WHO_UPSTREAM, dp_reason(errno) == CONN_RESET ?
+		    WHY_RESET : WHY_ERROR, dp_reason(errno));
 }
 
 /*
