@@ -137,9 +137,9 @@ SCHEME=http
 if [ -n "$TLS" ]; then
 	mkdir -p "$OUT/tls"
 	CERT=$OUT/tls/cert.pem
-	KEY=$OUT/tls/key.pem
+	TLSKEY=$OUT/tls/key.pem
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-	    -keyout "$KEY" -out "$CERT" -days 2 -subj /CN=localhost \
+	    -keyout "$TLSKEY" -out "$CERT" -days 2 -subj /CN=localhost \
 	    >"$OUT/tls/req.log" 2>&1 || die "openssl req: $(cat "$OUT/tls/req.log")"
 	# redis-benchmark waits for its handshakes without a limit.
 	TLSOPT="--tls --connect-timeout 60s"
@@ -181,7 +181,7 @@ start_redis() {
 	mkdir -p "$OUT/redis"
 	_rp="--port $PORT"
 	[ -n "$TLS" ] && _rp="--port 0 --tls-port $PORT --tls-cert-file $CERT
-	    --tls-key-file $KEY --tls-ca-cert-file $CERT --tls-auth-clients no"
+	    --tls-key-file $TLSKEY --tls-ca-cert-file $CERT --tls-auth-clients no"
 	# shellcheck disable=SC2086	# $_rp is a list of words
 	"$REDIS" $_rp --bind 127.0.0.1 --save '' --appendonly no \
 	    --daemonize no --dir "$OUT/redis" --maxclients 10000 \
@@ -210,7 +210,7 @@ start_nginx() {
 	_ssl=
 	[ -n "$TLS" ] && _ssl=" ssl;
 		ssl_certificate $CERT;
-		ssl_certificate_key $KEY;
+		ssl_certificate_key $TLSKEY;
 		ssl_protocols TLSv1.2 TLSv1.3"
 	cat >"$_d/nginx.conf" <<EOF
 daemon off;

@@ -28,10 +28,15 @@
 #        per GB that the clients sent (it moved as much back);
 #  idle  memory: the contender's resident memory (all its processes)
 #        with -i idle TLS connections open (default 2000) less before
-#        they came, per connection;
+#        they came, per connection, sampled until 6 s after the last
+#        handshake (tenkd gives the handshakes' heap back a few seconds
+#        after a burst: tk_tls_trim);
 # and once, with the ECDSA certificate:
 #  route 64 B ping-pong on -c connections through the SNI router: msgs/s
 #        and the router's CPU per message.
+#        With -F also tenkd --sni-route --fastpath sockmap (the kernel
+#        forwards the session once the ClientHello has gone: needs root
+#        or CAP_BPF), as phase routefp against the same round's nginx.
 #
 # CPU is utime+stime of the contender's processes (/proc/PID/stat,
 # sampled every 50 ms) inside tenkload's measured window.
@@ -45,6 +50,7 @@
 #   -k LIST   key kinds, comma-separated (default ec,rsa)
 #   -p LIST   phases (default hs,pp,bulk,idle,route)
 #   -o DIR    keep raw results here (default: a temporary directory)
+#   -F        phase route also with --fastpath sockmap (routefp)
 #
 # Output: tables on stdout; raw CSV, JSON and logs in DIR.
 # Not run by `make test`.
@@ -53,7 +59,7 @@ set -u
 
 usage() {
 	echo "usage: $0 [-b dir] [-c conns] [-i idle] [-d secs] [-r runs]" \
-	    "[-k ec,rsa] [-p phases] [-o dir]" >&2
+	    "[-k ec,rsa] [-p phases] [-o dir] [-F]" >&2
 	exit 2
 }
 
@@ -68,7 +74,8 @@ RUNS=3
 KINDS=ec,rsa
 PHASES=hs,pp,bulk,idle,route
 OUT=
-while getopts b:c:i:d:r:k:p:o: opt; do
+FP=
+while getopts b:c:i:d:r:k:p:o:F opt; do
 	case $opt in
 	b) B=$OPTARG ;;
 	c) CONNS=$OPTARG ;;
@@ -78,6 +85,7 @@ while getopts b:c:i:d:r:k:p:o: opt; do
 	k) KINDS=$OPTARG ;;
 	p) PHASES=$OPTARG ;;
 	o) OUT=$OPTARG ;;
+	F) FP=tenkd-route-fp ;;
 	*) usage ;;
 	esac
 done
@@ -173,6 +181,12 @@ contender() {
 		    --sni-route "*=$UP" --log-level warn \
 		    --idle-timeout 0 >"$_d/log" 2>&1 &
 		;;
+	tenkd-route-fp)
+		# info: fp_on reads the line that says the kernel forwards
+		"$TENKD" proxy -t 1 --listen "$LISTEN" -u "$UP" \
+		    --sni-route "*=$UP" --fastpath sockmap --log-level info \
+		    --idle-timeout 0 >"$_d/log" 2>&1 &
+		;;
 	nginx|nginx-route)
 		if [ "$1" = nginx ]; then
 			_srv="listen $LISTEN ssl;
@@ -236,6 +250,16 @@ EOF
 	CPID=$!
 	PIDS="$PIDS $CPID"
 	wait_port "$LISTEN" "$CPID" "$_d/log"
+}
+
+# fp_on LOG: within 10 s tenkd says the kernel forwards, or die.
+fp_on() {
+	_n=0
+	until grep -q 'forwarded by the kernel' "$1"; do
+		_n=$((_n + 1))
+		[ "$_n" -lt 200 ] || die "--fastpath: $(cat "$1")"
+		sleep 0.05
+	done
 }
 
 stop() {
@@ -341,7 +365,7 @@ while [ "$r" -le "$RUNS" ]; do
 				idle)
 					m0=$(rss_kb "$CPID")
 					"$TENKLOAD" -q -t 1 -M idle -c 0 \
-					    --idle "$IDLE" -d 3s --tls \
+					    --idle "$IDLE" -d 6s --tls \
 					    --connect-rate 20000 \
 					    --connect-timeout 30s \
 					    --json "$OUT/$n.json" "$LISTEN" \
@@ -370,12 +394,20 @@ while [ "$r" -le "$RUNS" ]; do
 	case " $PHASES " in
 	*" route "*)
 		upstream ec
-		for who in tenkd-route nginx-route; do
+		for who in tenkd-route nginx-route $FP; do
 			contender "$who" ec
+			[ "$who" = tenkd-route-fp ] && fp_on "$OUT/run/log"
 			n=route-ec-$who-$r
 			load "$n" -c "$CONNS" -s 64 --tls-sni a.test
 			m=$(jget "$J" traffic.msgs)
-			row route ec "$r" "$who" \
+			ph=route
+			if [ "$who" = tenkd-route-fp ]; then
+				# against the same round's nginx-route
+				ph=routefp
+				_ng=$(grep "^route,ec,$r,nginx-route," "$CSV")
+				echo "routefp,${_ng#route,}" >>"$CSV"
+			fi
+			row "$ph" ec "$r" "$who" \
 			    "$(jget "$J" traffic.msgs_per_s)" \
 			    "$(per "$CPU" "$m" 1e6)" \
 			    "$(jget "$J" errors.total)"
@@ -411,7 +443,8 @@ echo
 echo "## tenkd / the better peer, same run, median (min-max)"
 echo
 echo "Targets: hs rate >= 1.0 at cost <= 0.9; pp cost <= 0.8; bulk cost"
-echo "<= 0.9; idle cost <= 0.5 of nginx's; route cost <= 0.8 of nginx's."
+echo "<= 0.9; idle cost <= 0.5 of nginx's; route (routefp) cost <= 0.8 of"
+echo "nginx's."
 echo
 echo "| phase | kind | rate | cost |"
 echo "| --- | --- | ---: | ---: |"
