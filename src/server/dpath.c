@@ -96,6 +96,8 @@ static int	splice_out(struct worker *, struct dp_flow *);
 static void	read_end(struct dp_flow *, ssize_t);
 static int	copy_in(struct worker *, struct dp_flow *, size_t, size_t *);
 static void	bulk(struct worker *, struct dp_flow *, int);
+static int	send_failed(struct worker *, struct dp_flow *, const void *,
+		    size_t);
 static inline int send_tail(struct worker *, struct dp_flow *, const void *,
 		    size_t);
 static int	splice_in(struct worker *, struct dp_flow *, size_t *);
@@ -403,6 +405,25 @@ dp_send(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 	return send_tail(w, f, p, n);
 }
 
+/*
+ * A send of n bytes at p failed for good: they stay queued, unsent, as
+ * a failed flush leaves its queue and a failed completion its own, so
+ * that what a session counts as sent (read less queued, at its close:
+ * the access log's out=, an upstream's tx) is what the kernel took.
+ * The queue goes with the connection.  Returns -1 with f->err set;
+ * errno is the send's.
+ */
+static int
+send_failed(struct worker *w, struct dp_flow *f, const void *p, size_t n)
+{
+	int	e = errno;
+
+	(void)tk_bufq_append(f->q, &w->pool, p, n);
+	f->err = DP_ERR_DST;
+	errno = e;
+	return -1;
+}
+
 /* dp_send(), inlined into the read path. */
 static inline int
 send_tail(struct worker *w, struct dp_flow *f, const void *p, size_t n)
@@ -430,10 +451,8 @@ send_tail(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 			k = send(f->dst->fd, p, n, MSG_NOSIGNAL);
 		} while (k == -1 && errno == EINTR);
 		if (k == -1) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK) {
-				f->err = DP_ERR_DST;
-				return -1;
-			}
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return send_failed(w, f, p, n);
 			k = 0;
 		}
 		dp_count_out(w, f, k);

@@ -116,6 +116,7 @@ static struct child	 kids[MAXKIDS];
 static struct msnap	 base[MAXWORKERS];	/* counters of the dead */
 static struct msnap	 sums[MAXWORKERS];	/* what /metrics shows */
 static sigset_t		 oldmask;
+static sigset_t		 msigs;		/* what the master takes */
 static pid_t		 master_pid;
 static int		 role;		/* master_role() */
 static struct tk_loop	*ml;		/* the master's loop */
@@ -216,13 +217,15 @@ child_setup(int i, int fd)
  * A worker's handlers are in place (main.c): take the signals the
  * master blocked, which wait pending since the fork.  Unblocked there,
  * the SIGUSR1 or SIGHUP the master passes on, or a SIGTERM, would have
- * killed a worker in the middle of its start (default actions).
+ * killed a worker in the middle of its start (default actions).  Those
+ * the master's own parent left blocked (a mask passes across exec) too:
+ * a worker that kept SIGTERM blocked would never drain.
  */
 void
 master_worker_signals(void)
 {
 	if (role == 2)
-		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		sigprocmask(SIG_UNBLOCK, &msigs, NULL);
 }
 
 /*
@@ -637,13 +640,16 @@ reap(void)
 		if (i == MAXKIDS)
 			continue;
 		k = &kids[i];
-		k->pid = -1;
-		/* Its last figures, if still queued, then into the base. */
+		/*
+		 * Its last figures, if still queued, then into the base;
+		 * read while k->pid is still its pid, which they carry.
+		 */
 		if (k->io.fd != -1) {
 			kid_read(ml, &k->io);
 			if (k->io.fd != -1)
 				(void)tk_io_close(ml, &k->io);
 		}
+		k->pid = -1;
 		snap_add(&base[k->slot], &k->cur, 0, k->ulist);
 		memset(&k->cur, 0, sizeof(k->cur));
 		status_str(st, how, sizeof(how));
@@ -1064,7 +1070,9 @@ upgrade(void)
  * The new master's pipe: its byte says its workers run, and this
  * master hands over: the pidfile, systemd's main pid, and its workers
  * drain.  End of file without it: the new master failed (reap() says
- * how once it is gone).
+ * how once it is gone).  A byte that comes once this master gave up on
+ * it (late: told to stop, SIGKILL to follow) hands nothing over: this
+ * one goes on serving, whatever the new one thinks.
  */
 static void
 up_read(struct tk_loop *l, struct tk_io *io)
@@ -1081,6 +1089,12 @@ up_read(struct tk_loop *l, struct tk_io *io)
 	/* Stopping: the new master was told to stop as well. */
 	if (n != 1 || up_pid == -1 || stopping)
 		return;
+	if (up_gaveup) {
+		log_warnx("upgrade: the new master (pid %d) is ready after "
+		    "this one gave up on it: ignored, this one keeps serving",
+		    (int)up_pid);
+		return;
+	}
 	log_info("upgrade: the new master (pid %d) is ready: this one "
 	    "drains generation %d and exits", (int)up_pid, gen);
 	pidfile_handover(up_pid);
@@ -1186,6 +1200,7 @@ master_run(const int *lfd, int nlfd, int upfd)
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGUSR2);
+	msigs = set;
 	if (sigprocmask(SIG_BLOCK, &set, &oldmask) == -1)
 		fatal("sigprocmask");
 	for (i = 0; i < MAXKIDS; i++) {
@@ -1311,6 +1326,18 @@ master_run(const int *lfd, int nlfd, int upfd)
 				 */
 				if (up_pid != -1)
 					up_stop(signo);
+				/*
+				 * A new master stopped before it was ready
+				 * says no to the old one (end of file), which
+				 * goes on serving, and never says ready.
+				 */
+				if (up_fd != -1) {
+					log_info("upgrade: stopped before this "
+					    "master was ready: the old one "
+					    "keeps serving");
+					close(up_fd);
+					up_fd = -1;
+				}
 				stopping = 1;
 				reloading = 0;
 				break;

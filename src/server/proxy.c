@@ -257,7 +257,7 @@ static int	up_tls(struct worker *, struct psess *);
 static int	up_handshake(struct worker *, struct psess *);
 static void	up_drop(struct worker *, struct psess *, int);
 static int	send_first(struct worker *, struct psess *);
-static void	send_failed(struct worker *, struct psess *,
+static void	send_ended(struct worker *, struct psess *,
 		    const struct dp_flow *);
 static void	proxy_idle(struct worker *, struct conn *);
 
@@ -642,11 +642,14 @@ connect_done(struct worker *w, struct psess *s)
 		n = pp_header(pxcf.send_proxy, peer(w, s), s->c.io.fd, hdr,
 		    sizeof(hdr));
 		flow(s, C2U, &f);
+		/* Sent, or queued still: a failed send's bytes stay. */
+		s->hdr = (uint8_t)n;
 		if (dp_send(w, &f, hdr, n) == -1) {
-			send_failed(w, s, &f);
+			if (f.err == DP_ERR_NOMEM)
+				s->hdr = 0;
+			send_ended(w, s, &f);
 			return -1;
 		}
-		s->hdr = (uint8_t)n;
 	}
 	return send_first(w, s);
 }
@@ -708,7 +711,7 @@ send_first(struct worker *w, struct psess *s)
 	free(p->buf);
 	p->buf = NULL;
 	if (r == -1) {
-		send_failed(w, s, &f);
+		send_ended(w, s, &f);
 		return -1;
 	}
 	return 0;
@@ -719,7 +722,7 @@ send_first(struct worker *w, struct psess *s)
  * upstream's error (errno).
  */
 static void
-send_failed(struct worker *w, struct psess *s, const struct dp_flow *f)
+send_ended(struct worker *w, struct psess *s, const struct dp_flow *f)
 {
 	if (f->err == DP_ERR_NOMEM)
 		end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);

@@ -716,3 +716,23 @@ _noread_settled() {
 	done
 }
 
+
+# --- Helpers for the ops_upgrade*.sh scripts. ---
+
+# binary_put PATH TEXT: the executable at PATH, from now on, the script
+# TEXT, moved into place as a package manager replaces a binary.
+binary_put() {
+	printf '%s' "$2" >"$1.new"
+	chmod 755 "$1.new"
+	mv "$1.new" "$1"
+}
+
+# upgrade_started: UP, the pid of the new master that the last upgrade
+# of the tenkd last started started, tracked.
+upgrade_started() {
+	wait_line 10 "$TENKD_LOG" 'upgrade: .* started as pid' ||
+	    fail "no upgrade started"
+	UP=$(sed -n 's/.*upgrade: .* started as pid \([0-9]*\).*/\1/p' \
+	    "$TENKD_LOG" | tail -n 1)
+	track "$UP"
+}

@@ -17,30 +17,18 @@ _count() {
 _nkids() {
 	[ "$(kids | wc -w)" -eq "$1" ]
 }
-# hang: the binary at $bin, from now on, a script that hangs.
-hang() {
-	printf '#!/bin/sh\ntrap "" TERM\nexec sleep 600\n' >"$bin.new"
-	chmod 755 "$bin.new"
-	mv "$bin.new" "$bin"
-}
-# started: the pid of the new master the last upgrade started.
-started() {
-	wait_line 10 "$TENKD_LOG" 'upgrade: .* started as pid' ||
-	    fail "no upgrade started"
-	UP=$(sed -n 's/.*upgrade: .* started as pid \([0-9]*\).*/\1/p' \
-	    "$TENKD_LOG" | tail -n 1)
-	track "$UP"
-}
-
 bin=$T/tenkd
 cp "$TENKD" "$bin"
 f=$T/tenkd.conf
 printf 'threads 1\nworkers 2\n' >"$f"
 TENKD=$bin tenkd_start echo -f "$f" --ready-timeout 1s --drain-timeout 1s
 wait_for 10 _nkids 2 || fail "workers: $(kids)"
-hang
+binary_put "$bin" '#!/bin/sh
+trap "" TERM
+exec sleep 600
+'
 kill -USR2 "$TENKD_PID"
-started
+upgrade_started
 wait_line 20 "$TENKD_LOG" "new master (pid $UP) not ready in 1s: stopping" ||
     fail "not stopped at --ready-timeout"
 alive "$UP" || fail "the script did not ignore SIGTERM"
@@ -59,7 +47,7 @@ wait_line 20 "$TENKD_LOG" 'reload: 2 workers of generation 2 started' ||
 # A stop while it hangs: the old master stops it, kills it, exits.
 kill -USR2 "$TENKD_PID"
 wait_for 10 _count 'upgrade: .* started as pid' 2 || fail "no 2nd upgrade"
-started
+upgrade_started
 UP2=$UP
 kill -TERM "$TENKD_PID"
 wait_exit 30 "$TENKD_PID"
