@@ -435,10 +435,9 @@ send_tail(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 		while ((size_t)k < n) {
 			if ((r = tk_tls_write(f->tdst, (const char *)p + k,
 			    n - k)) == -1) {
-				if (errno != EAGAIN) {
-					f->err = DP_ERR_DST;
-					return -1;
-				}
+				if (errno != EAGAIN)
+					return send_failed(w, f,
+					    (const char *)p + k, n - k);
 				break;
 			}
 			dp_count_out(w, f, r);
