@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tenk/json.h"
 #include "tenk/log.h"
 #include "tenk/parse.h"
 #include "loadgen.h"
@@ -270,9 +271,9 @@ out_json(void)
 	fprintf(f, "{\n  \"tenkbench\": \"%s\",\n  \"format\": 1,\n",
 	    TENK_VERSION);
 	fprintf(f, "  \"args\": ");
-	json_str(f, conf.args);
+	tk_json_str(f, conf.args);
 	fprintf(f, ",\n  \"machine\": { \"kernel\": ");
-	json_str(f, u.release);
+	tk_json_str(f, u.release);
 	fprintf(f, ", \"cpus\": %ld, \"nofile\": %llu, \"fd_setsize\": %d, "
 	    "\"local_ports\": %llu },\n", sysconf(_SC_NPROCESSORS_ONLN),
 	    (unsigned long long)conf.nofile, FD_SETSIZE,
@@ -295,7 +296,7 @@ out_json(void)
 		    "      \"note\": ", c->backend, (unsigned long long)c->idle,
 		    (unsigned long long)conf.active, out_status(c->status),
 		    (unsigned long long)c->errors);
-		json_str(f, c->note);
+		tk_json_str(f, c->note);
 		fprintf(f, ",\n");
 		json_stat(f, c, "msgs_per_s", F_RATE);
 		json_stat(f, c, "p50_us", F_P50);

@@ -61,6 +61,7 @@
 #include "tenk/hist.h"
 #include "tenk/log.h"
 #include "tenk/loop.h"
+#include "tenk/rand.h"
 #include "tenk/signal.h"
 #include "tenk/sock.h"
 #include "tenk/timer.h"
@@ -132,16 +133,6 @@ static void	 lg_tls_keep(struct lg_conn *);
 static int	 lg_tls_ticket_due(const struct lg_conn *);
 static void	 tickets_lost(struct lg_conn *);
 
-static uint64_t
-mix64(uint64_t x)
-{
-	/* splitmix64's finaliser: a good spread of nearby ids. */
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
 static void
 pattern_init(void)
 {
@@ -149,7 +140,7 @@ pattern_init(void)
 	size_t		i;
 
 	for (i = 0; i < PATLEN; i++) {
-		x = mix64(x);
+		x = tk_mix64(x);
 		pattern[i] = (unsigned char)(x >> 56);
 	}
 	/* CHUNK > PATLEN: the tail repeats the start, overlapping itself. */
@@ -1687,7 +1678,7 @@ thread_setup(struct engine *e, struct lg_thread *th, int id)
 		k = (uint64_t)id + (uint64_t)i * (uint64_t)e->nthreads;
 		c->th = th;
 		c->id = conf->id_base + k;
-		c->rng = mix64(c->id ^ conf->seed) | 1;
+		c->rng = tk_mix64(c->id ^ conf->seed) | 1;
 		/*
 		 * Requests: each connection starts at its own, a fixed one
 		 * at its own first byte.  The pattern: at its own phase.
@@ -1698,7 +1689,7 @@ thread_setup(struct engine *e, struct lg_thread *th, int id)
 			if (th->obufs != NULL)
 				c->obuf = th->obufs + i * e->rsize;
 		} else
-			c->pat = mix64(c->id) % PATLEN;
+			c->pat = tk_mix64(c->id) % PATLEN;
 		c->idle = k < conf->idle || conf->mode == MODE_IDLE;
 		c->cap = 1;
 		c->ring = &c->one;

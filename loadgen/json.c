@@ -1,24 +1,23 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * JSON for the reports: a writer of strings and members, and a small
- * recursive-descent reader into a tree of values, only as general as
- * our own files need.  What a report holds and where is report_json.c's.
+ * JSON for the reports: members written one a line (their strings by
+ * tk_json_str(), tenk/json.h, as tenkd's access log writes its own),
+ * and a small recursive-descent reader into a tree of values, only as
+ * general as our own files need.  What a report holds and where is
+ * report_json.c's.
  *
- * Strings are written as valid UTF-8 whatever their bytes: a valid
- * UTF-8 sequence goes out as it is; '"', '\\' and the control
- * characters (below 0x20, and DEL) are escaped; every other byte that
- * is not part of a valid sequence (a reply's binary byte, a Latin-1
- * command line) becomes "\u00XX", XX its value.  Any JSON reader then
- * accepts the file, and ours turns "\u0080".."\u00ff" back into those
- * bytes, so a string comes back byte for byte.  The price: a foreign
- * file's "\u00e9" reads back as the byte 0xe9, not as UTF-8 "é"; escapes
- * from U+0100 up (surrogate pairs included) are read as UTF-8.
+ * The reader turns "\u0080".."\u00ff" back into those bytes, as the
+ * writer escapes a byte of no valid UTF-8 sequence, so a string comes
+ * back byte for byte.  The price: a foreign file's "\u00e9" reads back
+ * as the byte 0xe9, not as UTF-8 "é"; escapes from U+0100 up (surrogate
+ * pairs included) are read as UTF-8.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tenk/json.h"
 #include "framing.h"
 #include "loadgen.h"
 
@@ -30,76 +29,6 @@ struct jp {
 	const char	*err;
 	int		 depth;
 };
-
-static int
-cont(unsigned char c)
-{
-	return (c & 0xc0) == 0x80;
-}
-
-/*
- * The length of the valid UTF-8 sequence at the start of the NUL-
- * terminated p (RFC 3629: no overlong forms, no surrogates, nothing
- * above U+10FFFF), or 0 when p[0] starts none.  A NUL is no
- * continuation byte, so nothing past the end is read.
- */
-static size_t
-utf8_seq(const unsigned char *p)
-{
-	unsigned char	lo = 0x80, hi = 0xbf;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		return cont(p[1]) ? 2 : 0;
-	if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		if (p[0] == 0xe0)
-			lo = 0xa0;
-		if (p[0] == 0xed)
-			hi = 0x9f;
-		return p[1] >= lo && p[1] <= hi && cont(p[2]) ? 3 : 0;
-	}
-	if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		if (p[0] == 0xf0)
-			lo = 0x90;
-		if (p[0] == 0xf4)
-			hi = 0x8f;
-		return p[1] >= lo && p[1] <= hi && cont(p[2]) && cont(p[3]) ?
-		    4 : 0;
-	}
-	return 0;
-}
-
-/* s as a JSON string, quoted and escaped as the top of this file says. */
-void
-json_str(FILE *f, const char *s)
-{
-	const unsigned char	*p = (const unsigned char *)s;
-	size_t			 n;
-
-	fputc('"', f);
-	while (*p != '\0') {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else if (*p == '\r')
-			fputs("\\r", f);
-		else if (*p == '\t')
-			fputs("\\t", f);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else if ((n = utf8_seq(p)) == 0)
-			fprintf(f, "\\u%04x", *p);
-		else {
-			fwrite(p, 1, n, f);
-			p += n;
-			continue;
-		}
-		p++;
-	}
-	fputc('"', f);
-}
 
 /*
  * One object member a line, after the indentation ind: a whole number,
@@ -125,7 +54,7 @@ void
 json_s(FILE *f, const char *ind, const char *key, const char *v, int last)
 {
 	fprintf(f, "%s\"%s\": ", ind, key);
-	json_str(f, v);
+	tk_json_str(f, v);
 	fprintf(f, "%s\n", last ? "" : ",");
 }
 

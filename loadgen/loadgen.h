@@ -545,7 +545,6 @@ struct jv {
 	size_t		 cap;		/* kid's room, grown by doubling */
 };
 
-void		 json_str(FILE *, const char *);
 void		 json_u(FILE *, const char *, const char *, uint64_t, int);
 void		 json_d(FILE *, const char *, const char *, double, int);
 void		 json_s(FILE *, const char *, const char *, const char *, int);

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "tenk/loop.h"
+#include "tenk/rand.h"
 #include "t.h"
 
 #define UNIT_TIMEOUT	60
@@ -76,12 +77,10 @@ static uint64_t	rand_state = 0x2545f4914f6cdd1dULL;
 uint64_t
 t_rand(void)
 {
-	uint64_t	z;
+	uint64_t	z = tk_mix64(rand_state);
 
-	z = (rand_state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	rand_state += TK_MIX64_STEP;
+	return z;
 }
 
 void

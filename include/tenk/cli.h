@@ -14,8 +14,14 @@
  *	tenkbench: --plot: takes no value
  *	tenkbench: --bogus: unknown option
  *
+ * The value parsers come in two forms: tk_cli_num() and the like end
+ * the program; tk_cli_get_num() and the like return -1 with the same
+ * line, without the program's name, in a struct tk_cli_err, for a
+ * parser that must not exit (tenkd's configuration, read again by a
+ * reload).
+ *
  * Start-up only, in the main thread: the option name lives in static
- * storage.
+ * storage.  The tk_cli_get_* functions and tk_cli_errf(): any thread.
  */
 #ifndef TENK_CLI_H
 #define TENK_CLI_H
@@ -23,6 +29,8 @@
 #include <getopt.h>
 #include <stdint.h>
 #include <stdnoreturn.h>
+
+struct tk_addr;
 
 /*
  * getopt_long(3) that reports its own errors: an unknown or ambiguous
@@ -43,9 +51,42 @@ const char	*tk_cli_opt(void);
 noreturn void	 tk_cli_bad(const char *opt, const char *arg,
 		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The same line, for what is allowed but likely a mistake; no exit. */
-void		 tk_cli_warn(const char *opt, const char *arg,
-		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A bad option's line, "OPT ARG: WHY", escaped, without "PROG: ". */
+#define TK_CLI_ERRMAX	1024
+struct tk_cli_err {
+	char		 msg[TK_CLI_ERRMAX];
+};
+
+/*
+ * The line of tk_cli_bad() (opt and arg as there) into e, without the
+ * program's name.  Returns -1, for "return tk_cli_errf(...);".
+ */
+int		 tk_cli_errf(struct tk_cli_err *e, const char *opt,
+		    const char *arg, const char *fmt, ...)
+		    __attribute__((format(printf, 4, 5)));
+
+/* "PROG: " and e's line on stderr, then exit 2. */
+noreturn void	 tk_cli_die(const struct tk_cli_err *e);
+
+/* tk_cli_errf() for an address, as tk_cli_bad_addr() says it. */
+int		 tk_cli_errf_addr(struct tk_cli_err *e, const char *opt,
+		    const char *arg, const char *err);
+
+/*
+ * The value parsers below without the exit: 0 with the value in *v, or
+ * -1 with e set.
+ */
+int		 tk_cli_get_num(struct tk_cli_err *e, const char *opt,
+		    const char *arg, long long min, long long max,
+		    long long *v);
+int		 tk_cli_get_duration(struct tk_cli_err *e, const char *opt,
+		    const char *arg, uint64_t min, uint64_t max,
+		    const char *range, uint64_t *v);
+int		 tk_cli_get_size(struct tk_cli_err *e, const char *opt,
+		    const char *arg, uint64_t min, uint64_t max, uint64_t *v);
+int		 tk_cli_get_sources(struct tk_cli_err *e, const char *opt,
+		    const char *arg, size_t max, struct tk_addr **list,
+		    size_t *n);
 
 /*
  * tk_cli_bad() for arg, an address tk_addr_parse() refused with err; a
@@ -85,8 +126,6 @@ const char	*tk_cli_backend(const char *opt, const char *arg);
 
 /* The compiled-in backends, best first, one a line on stdout; exit 0. */
 noreturn void	 tk_cli_backend_list(void);
-
-struct tk_addr;
 
 /*
  * A source list, "ADDR[,ADDR|A-B...]": local addresses without ports,

@@ -7,7 +7,6 @@
 #define TENK_LOG_H
 
 #include <stddef.h>
-#include <stdio.h>
 #include <stdnoreturn.h>
 
 #define LOG_LVL_ERR	0
@@ -51,12 +50,6 @@ int	log_level_parse(const char *s);
 /* Set and read the level; lines above it are dropped cheaply. */
 void	log_setlevel(int level);
 int	log_getlevel(void);
-
-/*
- * Send this thread's lines, at every level, bare ("message\n") to f
- * instead of the sink, until log_capture(NULL).
- */
-void	log_capture(FILE *f);
 
 /*
  * Start-up: with on, keep info lines (banners too) back from the sink,

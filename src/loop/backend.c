@@ -3,10 +3,14 @@
  * The backend registry: every backend compiled in, best first.  One
  * binary holds them all, so tenkbench compares them without rebuilding.
  * io_uring comes last and only by name (TK_BE_EXPLICIT): in poll mode it
- * has not beaten epoll in our measurements (docs/BENCHMARKS.md).
+ * has not beaten epoll in our measurements (docs/BENCHMARKS.md).  Also
+ * what the backends share: their arrays' growth, and poll(2)'s bits
+ * read as events (poll and io_uring's poll requests).
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tenk/loop.h"
@@ -84,4 +88,72 @@ tk_backend_probe(const char *name)
 		return -1;
 	}
 	return be->probe != NULL ? be->probe() : 0;
+}
+
+/*
+ * The capacity for index i of an array that holds cap elements now:
+ * cap (first if 0) doubled until above i.  -1 (errno ENOMEM) past max.
+ */
+int
+backend_cap(int cap, int first, int i, int max)
+{
+	int	n = cap > 0 ? cap : first;
+
+	while (n <= i) {
+		if (n > max / 2) {
+			errno = ENOMEM;
+			return -1;
+		}
+		n *= 2;
+	}
+	return n;
+}
+
+/*
+ * The array at *pp, of old elements of size bytes, made n long, the
+ * elements past old zeroed.  A first array (*pp NULL) comes from
+ * calloc(3), untouched: its pages become resident only as they are
+ * used.  Returns 0, or -1 with errno ENOMEM and *pp as it was.
+ */
+int
+backend_resize(void *pp, int old, int n, size_t size)
+{
+	void	**p = pp;
+	char	 *a;
+
+	if (*p == NULL) {
+		if ((a = calloc((size_t)n, size)) == NULL)
+			return -1;
+	} else {
+		if ((a = reallocarray(*p, (size_t)n, size)) == NULL)
+			return -1;
+		if (n > old)
+			memset(a + (size_t)old * size, 0,
+			    (size_t)(n - old) * size);
+	}
+	*p = a;
+	return 0;
+}
+
+/*
+ * poll(2)'s revents (or an io_uring poll request's result) as events:
+ * a hang-up reads (until 0), an error both reads and writes, so that
+ * the next call meets it.
+ */
+unsigned int
+backend_poll_events(unsigned int r)
+{
+	unsigned int	ev = 0;
+
+	if (r & POLLIN)
+		ev |= TK_EV_READ;
+	if (r & POLLOUT)
+		ev |= TK_EV_WRITE;
+	if (r & POLLRDHUP)
+		ev |= TK_EV_READ | TK_EV_HUP;
+	if (r & POLLHUP)
+		ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_HUP;
+	if (r & (POLLERR | POLLNVAL))
+		ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_ERR;
+	return ev;
 }

@@ -35,6 +35,7 @@ struct tk_backend {
 	int		(*init)(struct tk_loop *, int maxfds);
 	void		(*free)(struct tk_loop *);
 	int		(*add)(struct tk_loop *, int, unsigned int, void *);
+	/* Level backends only: an edge one's is NULL, never called. */
 	int		(*mod)(struct tk_loop *, int, unsigned int, void *);
 	int		(*del)(struct tk_loop *, int);
 	/* Timeout in ns: -1 waits for ever, 0 polls. */
@@ -112,6 +113,9 @@ extern const struct tk_backend	 tk_backend_io_uring;
 /* backend.c */
 const struct tk_backend	*backend_find(const char *);
 const struct tk_backend	*const *backend_all(void);
+int		 backend_cap(int, int, int, int);
+int		 backend_resize(void *, int, int, size_t);
+unsigned int	 backend_poll_events(unsigned int);
 
 /* timer.c */
 void		 timer_run_expired(struct tk_loop *);

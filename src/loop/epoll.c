@@ -69,16 +69,6 @@ ep_add(struct tk_loop *l, int fd, unsigned int ev, void *udata)
 }
 
 static int
-ep_mod(struct tk_loop *l, int fd, unsigned int ev, void *udata)
-{
-	(void)l;
-	(void)fd;
-	(void)ev;
-	(void)udata;
-	return 0;
-}
-
-static int
 ep_del(struct tk_loop *l, int fd)
 {
 	struct ep_state	*ep = l->be;
@@ -166,7 +156,6 @@ const struct tk_backend tk_backend_epoll = {
 	.init = ep_init,
 	.free = ep_free,
 	.add = ep_add,
-	.mod = ep_mod,
 	.del = ep_del,
 	.wait = ep_wait,
 };

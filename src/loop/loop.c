@@ -368,17 +368,16 @@ run_queue(struct tk_loop *l)
 	}
 }
 
+/* A wait that filled the events array: double it, up to EVENTS_MAX. */
 static int
 grow_events(struct tk_loop *l)
 {
-	struct tk_event	*ev;
-	int		 n = l->nevents * 2;
+	int	n;
 
-	if (n > EVENTS_MAX)
+	if ((n = backend_cap(l->nevents, EVENTS_MIN, l->nevents,
+	    EVENTS_MAX)) == -1 || backend_resize(&l->events, l->nevents, n,
+	    sizeof(*l->events)) == -1)
 		return -1;
-	if ((ev = reallocarray(l->events, n, sizeof(*ev))) == NULL)
-		return -1;
-	l->events = ev;
 	l->nevents = n;
 	return 0;
 }

@@ -11,6 +11,7 @@
  * up peer that nobody is reading would make every poll return at once.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,36 +42,32 @@ pl_events(unsigned int ev)
 	return e;
 }
 
+/* Room in slot[] for fd, the new slots -1 (none). */
 static int
 pl_grow_slots(struct pl_state *pl, int fd)
 {
-	int	*s, n = pl->nslot ? pl->nslot : 256, i;
+	int	n, i;
 
-	while (n <= fd)
-		n *= 2;
-	if ((s = reallocarray(pl->slot, n, sizeof(*s))) == NULL)
+	if ((n = backend_cap(pl->nslot, 256, fd, INT_MAX)) == -1 ||
+	    backend_resize(&pl->slot, pl->nslot, n, sizeof(*pl->slot)) == -1)
 		return -1;
 	for (i = pl->nslot; i < n; i++)
-		s[i] = -1;
-	pl->slot = s;
+		pl->slot[i] = -1;
 	pl->nslot = n;
 	return 0;
 }
 
+/* Room for one more entry in the dense arrays. */
 static int
 pl_grow(struct pl_state *pl)
 {
-	struct pollfd	*p;
-	void		**u;
-	int		 cap = pl->cap ? pl->cap * 2 : 64;
+	int	n;
 
-	if ((p = reallocarray(pl->pfd, cap, sizeof(*p))) == NULL)
+	if ((n = backend_cap(pl->cap, 64, pl->n, INT_MAX)) == -1 ||
+	    backend_resize(&pl->pfd, pl->cap, n, sizeof(*pl->pfd)) == -1 ||
+	    backend_resize(&pl->udata, pl->cap, n, sizeof(*pl->udata)) == -1)
 		return -1;
-	pl->pfd = p;
-	if ((u = reallocarray(pl->udata, cap, sizeof(*u))) == NULL)
-		return -1;
-	pl->udata = u;
-	pl->cap = cap;
+	pl->cap = n;
 	return 0;
 }
 
@@ -177,7 +174,6 @@ pl_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
 {
 	struct pl_state	*pl = l->be;
 	struct timespec	 ts;
-	unsigned int	 ev;
 	short		 r;
 	int		 n, i, j, k = 0;
 
@@ -209,19 +205,8 @@ pl_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
 		if ((r = pl->pfd[i].revents) == 0)
 			continue;
 		n--;
-		ev = 0;
-		if (r & POLLIN)
-			ev |= TK_EV_READ;
-		if (r & POLLOUT)
-			ev |= TK_EV_WRITE;
-		if (r & POLLRDHUP)
-			ev |= TK_EV_READ | TK_EV_HUP;
-		if (r & POLLHUP)
-			ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_HUP;
-		if (r & (POLLERR | POLLNVAL))
-			ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_ERR;
 		out[k].udata = pl->udata[i];
-		out[k].ev = ev;
+		out[k].ev = backend_poll_events((unsigned short)r);
 		k++;
 	}
 	pl->start = k == nout && pl->n > 0 ? (pl->start + j) % pl->n : 0;

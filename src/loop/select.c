@@ -45,35 +45,18 @@ struct sl_state {
 static int
 sl_grow(struct sl_state *sl, int fd)
 {
-	fd_mask		**m[4] = { &sl->rd, &sl->wr, &sl->rdout, &sl->wrout };
-	fd_mask		*p;
-	void		**u;
-	unsigned char	*r;
-	int		 cap = sl->cap ? sl->cap : FD_SETSIZE, i, ow, nw;
+	fd_mask	**m[4] = { &sl->rd, &sl->wr, &sl->rdout, &sl->wrout };
+	int	  cap, i;
 
-	while (cap <= fd) {
-		if (cap > (1 << 29)) {
-			errno = ENOMEM;
-			return -1;
-		}
-		cap *= 2;
-	}
-	ow = SL_WORDS(sl->cap);
-	nw = SL_WORDS(cap);
-	for (i = 0; i < 4; i++) {
-		if ((p = reallocarray(*m[i], nw, sizeof(*p))) == NULL)
-			return -1;
-		memset(p + ow, 0, (size_t)(nw - ow) * sizeof(*p));
-		*m[i] = p;
-	}
-	if ((u = reallocarray(sl->udata, cap, sizeof(*u))) == NULL)
+	if ((cap = backend_cap(sl->cap, FD_SETSIZE, fd, 1 << 30)) == -1)
 		return -1;
-	memset(u + sl->cap, 0, (size_t)(cap - sl->cap) * sizeof(*u));
-	sl->udata = u;
-	if ((r = realloc(sl->regd, cap)) == NULL)
+	for (i = 0; i < 4; i++)
+		if (backend_resize(m[i], SL_WORDS(sl->cap), SL_WORDS(cap),
+		    sizeof(fd_mask)) == -1)
+			return -1;
+	if (backend_resize(&sl->udata, sl->cap, cap, sizeof(*sl->udata)) ==
+	    -1 || backend_resize(&sl->regd, sl->cap, cap, 1) == -1)
 		return -1;
-	memset(r + sl->cap, 0, (size_t)(cap - sl->cap));
-	sl->regd = r;
 	sl->cap = cap;
 	return 0;
 }

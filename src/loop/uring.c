@@ -46,6 +46,7 @@
 #include <sys/uio.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <liburing.h>
 #include <poll.h>
 #include <signal.h>
@@ -259,21 +260,11 @@ static int	ur_ring_make(struct ur_state *);
 static int
 ur_grow_slots(struct ur_state *ur, int fd)
 {
-	struct ur_slot	*s;
-	int		 n = ur->nslot > 0 ? ur->nslot : 256;
+	int	n;
 
-	while (n <= fd)
-		n *= 2;
-	if (ur->slot == NULL) {
-		if ((s = calloc(n, sizeof(*s))) == NULL)
-			return -1;
-	} else {
-		if ((s = reallocarray(ur->slot, n, sizeof(*s))) == NULL)
-			return -1;
-		memset(s + ur->nslot, 0, (size_t)(n - ur->nslot) *
-		    sizeof(*s));
-	}
-	ur->slot = s;
+	if ((n = backend_cap(ur->nslot, 256, fd, INT_MAX)) == -1 ||
+	    backend_resize(&ur->slot, ur->nslot, n, sizeof(*ur->slot)) == -1)
+		return -1;
 	ur->nslot = n;
 	return 0;
 }
@@ -397,15 +388,15 @@ ur_sqe(struct ur_state *ur)
 static int
 ur_pend(struct ur_state *ur, int fd)
 {
-	int	*p, n;
+	int	n;
 
 	if (ur->slot[fd].flags & UR_PENDING)
 		return 0;
 	if (ur->npend == ur->cappend) {
-		n = ur->cappend > 0 ? ur->cappend * 2 : 64;
-		if ((p = reallocarray(ur->pend, n, sizeof(*p))) == NULL)
+		if ((n = backend_cap(ur->cappend, 64, ur->npend, INT_MAX)) ==
+		    -1 || backend_resize(&ur->pend, ur->cappend, n,
+		    sizeof(*ur->pend)) == -1)
 			return -1;
-		ur->pend = p;
 		ur->cappend = n;
 	}
 	ur->pend[ur->npend++] = fd;
@@ -436,16 +427,6 @@ ur_add(struct tk_loop *l, int fd, unsigned int ev, void *udata)
 	s->gen++;
 	s->udata = udata;
 	s->flags |= UR_ACTIVE;
-	return 0;
-}
-
-static int
-ur_mod(struct tk_loop *l, int fd, unsigned int ev, void *udata)
-{
-	(void)l;
-	(void)fd;
-	(void)ev;
-	(void)udata;
 	return 0;
 }
 
@@ -579,24 +560,6 @@ ur_flush(struct ur_state *ur)
 	abort();
 }
 
-static unsigned int
-ur_events(unsigned int e)
-{
-	unsigned int	ev = 0;
-
-	if (e & POLLIN)
-		ev |= TK_EV_READ;
-	if (e & POLLOUT)
-		ev |= TK_EV_WRITE;
-	if (e & POLLRDHUP)
-		ev |= TK_EV_READ | TK_EV_HUP;
-	if (e & POLLHUP)
-		ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_HUP;
-	if (e & (POLLERR | POLLNVAL))
-		ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_ERR;
-	return ev;
-}
-
 /*
  * One poll completion: the ready bits for out, or 0 when there is nothing
  * to report.  A poll that ended (no IORING_CQE_F_MORE) while its watcher
@@ -625,7 +588,7 @@ ur_poll_done(struct ur_state *ur, const struct io_uring_cqe *cqe,
 		s->flags &= ~UR_ARMED;
 		return TK_EV_READ | TK_EV_WRITE | TK_EV_ERR;
 	}
-	ev = cqe->res > 0 ? ur_events((unsigned int)cqe->res) : 0;
+	ev = cqe->res > 0 ? backend_poll_events((unsigned int)cqe->res) : 0;
 	/*
 	 * The mask is the wake-up's own key (io_poll_wake stashes it): a
 	 * socket wakes readers with POLLIN and writers with POLLOUT, where
@@ -1388,7 +1351,6 @@ const struct tk_backend tk_backend_io_uring = {
 	.init = ur_init,
 	.free = ur_free,
 	.add = ur_add,
-	.mod = ur_mod,
 	.del = ur_del,
 	.wait = ur_wait,
 	.stats = ur_stats,

@@ -40,7 +40,6 @@
 #include <arpa/inet.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +48,7 @@
 #include <unistd.h>
 
 #include "tenk/clock.h"
+#include "tenk/json.h"
 #include "tenk/log.h"
 #include "tenk/xmalloc.h"
 #include "tenkd.h"
@@ -72,7 +72,7 @@ struct access_fields {
 };
 
 const char *const conn_reasons[CONN_NREASONS] = {
-	"eof", "reset", "error", "timeout", "shutdown", "fdlimit", "nomem",
+	"eof", "reset", "error", "timeout", "shutdown", "nomem",
 	"memory", "proxy-header", "proxy-untrusted", "tls"
 };
 
@@ -217,7 +217,7 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 	size_t			 size = w->proto->size, tail = 0;
 	int			 acct;
 
-	if (pincf.on && pin_take(w, fd, sa, salen))
+	if (srv.cfg.pin.on && pin_take(w, fd, sa, salen))
 		return NULL;
 	w->st.accepted++;
 	acct = srv.access_fd != -1 || (w->proto->peer != NULL &&
@@ -236,22 +236,11 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 	tk_io_init(&c->io, fd, conn_io, w);
 	/* On completions the protocol's first step starts the recv. */
 	if (!w->cq && tk_io_start(w->l, &c->io, TK_EV_READ) == -1) {
-		if (errno == ERANGE) {
-			why = CONN_FDLIMIT;
-			if (worker_warn_ok(w, WARN_FDLIMIT, &skipped))
-				log_warnx("thread %d: fd %d is beyond what the "
-				    "%s backend can watch (FD_SETSIZE %d): "
-				    "connection closed (%llu similar "
-				    "suppressed)", w->id, fd,
-				    tk_loop_backend(w->l), FD_SETSIZE,
-				    (unsigned long long)skipped);
-		} else {
-			why = CONN_ERROR;
-			if (worker_warn_ok(w, WARN_ACCEPT, &skipped))
-				log_warn("thread %d: watching fd %d (%llu "
-				    "similar suppressed)", w->id, fd,
-				    (unsigned long long)skipped);
-		}
+		why = CONN_ERROR;
+		if (worker_warn_ok(w, WARN_ACCEPT, &skipped))
+			log_warn("thread %d: watching fd %d (%llu similar "
+			    "suppressed)", w->id, fd,
+			    (unsigned long long)skipped);
 		free(c);
 		goto fail;
 	}
@@ -349,37 +338,11 @@ conn_close_all(struct worker *w, enum conn_reason why)
  * the first record went in (alog_timer), when it has drained and when
  * it stops; so a record costs a memcpy, not a system call, and a slow
  * log never blocks the data path (past --access-log-buffer, records are
- * dropped and counted).  Reopening (SIGHUP, SIGUSR1: reopen.c) opens
- * the path again and dup3()s the new file onto the old descriptor
- * number, which swaps the file atomically under the workers' feet with
- * no message to them.
+ * dropped and counted).  Opening it at start and reopening it
+ * (SIGHUP, SIGUSR1) are reopen.c's, which opens the path again and
+ * dup3()s the new file onto the old descriptor number: that swaps the
+ * file atomically under the workers' feet with no message to them.
  */
-void
-conn_access_open(void)
-{
-	char	err[256];
-	int	fd;
-
-	srv.access_fd = -1;
-	if (srv.cfg.access_log == NULL)
-		return;
-	if ((fd = reopen_access(err, sizeof(err))) == -1)
-		fatalx("access log %s: %s", srv.cfg.access_log, err);
-	srv.access_fd = fd;
-}
-
-/*
- * The access log's path opened as safefile.c opens it for the --user
- * (by us, or by reopen.c's opener), or -1 with errno and err set.
- */
-int
-conn_access_path(char *err, size_t errlen)
-{
-	struct fowner	o;
-
-	safefile_owner(&srv.cfg, &o);
-	return safefile_open_log(srv.cfg.access_log, &o, err, errlen);
-}
 
 /*
  * w's record buffer and its flush timer; the buffer only when the
@@ -473,39 +436,6 @@ access_time(char *buf, size_t size, uint64_t real)
 	    (unsigned long long)(real % TK_SEC / TK_MSEC));
 }
 
-/*
- * s as a JSON string, quotes included, at buf + *n: '"', '\\' and every
- * byte outside printable ASCII escaped as \u00XX, so that invalid UTF-8
- * from outside cannot make the line unparsable.  Returns -1 when buf
- * (size bytes) is full.
- */
-static int
-json_str(char *buf, size_t size, size_t *n, const char *s)
-{
-	unsigned char	ch;
-	int		r;
-
-	if (*n + 1 >= size)
-		return -1;
-	buf[(*n)++] = '"';
-	for (; (ch = (unsigned char)*s) != '\0'; s++) {
-		if (*n + 7 >= size)
-			return -1;
-		if (ch == '"' || ch == '\\') {
-			buf[(*n)++] = '\\';
-			buf[(*n)++] = (char)ch;
-		} else if (ch < 0x20 || ch >= 0x7f) {
-			r = snprintf(buf + *n, size - *n, "\\u%04x", ch);
-			*n += (size_t)r;
-		} else
-			buf[(*n)++] = (char)ch;
-	}
-	if (*n + 1 >= size)
-		return -1;
-	buf[(*n)++] = '"';
-	return 0;
-}
-
 /* Printf to buf + *n; -1 when it did not fit in size bytes. */
 static int
 json_fmt(char *buf, size_t size, size_t *n, const char *fmt, ...)
@@ -522,13 +452,17 @@ json_fmt(char *buf, size_t size, size_t *n, const char *fmt, ...)
 	return 0;
 }
 
-/* "key": "string", with the key as is: ours, plain ASCII. */
+/*
+ * "key": "string", with the key as is (ours, plain ASCII) and the
+ * string as tenk/json.h writes one: invalid UTF-8 from outside cannot
+ * make the line unparsable.
+ */
 static int
 json_kv(char *buf, size_t size, size_t *n, const char *key, const char *s)
 {
 	if (json_fmt(buf, size, n, ", \"%s\": ", key) == -1)
 		return -1;
-	return json_str(buf, size, n, s);
+	return tk_json_strbuf(buf, size, n, s);
 }
 
 /*

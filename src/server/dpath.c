@@ -704,7 +704,7 @@ pipe_get(struct worker *w)
 		w->npipes_free--;
 		return p;
 	}
-	if (w->npipes >= srv.cfg.splice_pipes)
+	if (w->npipes >= srv.splice_pipes)
 		return NULL;
 	if ((p = malloc(sizeof(*p))) == NULL)
 		return NULL;

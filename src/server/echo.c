@@ -56,6 +56,9 @@ const struct proto proto_echo = {
 	.start = echo_start,
 	.step = echo_step,
 	.flow = echo_flow,
+	.sides = 1,
+	.units = 1,
+	.noun = { "connection", "connections" },
 };
 
 /* Never on io_uring's completions, so no .flow (tlsterm.c). */
@@ -65,6 +68,9 @@ const struct proto proto_echo_tls = {
 	.start = tls_start,
 	.step = tls_step,
 	.close = tls_close,
+	.sides = 1,
+	.units = 1,
+	.noun = { "connection", "connections" },
 	.acct_tls = tls_acct,
 };
 
@@ -162,7 +168,7 @@ tls_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 		conn_close(w, c, CONN_NOMEM);
 		return;
 	}
-	if (tk_timer_arm(w->l, &tc->hs, tlscf.hs_timeout) == -1)
+	if (tk_timer_arm(w->l, &tc->hs, srv.cfg.tls.hs_timeout) == -1)
 		conn_close(w, c, CONN_NOMEM);
 }
 

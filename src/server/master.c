@@ -20,10 +20,11 @@
  * between iterations, never from a callback, so a new worker leaves the
  * master's loop cleanly.
  *
- * Reload: a child forked to check reads the options again (main.c's
- * main_reparse(), from the file's text the master read once) and exits
- * with what it found wrong on a pipe; then a new generation of P
- * workers, each reading the same text, starts on the same sockets.
+ * Reload: the master builds a new configuration from the command line
+ * and the file as it is now (config.c), checks it and what a reload may
+ * not change (config_fixed), and keeps the one it runs when anything is
+ * wrong; then a new generation of P workers, each taking the new one
+ * on, starts on the same sockets.
  * Each worker sends one byte once its threads run; when all of the new
  * generation have, the old one gets SIGTERM, its usual drain: it closes
  * its copies of the listeners (the sockets stay open here, so their
@@ -61,7 +62,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,14 +81,9 @@
 #define YOUNG		(10 * TK_SEC)	/* died young: back off */
 #define COLLECT_WAIT	(2 * TK_SEC)	/* for the workers' figures */
 #define KILL_GRACE	(5 * TK_SEC)	/* SIGTERM to SIGKILL, past a drain */
-#define CHECK_WAIT	10000		/* ms for the reload's check */
 #define PIDFILE_RETRY	(100 * TK_MSEC)
 #define BADSNAP_EVERY	(10 * TK_SEC)	/* a line about bad figures */
 #define MAXKIDS		(4 * MAXWORKERS)	/* with old generations */
-#define UPS_LINE	"=upstream "	/* the check's list, a line each */
-/* What the check may say: every upstream's line, and an error's. */
-#define CHECK_OUT	(MAXUPSTREAMS * (sizeof(UPS_LINE) + TK_ADDRSTRLEN) + \
-			    2048)
 
 enum kstate {
 	K_FREE,
@@ -129,12 +124,11 @@ static int		 collecting;
 static int		 stopping;
 static int		 ready_sock = -1;	/* a worker: its socket pair */
 
-/* Reload: the generations and the -f text each reads. */
+/* Reload: the generations and the configuration of the new one. */
+static const struct cmdline *cmdl;	/* as read at start */
 static int		 gen = 1;	/* serving */
-static char		*cur_text;	/* NULL: the start-up options */
-static size_t		 cur_len;
-static char		*new_text;
-static size_t		 new_len;
+static struct config	 newcfg;	/* the new generation's */
+static int		*freshp;	/* master_run()'s *fresh */
 static int		 reloading;	/* a K_NEW generation starts */
 static uint64_t		 reload_by;
 static int		 first_ready;	/* generation 1 said so */
@@ -146,15 +140,14 @@ static int		 again_upgrade;	/* SIGUSR2 during a reload */
  * (version ulist, bumped by a reload that changes it) has had the
  * current name at i since same_since[i]: a reload that puts another
  * upstream at i starts a new series there, not adding the old one's.
- * The names come from the reload's check (new_ups) and replace the
- * master's own list, whose names label the series.
+ * The names are those of the configuration (srv.cfg), which label the
+ * series.
  */
 static int		 ulist;
 static int		 same_since[MAXUPSTREAMS];
-static char		*new_ups[MAXUPSTREAMS];
-static int		 new_nups;
 
 /* Upgrade: the old master's side, then the new one's. */
+static const char	*self;		/* the binary */
 static const int	*lfds;
 static int		 nlfds;
 static pid_t		 up_pid = -1;	/* the new master */
@@ -254,7 +247,7 @@ master_worker_final(void)
 	if (ready_sock == -1)
 		return;
 	for (i = 0; i < srv.nworkers; i++)
-		stats_snapshot(&srv.workers[i], &srv.workers[i].snap);
+		worker_snapshot(&srv.workers[i], &srv.workers[i].snap);
 	memset(&m, 0, sizeof(m));
 	stats_fill(&m);
 	upstream_metrics(&m);
@@ -302,10 +295,12 @@ spawn(struct child *k)
 		if (sv[0] != -1)
 			close(sv[0]);
 		child_setup(k->slot, sv[1]);
-		if (k->state == K_NEW)
-			main_reparse(new_text, new_len, 0);
-		else if (cur_text != NULL)
-			main_reparse(cur_text, cur_len, 0);
+		/* A reload's configuration: the worker takes it on. */
+		if (k->state == K_NEW) {
+			config_free(&srv.cfg);
+			srv.cfg = newcfg;
+		}
+		*freshp = k->state == K_NEW || gen > 1;
 		return 1;
 	}
 	if (sv[1] != -1)
@@ -434,37 +429,28 @@ kid_read(struct tk_loop *l, struct tk_io *io)
 	const char		*why;
 	ssize_t			 n;
 
-	for (;;) {
-		/* MSG_TRUNC: the datagram's length, if longer (Linux 3.4). */
-		n = recv(io->fd, &m, sizeof(m), MSG_TRUNC);
+	/* MSG_TRUNC: the datagram's length, if longer (Linux 3.4). */
+	while ((n = chan_recv(io, &m, sizeof(m), MSG_TRUNC)) > 0) {
 		if (n == 1 && ((char *)&m)[0] == 'R') {
 			k->ready = 1;
 			continue;
 		}
-		if (n > 0) {
-			/* An answer all the same: nobody waits for more. */
-			if ((why = snap_bad(k, &m, n)) != NULL)
-				snap_warn(k, why);
-			else
-				k->cur = m;
-			if (k->asked) {
-				k->asked = 0;
-				pending--;
-			}
-			continue;
+		/* An answer all the same: nobody waits for more. */
+		if ((why = snap_bad(k, &m, n)) != NULL)
+			snap_warn(k, why);
+		else
+			k->cur = m;
+		if (k->asked) {
+			k->asked = 0;
+			pending--;
 		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN) {
-			tk_io_block(io, TK_EV_READ);
-			break;
-		}
+	}
+	if (n == -1) {
 		(void)tk_io_close(l, io);
 		if (k->asked) {
 			k->asked = 0;
 			pending--;
 		}
-		break;
 	}
 	if (collecting && pending == 0)
 		collect_end();
@@ -682,91 +668,37 @@ reap(void)
 	}
 }
 
+/* A warning of a reload's configuration (an option given twice). */
+static void
+reload_warn(const char *msg)
+{
+	log_warnx("reload: %s", msg);
+}
+
 /*
- * The reload's check: a child reads the options from text as a new
- * worker would and exits 0, or with its one line on stderr, which comes
- * back here on a pipe and is logged.  Returns 0 when they are good.
+ * The reload's configuration into newcfg: built from the command line
+ * and the file as it is now, checked, and compared with the one that
+ * runs.  Returns 0, or -1 with what is wrong logged.
  */
 static int
-reload_check(const char *text, size_t len)
+reload_config(void)
 {
-	struct pollfd	 pfd;
-	char		 out[CHECK_OUT], *line, *p;
-	size_t		 have = 0;
-	ssize_t		 n;
-	pid_t		 pid;
-	int		 fd[2], st, i, left = CHECK_WAIT, prefix, ok;
+	struct tk_cli_err	 e;
+	const char		*what;
 
-	if (pipe2(fd, O_CLOEXEC) == -1) {
-		log_warn("reload: pipe");
+	if (config_load(&newcfg, cmdl, reload_warn, &e) == -1 ||
+	    config_check(&newcfg, &e) == -1) {
+		log_warnx("reload: %s", e.msg);
+		config_free(&newcfg);
 		return -1;
 	}
-	fflush(NULL);
-	if ((pid = fork()) == -1) {
-		log_warn("reload: fork");
-		close(fd[0]);
-		close(fd[1]);
+	if ((what = config_fixed(&srv.cfg, &newcfg)) != NULL) {
+		log_warnx("reload: '%s' changed: needs a restart or an "
+		    "upgrade (SIGUSR2)", what);
+		config_free(&newcfg);
 		return -1;
 	}
-	if (pid == 0) {
-		if (dup2(fd[1], STDERR_FILENO) == -1)
-			_exit(1);
-		main_reparse(text, len, 1);
-		for (i = 0; i < upstream_count(); i++)
-			fprintf(stderr, "%s%s\n", UPS_LINE,
-			    upstream_name_at(i));
-		fflush(stderr);
-		_exit(0);
-	}
-	close(fd[1]);
-	pfd.fd = fd[0];
-	pfd.events = POLLIN;
-	while (left > 0 && have < sizeof(out) - 1) {
-		if (poll(&pfd, 1, 100) == -1 && errno != EINTR)
-			break;
-		left -= 100;
-		if (!(pfd.revents & (POLLIN | POLLHUP)))
-			continue;
-		if ((n = read(fd[0], out + have, sizeof(out) - 1 - have)) <= 0)
-			break;
-		have += (size_t)n;
-	}
-	out[have] = '\0';
-	close(fd[0]);
-	if (left <= 0) {
-		(void)kill(pid, SIGKILL);
-		log_warnx("reload: the check took more than %d s",
-		    CHECK_WAIT / 1000);
-	}
-	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
-		;
-	ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && left > 0;
-	if (ok) {
-		for (i = 0; i < new_nups; i++)
-			free(new_ups[i]);
-		new_nups = 0;
-	}
-	/*
-	 * The upstream list, and its other lines (an error; warnings such
-	 * as an option given twice), without the "tenkd: " that
-	 * tk_cli_bad() and tk_cli_warn() put.
-	 */
-	prefix = (int)strlen(getprogname());
-	for (p = out; (line = strsep(&p, "\n")) != NULL;) {
-		if (*line == '\0')
-			continue;
-		if (strncmp(line, UPS_LINE, strlen(UPS_LINE)) == 0) {
-			if (ok && new_nups < MAXUPSTREAMS)
-				new_ups[new_nups++] = xstrdup(line +
-				    strlen(UPS_LINE));
-			continue;
-		}
-		if (strncmp(line, getprogname(), prefix) == 0 &&
-		    strncmp(line + prefix, ": ", 2) == 0)
-			line += prefix + 2;
-		log_warnx("reload: %s", line);
-	}
-	return ok ? 0 : -1;
+	return 0;
 }
 
 /*
@@ -778,12 +710,9 @@ static int
 reload(void)
 {
 	struct child	*k;
-	const char	*path = main_conf_path();
-	char		 err[1024], *text;
-	size_t		 len;
 	int		 i, s, nfree = 0;
 
-	if (path == NULL) {
+	if (cmdl->conf == NULL) {
 		(void)reopen_logs();
 		relay_signal(SIGHUP, ALL);
 		log_info("SIGHUP: no -f file to read again: logs reopened");
@@ -806,24 +735,16 @@ reload(void)
 	}
 	systemd_notify("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
 	    (unsigned long long)(tk_clock_mono() / 1000));
-	if (conf_load(path, &text, &len, err, sizeof(err)) == -1) {
-		log_warnx("reload: %s", err);
+	if (reload_config() == -1)
 		goto refused;
-	}
-	if (reload_check(text, len) == -1) {
-		free(text);
-		goto refused;
-	}
 	for (i = 0; i < MAXKIDS; i++)
 		nfree += kids[i].state == K_FREE;
 	if (nfree < srv.cfg.workers) {
 		log_warnx("reload: %d old workers still draining",
 		    MAXKIDS - nfree);
-		free(text);
+		config_free(&newcfg);
 		goto refused;
 	}
-	new_text = text;
-	new_len = len;
 	reloading = 1;
 	reload_by = tk_clock_mono() + srv.cfg.ready_timeout;
 	for (s = 0, i = 0; s < srv.cfg.workers; s++) {
@@ -865,8 +786,7 @@ reload_abort(const char *why)
 			if (kids[i].pid != -1)
 				(void)kill(kids[i].pid, SIGTERM);
 		}
-	free(new_text);
-	new_text = NULL;
+	config_free(&newcfg);
 	reloading = 0;
 	log_warnx("reload failed: generation %d: %s; generation %d keeps "
 	    "serving", gen + 1, why, gen);
@@ -875,34 +795,30 @@ reload_abort(const char *why)
 }
 
 /*
- * The new generation's upstream list (from its check) as the master's:
- * where a name changed, its series starts again; the rest go on.
+ * The new generation's upstream list (newcfg's) against the one that
+ * runs: where a name changed, its series starts again; the rest go on.
  */
 static void
 new_upstreams(void)
 {
-	const char	*err;
-	int		 i, s, n = upstream_count(), same = n == new_nups;
+	const struct config	*c = &srv.cfg;
+	int			 i, s, same = c->nups == newcfg.nups;
 
-	for (i = 0; same && i < n; i++)
-		same = strcmp(upstream_name_at(i), new_ups[i]) == 0;
+	for (i = 0; same && i < c->nups; i++)
+		same = strcmp(c->ups[i].name, newcfg.ups[i].name) == 0;
 	ulist++;
 	if (same)
 		return;
 	for (i = 0; i < MAXUPSTREAMS; i++) {
-		if (i < n && i < new_nups &&
-		    strcmp(upstream_name_at(i), new_ups[i]) == 0)
+		if (i < c->nups && i < newcfg.nups &&
+		    strcmp(c->ups[i].name, newcfg.ups[i].name) == 0)
 			continue;
 		same_since[i] = ulist;
 		for (s = 0; s < MAXWORKERS; s++)
 			memset(&base[s].ups[i], 0, sizeof(base[s].ups[i]));
 	}
-	upstream_reset();
-	for (i = 0; i < new_nups; i++)
-		if (upstream_add(new_ups[i], &err) == -1)
-			log_warnx("reload: upstream %s: %s", new_ups[i], err);
-	log_info("reload: %d upstream%s now", new_nups,
-	    new_nups == 1 ? "" : "s");
+	log_info("reload: %d upstream%s now", newcfg.nups,
+	    newcfg.nups == 1 ? "" : "s");
 }
 
 /* Every worker of the new generation runs: the old one drains. */
@@ -923,13 +839,12 @@ reload_commit(void)
 		} else if (kids[i].state == K_NEW)
 			kids[i].state = K_CUR;
 	}
-	free(cur_text);
-	cur_text = new_text;
-	cur_len = new_len;
-	new_text = NULL;
+	new_upstreams();
+	config_free(&srv.cfg);
+	srv.cfg = newcfg;
+	memset(&newcfg, 0, sizeof(newcfg));
 	reloading = 0;
 	gen++;
-	new_upstreams();
 	log_info("reload: %d worker%s of generation %d started; "
 	    "generation %d draining (%d worker%s)", srv.cfg.workers,
 	    srv.cfg.workers == 1 ? "" : "s", gen, gen - 1, nold,
@@ -968,7 +883,6 @@ all_ready(enum kstate st)
 static void
 upgrade(void)
 {
-	const char	*self = main_self();
 	char		 num[32], *names;
 	size_t		 nl;
 	pid_t		 pid;
@@ -1049,7 +963,7 @@ upgrade(void)
 		setenv("LISTEN_PID", num, 1);
 		snprintf(num, sizeof(num), "%d", 3 + nlfds);
 		setenv(UPGRADE_ENV, num, 1);
-		execv(self, main_argv());
+		execv(self, cmdl->argv);
 		fprintf(stderr, "%s: upgrade: %s: %s\n", getprogname(), self,
 		    strerror(errno));
 		_exit(127);
@@ -1164,44 +1078,176 @@ deferred(void)
 }
 
 /*
- * Start srv.cfg.workers workers and supervise them; lfd[0..nlfd-1] are
- * every listener, for an upgrade, and upfd (-1: none) the pipe of the
- * old master that started us for one.  Returns the worker's number (0
- * to P-1) in a worker process, which then goes on as a plain tenkd, and
- * -1 in the master once every worker is gone after SIGTERM or SIGINT,
- * and the new master of an upgrade under way too.
- * Main thread, before any thread or loop exists.
+ * Restart the serving workers whose back-off is over, counting in
+ * *alive the workers that run and moving *next to the next restart.
+ * Returns the slot in a new worker, -1 in the master.
  */
-int
-master_run(const int *lfd, int nlfd, int upfd)
+static int
+restarts(uint64_t now, uint64_t *next, int *alive)
+{
+	struct child	*k;
+	int		 i;
+
+	for (i = 0; i < MAXKIDS; i++) {
+		k = &kids[i];
+		if (k->state == K_FREE)
+			continue;
+		if (k->pid != -1)
+			(*alive)++;
+		else if (!stopping && k->state == K_CUR &&
+		    k->restart_at != 0) {
+			if (k->restart_at <= now) {
+				if (spawn(k))
+					return k->slot;
+				if (k->pid != -1)
+					(*alive)++;
+			}
+			if (k->restart_at != 0 && k->restart_at < *next)
+				*next = k->restart_at;
+		}
+	}
+	return -1;
+}
+
+/* The first generation runs: say so, and to an upgrade's old master. */
+static void
+first_ready_now(void)
+{
+	first_ready = 1;
+	log_info("master: %d worker%s ready", srv.cfg.workers,
+	    srv.cfg.workers == 1 ? "" : "s");
+	systemd_notify("READY=1\nSTATUS=%s: master, %d worker%s",
+	    srv.cfg.mode, srv.cfg.workers, srv.cfg.workers == 1 ? "" : "s");
+	if (up_fd != -1) {
+		if (write(up_fd, "R", 1) != 1)
+			log_warn("upgrade: telling the old master");
+		close(up_fd);
+		up_fd = -1;
+	}
+}
+
+/*
+ * What waits on the workers or on time: the first generation ready, a
+ * reload's generation ready or late, an upgrade's new master late, the
+ * pidfile to take over, a deferred SIGHUP or SIGUSR2; *next moves to
+ * when to look again.  Returns the slot in a new worker, -1 in the
+ * master.
+ */
+static int
+waits(uint64_t now, uint64_t *next)
+{
+	char	dur[32];
+	int	wk;
+
+	if (!first_ready && all_ready(K_CUR))
+		first_ready_now();
+	if (reloading && all_ready(K_NEW))
+		reload_commit();
+	else if (reloading && now >= reload_by)
+		reload_abort("not ready in time");
+	if (up_pid != -1 && !up_gaveup && now >= up_by) {
+		log_warnx("upgrade: the new master (pid %d) not ready in %s: "
+		    "stopping it; this one keeps serving", (int)up_pid,
+		    tk_fmt_duration(srv.cfg.ready_timeout, dur, sizeof(dur)));
+		up_gaveup = 1;
+		up_stop(SIGTERM);
+	}
+	if (pidfile_wait)
+		pidfile_wait = !pidfile_take();
+	if ((wk = deferred()) != -1)
+		return wk;
+	if ((pidfile_wait || reloading || up_pid != -1 || !first_ready) &&
+	    now + PIDFILE_RETRY < *next)
+		*next = now + PIDFILE_RETRY;
+	return -1;
+}
+
+/* SIGTERM or SIGINT: the first drains, a second forces. */
+static void
+stop(int signo)
+{
+	/* The old workers drain already. */
+	if (!stopping) {
+		log_info("master: SIG%s: stopping the workers",
+		    sigabbrev_np(signo));
+		systemd_notify("STOPPING=1\nSTATUS=stopping the workers");
+	}
+	relay_signal(signo, stopping ? ALL : NOT_OLD);
+	/* A new master not ready yet is ours still: it stops too. */
+	if (up_pid != -1)
+		up_stop(signo);
+	/*
+	 * A new master stopped before it was ready says no to the old one
+	 * (end of file), which goes on serving, and never says ready.
+	 */
+	if (up_fd != -1) {
+		log_info("upgrade: stopped before this master was ready: the "
+		    "old one keeps serving");
+		close(up_fd);
+		up_fd = -1;
+	}
+	stopping = 1;
+	/* Its new workers were told to stop with the others. */
+	if (reloading)
+		config_free(&newcfg);
+	reloading = 0;
+}
+
+/*
+ * The signals that came, read from the signalfd between iterations,
+ * not in a handler.  Returns the slot in a new worker (a reload's), -1
+ * in the master.
+ */
+static int
+signals(void)
 {
 	struct signalfd_siginfo	 si;
-	sigset_t		 set;
-	uint64_t		 now, next;
-	ssize_t			 n;
-	int			 i, signo, alive, wk;
-	char			 dur[32];
+	int			 wk;
 
-	if (srv.cfg.workers > MAXWORKERS)
-		fatalx("--workers %d: at most %d", srv.cfg.workers,
-		    MAXWORKERS);
-	if (srv.cfg.workers < 1)
-		srv.cfg.workers = 1;
-	master_pid = getpid();
-	role = 1;
-	lfds = lfd;
-	nlfds = nlfd;
-	up_fd = upfd;
-	pidfile_wait = !pidfile_take();
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGUSR2);
-	msigs = set;
-	if (sigprocmask(SIG_BLOCK, &set, &oldmask) == -1)
+	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			reap();
+			break;
+		case SIGTERM:
+		case SIGINT:
+			stop((int)si.ssi_signo);
+			break;
+		case SIGHUP:
+			if ((wk = reload()) != -1)
+				return wk;
+			break;
+		case SIGUSR1:
+			(void)reopen_logs();
+			relay_signal(SIGUSR1, ALL);
+			break;
+		case SIGUSR2:
+			upgrade();
+			break;
+		}
+	}
+	return -1;
+}
+
+/*
+ * The master's signals blocked (for its signalfd, and in a worker until
+ * master_worker_signals), and the first generation forked.  Returns the
+ * slot in a new worker, -1 in the master.
+ */
+static int
+master_start(sigset_t *set)
+{
+	int	i;
+
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGUSR2);
+	msigs = *set;
+	if (sigprocmask(SIG_BLOCK, set, &oldmask) == -1)
 		fatal("sigprocmask");
 	for (i = 0; i < MAXKIDS; i++) {
 		kids[i].state = K_FREE;
@@ -1220,10 +1266,18 @@ master_run(const int *lfd, int nlfd, int upfd)
 	    srv.cfg.workers, srv.cfg.workers == 1 ? "" : "s");
 	log_info("master: %d worker%s", srv.cfg.workers,
 	    srv.cfg.workers == 1 ? "" : "s");
+	return -1;
+}
+
+/* The master's loop: the signalfd, the workers' sockets, the timers. */
+static void
+master_loop(const sigset_t *set)
+{
+	int	i;
 
 	if ((ml = tk_loop_new(srv.cfg.backend, 0)) == NULL)
 		fatal("master: loop");
-	if ((sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1)
+	if ((sfd = signalfd(-1, set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1)
 		fatal("master: signalfd");
 	tk_io_init(&sio, sfd, sig_ready, NULL);
 	if (tk_io_start(ml, &sio, TK_EV_READ) == -1)
@@ -1236,124 +1290,53 @@ master_run(const int *lfd, int nlfd, int upfd)
 	tk_timer_init(&collect_timer, collect_expired, NULL);
 	tk_timer_init(&up_kill, up_killed, NULL);
 	metrics_start(ml);
+}
 
+/*
+ * Start srv.cfg.workers workers and supervise them; cl is the command
+ * line (a reload reads it again, an upgrade runs binary with it),
+ * lfd[0..nlfd-1] every listener, for an upgrade, and upfd (-1: none)
+ * the pipe of the old master that started us for one.  Returns the
+ * worker's number (0 to P-1) in a worker process, which then goes on as
+ * a plain tenkd, with *fresh set when srv.cfg is not the one this
+ * process started with (a reload's); and -1 in the master once every
+ * worker is gone after SIGTERM or SIGINT, and the new master of an
+ * upgrade under way too.  Main thread, before any thread or loop exists.
+ */
+int
+master_run(const struct cmdline *cl, const char *binary, const int *lfd,
+    int nlfd, int upfd, int *fresh)
+{
+	sigset_t	 set;
+	uint64_t	 now, next;
+	int		 alive, wk;
+
+	master_pid = getpid();
+	role = 1;
+	cmdl = cl;
+	self = binary;
+	freshp = fresh;
+	lfds = lfd;
+	nlfds = nlfd;
+	up_fd = upfd;
+	pidfile_wait = !pidfile_take();
+	if ((wk = master_start(&set)) != -1)
+		return wk;
+	master_loop(&set);
 	for (;;) {
 		now = tk_clock_mono();
 		next = now + TK_SEC;
 		alive = 0;
-		for (i = 0; i < MAXKIDS; i++) {
-			if (kids[i].state == K_FREE)
-				continue;
-			if (kids[i].pid != -1)
-				alive++;
-			else if (!stopping && kids[i].state == K_CUR &&
-			    kids[i].restart_at != 0) {
-				if (kids[i].restart_at <= now) {
-					if (spawn(&kids[i]))
-						return kids[i].slot;
-					if (kids[i].pid != -1)
-						alive++;
-				}
-				if (kids[i].restart_at != 0 &&
-				    kids[i].restart_at < next)
-					next = kids[i].restart_at;
-			}
-		}
+		if ((wk = restarts(now, &next, &alive)) != -1)
+			return wk;
 		if (stopping && alive == 0 && up_pid == -1)
 			break;
-		if (!first_ready && all_ready(K_CUR)) {
-			first_ready = 1;
-			log_info("master: %d worker%s ready", srv.cfg.workers,
-			    srv.cfg.workers == 1 ? "" : "s");
-			systemd_notify("READY=1\nSTATUS=%s: master, %d "
-			    "worker%s", srv.cfg.mode, srv.cfg.workers,
-			    srv.cfg.workers == 1 ? "" : "s");
-			if (up_fd != -1) {
-				if (write(up_fd, "R", 1) != 1)
-					log_warn("upgrade: telling the old "
-					    "master");
-				close(up_fd);
-				up_fd = -1;
-			}
-		}
-		if (reloading && all_ready(K_NEW))
-			reload_commit();
-		else if (reloading && now >= reload_by)
-			reload_abort("not ready in time");
-		if (up_pid != -1 && !up_gaveup && now >= up_by) {
-			log_warnx("upgrade: the new master (pid %d) not ready "
-			    "in %s: stopping it; this one keeps serving",
-			    (int)up_pid, tk_fmt_duration(srv.cfg.ready_timeout,
-			    dur, sizeof(dur)));
-			up_gaveup = 1;
-			up_stop(SIGTERM);
-		}
-		if (pidfile_wait) {
-			pidfile_wait = !pidfile_take();
-			if (pidfile_wait && now + PIDFILE_RETRY < next)
-				next = now + PIDFILE_RETRY;
-		}
-		if ((wk = deferred()) != -1)
+		if ((wk = waits(now, &next)) != -1)
 			return wk;
-		if ((reloading || up_pid != -1 || !first_ready) &&
-		    now + PIDFILE_RETRY < next)
-			next = now + PIDFILE_RETRY;
 		(void)tk_timer_arm(ml, &tick, next > now ? next - now : 0);
 		tk_loop_run(ml, TK_RUN_ONCE);
-		/* Signals: read here, between iterations, not in a handler. */
-		while ((n = read(sfd, &si, sizeof(si))) == sizeof(si)) {
-			signo = (int)si.ssi_signo;
-			switch (signo) {
-			case SIGCHLD:
-				reap();
-				break;
-			case SIGTERM:
-			case SIGINT:
-				/*
-				 * The first drains, except the old workers
-				 * that drain already; a second forces all.
-				 */
-				if (!stopping) {
-					log_info("master: SIG%s: stopping the "
-					    "workers", sigabbrev_np(signo));
-					systemd_notify("STOPPING=1\nSTATUS="
-					    "stopping the workers");
-				}
-				relay_signal(signo, stopping ? ALL : NOT_OLD);
-				/*
-				 * A new master not ready yet is ours still:
-				 * it stops too, and we wait for it.
-				 */
-				if (up_pid != -1)
-					up_stop(signo);
-				/*
-				 * A new master stopped before it was ready
-				 * says no to the old one (end of file), which
-				 * goes on serving, and never says ready.
-				 */
-				if (up_fd != -1) {
-					log_info("upgrade: stopped before this "
-					    "master was ready: the old one "
-					    "keeps serving");
-					close(up_fd);
-					up_fd = -1;
-				}
-				stopping = 1;
-				reloading = 0;
-				break;
-			case SIGHUP:
-				if ((wk = reload()) != -1)
-					return wk;
-				break;
-			case SIGUSR1:
-				(void)reopen_logs();
-				relay_signal(signo, ALL);
-				break;
-			case SIGUSR2:
-				upgrade();
-				break;
-			}
-		}
+		if ((wk = signals()) != -1)
+			return wk;
 	}
 	metrics_stop();
 	tk_timer_cancel(ml, &tick);

@@ -39,8 +39,7 @@
 
 #define CTYPE_PROM	"text/plain; version=0.0.4; charset=utf-8"
 
-static struct tk_addr	 maddr;
-static int		 mon;		/* --metrics given */
+static struct tk_addr	 maddr;		/* --metrics, as bound */
 static int		 mfd = -1;	/* its listener */
 static struct http_srv	 hs;
 static int		 serving;	/* hs started */
@@ -60,24 +59,6 @@ static void	on_request(struct http_srv *, struct http_client *,
 static void	child_read(struct tk_loop *, struct tk_io *);
 static void	child_tick(struct tk_loop *, struct tk_timer *);
 static void	metrics_stats_text(FILE *, const struct msnap *, int);
-
-/* --metrics opt arg: the address to serve on.  Exits 2 if bad. */
-void
-metrics_option(const char *opt, const char *arg)
-{
-	const char	*err;
-
-	if (tk_addr_parse(arg, -1, &maddr, &err) == -1)
-		tk_cli_bad_addr(opt, arg, err);
-	mon = 1;
-}
-
-/* The --metrics address, or NULL without one.  Start-up. */
-const struct tk_addr *
-metrics_addr(void)
-{
-	return mon ? &maddr : NULL;
-}
 
 /* Whether a is a loopback address (127/8, ::1, ::ffff:127/104). */
 static int
@@ -107,8 +88,11 @@ metrics_open(void)
 	struct tk_addr	 a;
 	char		 name[TK_ADDRSTRLEN];
 
-	if (!mon)
+	if (!srv.cfg.metrics_on)
 		return 0;
+	/* Again (metrics_again): on the port it had, port 0 too. */
+	if (maddr.len == 0)
+		maddr = srv.cfg.metrics;
 	if ((mfd = tk_sock_listen(&maddr, srv.cfg.backlog, TK_SOCK_V6ONLY)) ==
 	    -1)
 		return -1;
@@ -209,22 +193,11 @@ child_read(struct tk_loop *l, struct tk_io *io)
 	char	buf[64];
 	ssize_t	n;
 
-	for (;;) {
-		n = recv(io->fd, buf, sizeof(buf), 0);
-		if (n > 0) {
-			child_asked = 1;
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN) {
-			tk_io_block(io, TK_EV_READ);
-			break;
-		}
-		/* The master is gone: PR_SET_PDEATHSIG does the rest. */
+	while ((n = chan_recv(io, buf, sizeof(buf), 0)) > 0)
+		child_asked = 1;
+	/* The master is gone: PR_SET_PDEATHSIG does the rest. */
+	if (n == -1)
 		tk_io_stop(l, io);
-		break;
-	}
 	if (child_asked && !srv.stopping)
 		stats_request();
 }
@@ -241,7 +214,7 @@ child_read(struct tk_loop *l, struct tk_io *io)
 uint64_t
 metrics_fds(void)
 {
-	return mon ? (uint64_t)srv.cfg.metrics_clients + 2 : 0;
+	return srv.cfg.metrics_on ? (uint64_t)srv.cfg.metrics_clients + 2 : 0;
 }
 
 /* This process's own figures (process_*) into ms, from /proc.  Any thread. */

@@ -9,7 +9,7 @@
  * kept apart, an IPv4-mapped IPv6 address (a dual-stack listener)
  * counting as IPv6.  The threads of the process share the tree under
  * one mutex, taken once per accept and close.  A refusal is counted and
- * logged (at most once a second) through stats_cap().  XXX With
+ * logged (at most once a second) through worker_cap().  XXX With
  * --workers the cap is per process; a shared count would need memory
  * the master maps for its workers.
  */
@@ -99,7 +99,7 @@ perip_refused(const struct perip *k, long long max)
 	char		host[INET6_ADDRSTRLEN];
 	uint64_t	skipped;
 
-	if (!stats_cap(CAP_PERIP, &skipped))
+	if (!worker_cap(CAP_PERIP, &skipped))
 		return;
 	if (k->family == AF_UNSPEC ||
 	    inet_ntop(k->family, k->addr, host, sizeof(host)) == NULL)

@@ -68,9 +68,8 @@ struct pin {
 	unsigned char		 small[PP_MAXLEN];
 };
 
-struct pinconf	 pincf = {
-	.timeout = 5 * TK_SEC,
-};
+/* The options, as short as a global's. */
+static const struct pinconf *const pinc = &srv.cfg.pin;
 
 /*
  * Set while pin.c calls conn_new() with a finished header, so that
@@ -84,85 +83,6 @@ static void	pin_io(struct tk_loop *, struct tk_io *);
 static void	pin_timeout(struct tk_loop *, struct tk_timer *);
 static void	pin_done(struct pin *, const struct pp_info *);
 static void	pin_end(struct pin *, enum conn_reason, const char *);
-
-/*
- * One network of --accept-proxy-from: "ADDR" or "ADDR/BITS", IPv4 or
- * IPv6, into n.  Returns 0, or -1 with *err a static phrase.
- */
-static int
-pin_net(const char *s, struct pinnet *n, const char **err)
-{
-	struct in_addr	 a4;
-	const char	*errstr, *slash;
-	char		 host[INET6_ADDRSTRLEN];
-	int		 bits, max, i, v4;
-
-	slash = strchr(s, '/');
-	if (*s == '\0' || slash == s) {
-		*err = "empty address";
-		return -1;
-	}
-	if (snprintf(host, sizeof(host), "%.*s", slash != NULL ?
-	    (int)(slash - s) : (int)strlen(s), s) >= (int)sizeof(host)) {
-		*err = "not an IPv4 or IPv6 address";
-		return -1;
-	}
-	memset(n, 0, sizeof(*n));
-	if ((v4 = inet_pton(AF_INET, host, &a4) == 1)) {
-		/* As an IPv4-mapped IPv6 address, ::ffff:a.b.c.d. */
-		n->addr[10] = n->addr[11] = 0xff;
-		memcpy(n->addr + 12, &a4, 4);
-	} else if (inet_pton(AF_INET6, host, n->addr) != 1) {
-		*err = "not an IPv4 or IPv6 address";
-		return -1;
-	}
-	max = v4 ? 32 : 128;
-	bits = max;
-	if (slash != NULL) {
-		bits = (int)strtonum(slash + 1, 0, max, &errstr);
-		if (errstr != NULL || slash[1] == '\0') {
-			*err = v4 ? "bad prefix length (0 to 32)" :
-			    "bad prefix length (0 to 128)";
-			return -1;
-		}
-	}
-	n->bits = (uint8_t)(v4 ? 96 + bits : bits);
-	/* 10.1.2.3/8 is a typo for a host or for 10.0.0.0/8: refused. */
-	for (i = n->bits; i < 128; i++)
-		if (n->addr[i / 8] & (0x80 >> (i % 8))) {
-			*err = "address bits set past the prefix length";
-			return -1;
-		}
-	return 0;
-}
-
-/*
- * --accept-proxy-from LIST: add each comma-separated network to
- * pincf.from.  Returns 0, or -1 with *err a static phrase.  Start-up.
- */
-int
-pin_from_add(const char *list, const char **err)
-{
-	char	*copy, *p, *s;
-	int	 r = 0;
-
-	if ((copy = strdup(list)) == NULL) {
-		*err = "out of memory";
-		return -1;
-	}
-	for (p = copy; (s = strsep(&p, ",")) != NULL;) {
-		if (pincf.nfrom == PIN_MAXFROM) {
-			*err = "too many networks (at most 64)";
-			r = -1;
-			break;
-		}
-		if ((r = pin_net(s, &pincf.from[pincf.nfrom], err)) == -1)
-			break;
-		pincf.nfrom++;
-	}
-	free(copy);
-	return r;
-}
 
 /*
  * Whether the peer of fd (sa, or NULL: getpeername) is in one of the
@@ -190,8 +110,8 @@ pin_trusted(int fd, const struct sockaddr *sa)
 		memcpy(a, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
 	else
 		return 0;
-	for (i = 0; i < pincf.nfrom; i++) {
-		n = &pincf.from[i];
+	for (i = 0; i < pinc->nfrom; i++) {
+		n = &pinc->from[i];
 		b = n->bits;
 		if (memcmp(a, n->addr, b / 8) == 0 && (b % 8 == 0 ||
 		    ((a[b / 8] ^ n->addr[b / 8]) & (0xff00 >> (b % 8))) == 0))
@@ -219,7 +139,7 @@ pin_take(struct worker *w, int fd, const struct sockaddr *sa,
 		return 0;
 	w->st.accepted++;
 	w->nconns++;
-	if (pincf.nfrom > 0 && !pin_trusted(fd, sa)) {
+	if (pinc->nfrom > 0 && !pin_trusted(fd, sa)) {
 		log_debug("%s: thread %d fd %d: not from --accept-proxy-from",
 		    __func__, w->id, fd);
 		why = CONN_PROXYFROM;
@@ -239,17 +159,15 @@ pin_take(struct worker *w, int fd, const struct sockaddr *sa,
 	tk_io_init(&p->io, fd, pin_io, p);
 	tk_timer_init(&p->timer, pin_timeout, p);
 	if (tk_io_start(w->l, &p->io, TK_EV_READ) == -1) {
-		/* ERANGE: beyond FD_SETSIZE on select, as in conn_new(). */
-		why = errno == ERANGE ? CONN_FDLIMIT : CONN_ERROR;
-		if (worker_warn_ok(w, why == CONN_FDLIMIT ? WARN_FDLIMIT :
-		    WARN_ACCEPT, &skipped))
+		why = CONN_ERROR;
+		if (worker_warn_ok(w, WARN_ACCEPT, &skipped))
 			log_warn("thread %d: watching fd %d for its PROXY "
 			    "header (%llu similar suppressed)", w->id, fd,
 			    (unsigned long long)skipped);
 		free(p);
 		goto fail;
 	}
-	if (tk_timer_arm(w->l, &p->timer, pincf.timeout) == -1) {
+	if (tk_timer_arm(w->l, &p->timer, pinc->timeout) == -1) {
 		/* No deadline, no header stage: a client could stay. */
 		tk_io_stop(w->l, &p->io);
 		free(p);

@@ -40,7 +40,7 @@ enum lab {
 #define U64(f)		offsetof(struct msnap, f)
 #define UPS(f)		offsetof(struct msnap, ups[0].f)
 
-#define F_PROXY		0x01	/* proxy mode only */
+#define F_PROXY		0x01	/* with an upstream side (proto->sides) */
 #define F_URING		0x02	/* --backend io_uring only */
 #define F_HASH		0x04	/* --balance hash only, see hashed() */
 #define F_TLS		0x08	/* TLS spoken or peeked at (tlsterm_any) */
@@ -269,7 +269,7 @@ family(FILE *f, const struct fam *m, const struct msnap *s, int n,
 		break;
 	case LAB_SIDE:
 		listed(f, m, s, n, workers, "side", side_names,
-		    srv.proto == &proto_proxy ? SIDE_N : 1);
+		    srv.proto->sides);
 		break;
 	case LAB_TLSFAIL:
 		for (i = TK_TLS_F_NONE + 1; i < TK_TLS_F_MAX; i++) {
@@ -280,9 +280,9 @@ family(FILE *f, const struct fam *m, const struct msnap *s, int n,
 		}
 		break;
 	case LAB_UPSTREAM:
-		for (i = 0; i < upstream_count(); i++) {
+		for (i = 0; i < srv.cfg.nups; i++) {
 			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
-			    upstream_name_at(i));
+			    srv.cfg.ups[i].name);
 			series(f, m->name, lb, s, n, workers,
 			    m->off + (size_t)i * sizeof(s->ups[0]), 0);
 		}
@@ -394,7 +394,7 @@ promtext_write(FILE *f, const struct msnap *s, int n, int workers)
 	size_t		 k;
 	unsigned int	 on = 0;
 
-	if (srv.proto == &proto_proxy)
+	if (srv.proto->sides == SIDE_N)
 		on |= F_PROXY | (hashed(s, n) ? F_HASH : 0);
 	if (srv.cfg.backend != NULL && strcmp(srv.cfg.backend, "io_uring") ==
 	    0)

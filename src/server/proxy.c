@@ -122,7 +122,6 @@ enum px_why {
 	WHY_NOMEM,
 	WHY_NOPORT,
 	WHY_NOFD,
-	WHY_FDLIMIT,
 	WHY_IPLIMIT,
 	WHY_NOUPSTREAM,
 	WHY_CONNTIMEOUT,
@@ -137,10 +136,9 @@ enum px_why {
 };
 
 static const char *const why_names[] = {
-	NULL, "eof", "reset", "error", "nomem", "no-port", "no-fd", "fdlimit",
-	"ip-limit", "no-upstream", "connect-timeout", "refused",
-	"connect-error", "fin-timeout", "idle", "tls", "tls-timeout", "hello",
-	"no-route"
+	NULL, "eof", "reset", "error", "nomem", "no-port", "no-fd", "ip-limit",
+	"no-upstream", "connect-timeout", "refused", "connect-error",
+	"fin-timeout", "idle", "tls", "tls-timeout", "hello", "no-route"
 };
 
 #define C2U		0	/* client to upstream */
@@ -204,21 +202,14 @@ struct pxwait {
 	uint64_t		 cstart; /* connect(2) began, ns (metrics) */
 };
 
-struct pxconf	 pxcf = {
-	.balance = BALANCE_RR,
-	.connect_timeout = 5 * TK_SEC,
-	.fin_timeout = 30 * TK_SEC,
-	.retries = 2,
-	.fail_max = 3,
-	.fail_timeout = 10 * TK_SEC,
-};
 
 static void	proxy_start(struct worker *, struct conn *,
 		    const struct sockaddr *, socklen_t);
 static void	proxy_step(struct worker *, struct conn *);
 static void	proxy_close(struct worker *, struct conn *,
 		    enum conn_reason);
-static void	proxy_stats(void);
+static void	proxy_stats(FILE *);
+static void	proxy_stats_line(FILE *, const struct stats *);
 static void	up_io(struct tk_loop *, struct tk_io *);
 static void	px_timer(struct tk_loop *, struct tk_timer *);
 static void	no_port(struct worker *, struct psess *, struct upstream *,
@@ -260,21 +251,38 @@ static int	send_first(struct worker *, struct psess *);
 static void	send_ended(struct worker *, struct psess *,
 		    const struct dp_flow *);
 static void	proxy_idle(struct worker *, struct conn *);
+static void	proxy_init(void);
+
+/* The proxy's options, as short as a global's. */
+static const struct pxconf *const pxc = &srv.cfg.px;
 
 const struct proto proto_proxy = {
 	.name = "proxy",
 	.size = sizeof(struct psess),
+	.init = proxy_init,
 	.start = proxy_start,
 	.step = proxy_step,
 	.close = proxy_close,
 	.stats = proxy_stats,
+	.stats_line = proxy_stats_line,
 	.queued = queued,
 	.flow = proxy_flow,
 	.peer = proxy_peer,
 	.idle = proxy_idle,
 	.own_log = 1,
+	.sides = SIDE_N,
+	.units = 2,
+	.noun = { "session", "sessions" },
 	.tail = proxy_tail,
 };
+
+/* The upstreams' schedule and the splice pipes' size, from srv.cfg. */
+static void
+proxy_init(void)
+{
+	upstream_init();
+	dp_init();
+}
 
 /*
  * A fresh client: note its address, check the per-IP cap and the unit
@@ -292,7 +300,7 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 	(void)sa;
 	(void)salen;
 	s->pipe[C2U] = s->pipe[U2C] = &dp_nopipe;
-	if (!srv.cfg.splice)
+	if (!srv.splice)
 		s->spl[C2U] = s->spl[U2C] = DP_S_OFF;
 	tk_io_init(&s->up, -1, up_io, w);
 	c->state = PX_CONNECT;
@@ -301,8 +309,8 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 		end(w, s, WHO_TENKD, WHY_ERROR, CONN_ERROR);
 		return;
 	}
-	if (pxcf.max_per_ip > 0) {
-		if (perip_take(peer(w, s), pxcf.max_per_ip) == -1) {
+	if (pxc->max_per_ip > 0) {
+		if (perip_take(peer(w, s), pxc->max_per_ip) == -1) {
 			end(w, s, WHO_TENKD, WHY_IPLIMIT, CONN_ERROR);
 			return;
 		}
@@ -314,7 +322,7 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 	}
 	worker_reserve_more();
 	s->unit = 1;
-	if (tlscf.ctx != NULL) {
+	if (srv.cfg.tls.ctx != NULL) {
 		/* TLS flows never splice: the bytes pass through OpenSSL. */
 		s->spl[C2U] = s->spl[U2C] = DP_S_OFF;
 		if ((tls_of(s)->ct = tlsterm_new(&c->io)) == NULL) {
@@ -322,10 +330,11 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 			return;
 		}
 	}
-	if (tlscf.ctx != NULL || sniroute_on()) {
+	if (srv.cfg.tls.ctx != NULL || sniroute_on()) {
 		/* The client first: its handshake, or its ClientHello. */
-		c->state = tlscf.ctx != NULL ? PX_HANDSHAKE : PX_PEEK;
-		if (tk_timer_arm(w->l, &s->wait->t, tlscf.hs_timeout) == -1) {
+		c->state = srv.cfg.tls.ctx != NULL ? PX_HANDSHAKE : PX_PEEK;
+		if (tk_timer_arm(w->l, &s->wait->t,
+		    srv.cfg.tls.hs_timeout) == -1) {
 			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
 			return;
 		}
@@ -405,8 +414,8 @@ front(struct worker *w, struct psess *s)
 static int
 proxy_peer(void)
 {
-	return pxcf.max_per_ip > 0 || pxcf.balance == BALANCE_HASH ||
-	    pxcf.send_proxy != 0;
+	return pxc->max_per_ip > 0 || pxc->balance == BALANCE_HASH ||
+	    pxc->send_proxy != 0;
 }
 
 /*
@@ -418,7 +427,7 @@ proxy_peer(void)
 static uint32_t
 hash_slot(struct worker *w, struct psess *s)
 {
-	return chash_addr(peer(w, s), pxcf.hash_key == HKEY_SOURCE_PORT);
+	return chash_addr(peer(w, s), pxc->hash_key == HKEY_SOURCE_PORT);
 }
 
 /* The client's address, or an AF_UNSPEC one where none was kept. */
@@ -532,7 +541,7 @@ connect_next(struct worker *w, struct psess *s, int err)
 	int		 fd;
 
 	for (;;) {
-		if (s->attempts > pxcf.retries) {
+		if (s->attempts > pxc->retries) {
 			if (err == ETIMEDOUT)
 				end(w, s, WHO_TIMEOUT, WHY_CONNTIMEOUT,
 				    CONN_TIMEOUT);
@@ -546,7 +555,7 @@ connect_next(struct worker *w, struct psess *s, int err)
 		if (tls_of(s) != NULL && tls_of(s)->route != NULL)
 			u = upstream_pick_this(tls_of(s)->route, now);
 		else
-			u = upstream_pick(pxcf.balance == BALANCE_HASH ?
+			u = upstream_pick(pxc->balance == BALANCE_HASH ?
 			    hash_slot(w, s) : 0, s->wait->tried, now);
 		if (u == NULL) {
 			end(w, s, WHO_TENKD, WHY_NOUPSTREAM, CONN_ERROR);
@@ -577,15 +586,12 @@ connect_next(struct worker *w, struct psess *s, int err)
 		}
 		tk_io_init(&s->up, fd, up_io, w);
 		if (tk_io_start(w->l, &s->up, TK_EV_WRITE) == -1) {
-			err = errno;
 			close(fd);
 			s->up.fd = -1;
-			end(w, s, WHO_TENKD, err == ERANGE ? WHY_FDLIMIT :
-			    WHY_ERROR, err == ERANGE ? CONN_FDLIMIT :
-			    CONN_ERROR);
+			end(w, s, WHO_TENKD, WHY_ERROR, CONN_ERROR);
 			return -1;
 		}
-		if (tk_timer_arm(w->l, &s->wait->t, pxcf.connect_timeout) ==
+		if (tk_timer_arm(w->l, &s->wait->t, pxc->connect_timeout) ==
 		    -1) {
 			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
 			return -1;
@@ -638,8 +644,8 @@ connect_done(struct worker *w, struct psess *s)
 	upstream_connected(up_of(s));
 	wait_free(w, s);
 	s->c.state = PX_DATA;
-	if (pxcf.send_proxy != 0) {
-		n = pp_header(pxcf.send_proxy, peer(w, s), s->c.io.fd, hdr,
+	if (pxc->send_proxy != 0) {
+		n = pp_header(pxc->send_proxy, peer(w, s), s->c.io.fd, hdr,
 		    sizeof(hdr));
 		flow(s, C2U, &f);
 		/* Sent, or queued still: a failed send's bytes stay. */
@@ -667,8 +673,8 @@ up_tls(struct worker *w, struct psess *s)
 	char		 hdr[PP_MAXLEN];
 	int		 n;
 
-	if (pxcf.send_proxy != 0) {
-		n = pp_header(pxcf.send_proxy, peer(w, s), s->c.io.fd, hdr,
+	if (pxc->send_proxy != 0) {
+		n = pp_header(pxc->send_proxy, peer(w, s), s->c.io.fd, hdr,
 		    sizeof(hdr));
 		if (send(s->up.fd, hdr, n, MSG_NOSIGNAL) != n) {
 			end(w, s, WHO_UPSTREAM, WHY_ERROR, CONN_ERROR);
@@ -682,7 +688,7 @@ up_tls(struct worker *w, struct psess *s)
 	}
 	s->spl[C2U] = s->spl[U2C] = DP_S_OFF;
 	s->c.state = PX_UPHS;
-	if (tk_timer_arm(w->l, &s->wait->t, pxcf.connect_timeout) == -1) {
+	if (tk_timer_arm(w->l, &s->wait->t, pxc->connect_timeout) == -1) {
 		end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
 		return -1;
 	}
@@ -815,8 +821,8 @@ px_timer(struct tk_loop *l, struct tk_timer *t)
 	 */
 	proxy_idle(w, &s->c);
 	last = conn_last_ns(&s->c, tk_loop_now(l));
-	if (tk_loop_now(l) - last < pxcf.fin_timeout &&
-	    tk_timer_arm_at(l, t, last + pxcf.fin_timeout) == 0)
+	if (tk_loop_now(l) - last < pxc->fin_timeout &&
+	    tk_timer_arm_at(l, t, last + pxc->fin_timeout) == 0)
 		return;
 	end(w, s, WHO_TIMEOUT, WHY_FINTIMEOUT, CONN_TIMEOUT);
 }
@@ -879,7 +885,7 @@ proxy_step(struct worker *w, struct conn *c)
 			failing(w, s, fl);
 		return;
 	}
-	if (s->fp == NULL && !s->fp_tried && srv.cfg.fastpath && !w->cq &&
+	if (s->fp == NULL && !s->fp_tried && srv.fastpath && !w->cq &&
 	    s->pipe[C2U] == &dp_nopipe && s->pipe[U2C] == &dp_nopipe &&
 	    fl[C2U].tsrc == NULL && fl[C2U].tdst == NULL)
 		fast_start(w, s, fl);
@@ -925,11 +931,11 @@ failing(struct worker *w, struct psess *s, struct dp_flow *fl)
 static void
 fin_arm(struct worker *w, struct psess *s)
 {
-	if (s->fin_armed || pxcf.fin_timeout == 0)
+	if (s->fin_armed || pxc->fin_timeout == 0)
 		return;
 	s->fin_armed = 1;
 	if (wait_new(s) == 0)
-		(void)tk_timer_arm(w->l, &s->wait->t, pxcf.fin_timeout);
+		(void)tk_timer_arm(w->l, &s->wait->t, pxc->fin_timeout);
 }
 
 /*
@@ -1197,14 +1203,34 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 	}
 }
 
-/* SIGUSR1, after the thread totals: the upstreams and the sockets. */
+/* /stats, after the thread totals: the upstreams and the sockets. */
 static void
-proxy_stats(void)
+proxy_stats(FILE *f)
 {
-	upstream_stats();
-	log_info("stats sockets: open %llu max-conns %llu",
+	upstream_stats(f);
+	fprintf(f, "stats sockets: open %llu max-conns %llu\n",
 	    (unsigned long long)atomic_load(&srv.nconns),
 	    (unsigned long long)srv.max_conns);
+}
+
+/*
+ * The proxy's own in a thread's /stats line: bytes from and to the
+ * upstreams, clients closed for want of a local port, bytes sent by
+ * splice(2), bulk flows that found no pipe, pipes in use and the bytes
+ * in them, sessions and bytes the kernel forwarded (--fastpath).
+ */
+static void
+proxy_stats_line(FILE *f, const struct stats *s)
+{
+	fprintf(f, " up-in %llu up-out %llu no-port %llu spliced %llu "
+	    "nopipe %llu pipes %llu piped %llu fastpath %llu "
+	    "fastpath-bytes %llu",
+	    (unsigned long long)s->bytes_in[SIDE_UPSTREAM],
+	    (unsigned long long)s->bytes_out[SIDE_UPSTREAM],
+	    (unsigned long long)s->noport, (unsigned long long)s->spliced,
+	    (unsigned long long)s->nopipe, (unsigned long long)s->pipes,
+	    (unsigned long long)s->piped, (unsigned long long)s->fpsess,
+	    (unsigned long long)s->fpbytes);
 }
 
 /* The session's access-log record (conn_access_record). */

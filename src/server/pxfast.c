@@ -85,16 +85,15 @@ static uint64_t	window;
 void
 pxfast_load(void)
 {
-	struct config	*cfg = &srv.cfg;
+	const struct config *cfg = &srv.cfg;
 	uint64_t	 n;
 	char		 why[256];
 
-	if (!cfg->fastpath || srv.proto != &proto_proxy)
+	if (!cfg->fastpath)		/* a proxy option */
 		return;
 	if (cfg->backend != NULL && strcmp(cfg->backend, "io_uring") == 0) {
 		log_warnx("--fastpath sockmap: not with io_uring's completion "
 		    "data path; off");
-		cfg->fastpath = 0;
 		return;
 	}
 	/* Every process of a master shares the maps: all their sockets. */
@@ -103,7 +102,6 @@ pxfast_load(void)
 		n = FP_MAXSOCKS;
 	if (fastpath_load((int)n, 0, why, sizeof(why)) == -1) {
 		log_warnx("--fastpath sockmap: %s; off", why);
-		cfg->fastpath = 0;
 		return;
 	}
 	window = cfg->buffer_limit;
@@ -111,6 +109,7 @@ pxfast_load(void)
 		window = FP_WINDOW_MIN;
 	if (window > FP_WINDOW_MAX)
 		window = FP_WINDOW_MAX;
+	srv.fastpath = 1;
 	log_info("--fastpath sockmap: sessions forwarded by the kernel "
 	    "(%llu sockets at most)", (unsigned long long)n);
 }

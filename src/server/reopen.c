@@ -57,6 +57,8 @@ struct answer {
 
 static int	opener = -1;		/* our end; -1: open directly */
 
+static int	access_path(char *, size_t);
+static int	reopen_access(char *, size_t);
 static int	send_fd(int, const void *, size_t, int);
 static int	recv_fd(int, void *, size_t, int *);
 
@@ -147,7 +149,7 @@ opener_main(int sock)
 		if (reply == -1)
 			continue;
 		memset(&a, 0, sizeof(a));
-		fd = conn_access_path(a.why, sizeof(a.why));
+		fd = access_path(a.why, sizeof(a.why));
 		a.err = fd == -1 ? errno : 0;
 		(void)send_fd(reply, &a, sizeof(a), fd);
 		close(reply);
@@ -303,16 +305,47 @@ opener_open(char *why, size_t whylen)
 }
 
 /*
+ * The access log's path opened as safefile.c opens it for the --user
+ * (by us, or by the opener), or -1 with errno and err set.
+ */
+static int
+access_path(char *err, size_t errlen)
+{
+	struct fowner	o;
+
+	safefile_owner(&srv.cfg, &o);
+	return safefile_open_log(srv.cfg.access_log, &o, err, errlen);
+}
+
+/*
+ * The access log opened at start (--access-log), into srv.access_fd
+ * (-1 without one); dies if it cannot be.  Main thread, start-up.
+ */
+void
+reopen_access_open(void)
+{
+	char	err[256];
+	int	fd;
+
+	srv.access_fd = -1;
+	if (srv.cfg.access_log == NULL)
+		return;
+	if ((fd = reopen_access(err, sizeof(err))) == -1)
+		fatalx("access log %s: %s", srv.cfg.access_log, err);
+	srv.access_fd = fd;
+}
+
+/*
  * The access log opened now, by the opener if there is one, else here
  * as conn.c opens it: the fd, or -1 with errno and why set.  Main
- * thread (start-up: conn_access_open).
+ * thread (start-up: reopen_access_open).
  */
-int
+static int
 reopen_access(char *why, size_t whylen)
 {
 	if (opener != -1)
 		return opener_open(why, whylen);
-	return conn_access_path(why, whylen);
+	return access_path(why, whylen);
 }
 
 /*

@@ -9,7 +9,8 @@
  * an exact route, else the longest "*.suffix" route that matches, else
  * the "*" route; with none, the session is refused.  Each HOST:PORT is
  * an upstream given with -u (plain, since the TLS passes through), and
- * a routed session tries only its own.  A ClientHello that is no TLS,
+ * a routed session tries only its own.  The routes are the
+ * configuration's (srv.cfg.routes, cfgval.c).  A ClientHello that is no TLS,
  * malformed or over TK_HELLO_MAX closes the session, counted as a TLS
  * failure of its kind (not-tls, protocol; eof, timeout).
  */
@@ -24,98 +25,11 @@
 #include "tenk/xmalloc.h"
 #include "tenkd.h"
 
-#define MAXROUTES	256
-
-struct route {
-	char		*name;		/* "a.test", "*.a.test", "*" */
-	char		*to;		/* HOST:PORT as given */
-	struct upstream	*u;		/* once resolved */
-};
-
-static struct route	 routes[MAXROUTES];
-static int		 nroutes;
-static int		 resolved;
-
-/*
- * --sni-route NAME=HOST:PORT[,NAME=HOST:PORT...], repeatable.  Names
- * are lowercase host names, "*.suffix" or "*".  A bad entry is a usage
- * error.
- */
-void
-sniroute_option(const char *opt, const char *arg)
-{
-	char	*copy, *p, *tok, *eq;
-	size_t	 i;
-
-	copy = xstrdup(arg);
-	for (p = copy; (tok = strsep(&p, ",")) != NULL; ) {
-		if ((eq = strchr(tok, '=')) == NULL || eq == tok ||
-		    eq[1] == '\0')
-			tk_cli_bad(opt, arg, "%s is not NAME=HOST:PORT", tok);
-		*eq = '\0';
-		if (eq - tok > 255)
-			tk_cli_bad(opt, arg, "a name over 255 bytes");
-		for (i = 0; tok[i] != '\0'; i++)
-			tok[i] = (char)(tok[i] >= 'A' && tok[i] <= 'Z' ?
-			    tok[i] - 'A' + 'a' : tok[i]);
-		if (strchr(tok + 1, '*') != NULL || (tok[0] == '*' &&
-		    tok[1] != '\0' && tok[1] != '.'))
-			tk_cli_bad(opt, arg, "%s: a wildcard is \"*\" or "
-			    "\"*.suffix\"", tok);
-		for (i = 0; i < (size_t)nroutes; i++)
-			if (strcmp(routes[i].name, tok) == 0)
-				tk_cli_bad(opt, arg, "%s routed twice", tok);
-		if (nroutes == MAXROUTES)
-			tk_cli_bad(opt, arg, "more than %d routes", MAXROUTES);
-		routes[nroutes].name = xstrdup(tok);
-		routes[nroutes].to = xstrdup(eq + 1);
-		nroutes++;
-	}
-	free(copy);
-}
-
-/* Whether sessions route by name; resolves the routes the first time. */
+/* Whether sessions route by name. */
 int
 sniroute_on(void)
 {
-	struct tk_addr	 a;
-	const char	*err;
-	char		 name[TK_ADDRSTRLEN];
-	int		 i, k;
-
-	if (nroutes == 0 || resolved)
-		return nroutes > 0;
-	for (i = 0; i < nroutes; i++) {
-		if (tk_addr_parse(routes[i].to, -1, &a, &err) == -1)
-			tk_cli_bad("--sni-route", routes[i].to, "%s", err);
-		tk_addr_fmt(&a, name, sizeof(name));
-		for (k = 0; k < upstream_count(); k++)
-			if (strcmp(upstream_name_at(k), name) == 0)
-				break;
-		if (k == upstream_count())
-			tk_cli_bad("--sni-route", routes[i].to, "not an "
-			    "upstream (give it with -u too)");
-		if (tlsorig_on(upstream_at(k)))
-			tk_cli_bad("--sni-route", routes[i].to, "a \"tls\" "
-			    "upstream: routing passes the client's TLS on");
-		routes[i].u = upstream_at(k);
-	}
-	resolved = 1;
-	return 1;
-}
-
-void
-sniroute_reset(void)
-{
-	int	i;
-
-	for (i = 0; i < nroutes; i++) {
-		free(routes[i].name);
-		free(routes[i].to);
-	}
-	memset(routes, 0, sizeof(routes));
-	nroutes = 0;
-	resolved = 0;
+	return srv.cfg.nroutes > 0;
 }
 
 /*
@@ -126,17 +40,18 @@ sniroute_reset(void)
 struct upstream *
 sniroute_pick(const char *sni)
 {
-	struct route	*best = NULL, *any = NULL;
-	size_t		 n = strlen(sni), k;
-	int		 i;
+	const struct sniroute	*routes = srv.cfg.routes;
+	const struct sniroute	*best = NULL, *any = NULL;
+	size_t			 n = strlen(sni), k;
+	int			 i;
 
-	for (i = 0; i < nroutes; i++) {
+	for (i = 0; i < srv.cfg.nroutes; i++) {
 		if (strcmp(routes[i].name, "*") == 0) {
 			any = &routes[i];
 			continue;
 		}
 		if (n > 0 && strcmp(routes[i].name, sni) == 0)
-			return routes[i].u;
+			return upstream_at(routes[i].up);
 		if (routes[i].name[0] != '*')
 			continue;
 		k = strlen(routes[i].name) - 1;	/* ".suffix" */
@@ -145,8 +60,8 @@ sniroute_pick(const char *sni)
 			best = &routes[i];
 	}
 	if (best != NULL)
-		return best->u;
-	return any != NULL ? any->u : NULL;
+		return upstream_at(best->up);
+	return any != NULL ? upstream_at(any->up) : NULL;
 }
 
 /*

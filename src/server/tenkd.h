@@ -24,6 +24,7 @@
 #include <stdnoreturn.h>
 
 #include "tenk/buf.h"
+#include "tenk/cli.h"
 #include "tenk/loop.h"
 #include "tenk/sock.h"
 #include "tenk/timer.h"
@@ -58,7 +59,6 @@ enum conn_reason {
 	CONN_ERROR,		/* any other socket error */
 	CONN_TIMEOUT,		/* --idle-timeout */
 	CONN_SHUTDOWN,		/* force-closed at the drain deadline */
-	CONN_FDLIMIT,		/* fd beyond what the backend can watch */
 	CONN_NOMEM,		/* no buffer for the unsent tail */
 	CONN_MEMORY,		/* shed at the --max-memory budget */
 	CONN_PROXYHDR,		/* --accept-proxy: no good header in time */
@@ -67,13 +67,129 @@ enum conn_reason {
 	CONN_NREASONS
 };
 
+/*
+ * The configuration: every option, as the command line and the -f file
+ * give it (config.c builds it, and nothing else writes it).  A process
+ * runs on one, srv.cfg; a reload builds a new one and swaps it in.
+ * What start-up fits to the limits it meets lives in struct server.
+ */
+#define DEFAULT_LISTEN	"127.0.0.1:7777"
+#define MAXUPSTREAMS	64
+#define UPS_NAMEMAX	64		/* name=, its NUL included */
+#define PIN_MAXFROM	64		/* --accept-proxy-from networks */
+
+enum balance {
+	BALANCE_RR = 0,
+	BALANCE_LEASTCONN,
+	BALANCE_HASH,		/* and "source" (chash.c) */
+};
+
+/* What --balance hash hashes: --hash-key. */
+enum hash_key {
+	HKEY_SOURCE = 0,	/* the client's address */
+	HKEY_SOURCE_PORT,	/* its address and port */
+};
+
+/* The proxy's own. */
+struct pxconf {
+	enum balance	 balance;
+	uint64_t	 connect_timeout;	/* ns */
+	uint64_t	 fin_timeout;		/* ns */
+	int		 retries;
+	int		 fail_max;
+	uint64_t	 fail_timeout;		/* ns */
+	long long	 max_per_ip;		/* 0 = no cap */
+	int		 send_proxy;		/* 0, 1 or 2 */
+	enum hash_key	 hash_key;
+};
+
+/*
+ * An upstream: -u HOST:PORT[,weight=N][,backup][,name=NAME], and over
+ * TLS ([,tls][,sni=NAME][,ca=FILE][,noverify]: tlsorig.c).
+ */
+struct upconf {
+	struct tk_addr	 addr;
+	char		 name[TK_ADDRSTRLEN];	/* the address, as written */
+	char		 hname[UPS_NAMEMAX];	/* name=, or the address */
+	int		 weight;
+	int		 backup;
+	int		 tls;			/* any of the TLS ones */
+	int		 noverify;
+	char		*sni;			/* sni=, else its host */
+	char		*ca;			/* ca=, or NULL */
+	/* Made by config_check() from ca=: its client context. */
+	struct tk_tls_ctx *tctx;
+};
+
+/*
+ * --sni-route NAME=HOST:PORT (sniroute.c): a name ("a.test",
+ * "*.a.test" or "*") and the upstream it routes to.
+ */
+struct sniroute {
+	char		*name;
+	char		*to;			/* HOST:PORT as given */
+	int		 up;			/* into ups[], once finished */
+};
+
+/*
+ * TLS toward clients: --tls-cert and the rest (tlsterm.c).  The
+ * certificate files and keys pair by order.
+ */
+#define TLS_MAXPAIRS	16
+
+struct tlsconf {
+	char		*cert[TLS_MAXPAIRS];	/* --tls-cert */
+	char		*key[TLS_MAXPAIRS];	/* --tls-key */
+	int		 ncert;
+	int		 nkey;
+	char		*ciphers;		/* --tls-ciphers */
+	int		 version;		/* 0: 1.2 and 1.3 */
+	uint64_t	 hs_timeout;		/* ns */
+	uint64_t	 ticket_period;		/* ns, 0: no tickets */
+	int		 given;			/* any but the timeout */
+	/*
+	 * Made by config_check() from the files, before privileges go:
+	 * the server context, and why it has no kTLS ("" if it has).
+	 */
+	struct tk_tls_ctx *ctx;
+	char		 ktls_why[600];
+};
+
+/* Active health checks: --check-interval and the rest. */
+struct hcconf {
+	uint64_t	 interval;		/* ns, 0 = no checks */
+	int		 rise;			/* successes to come back */
+	int		 fall;			/* failures to go */
+	char		*send;			/* a line, CRLF included */
+	char		*expect;		/* the reply's first bytes */
+	uint64_t	 timeout;		/* ns (its default: config.c) */
+};
+
+/*
+ * --accept-proxy and --accept-proxy-from, the peers that may send one
+ * (IPv4 as IPv4-mapped IPv6, the prefix counted so too).
+ */
+struct pinnet {
+	uint8_t		 addr[16];
+	uint8_t		 bits;
+};
+
+struct pinconf {
+	int		 on;			/* --accept-proxy */
+	uint64_t	 timeout;		/* ns, for the whole header */
+	int		 nfrom;			/* 0: any peer */
+	struct pinnet	 from[PIN_MAXFROM];
+};
+
 struct config {
-	const char	*mode;			/* "echo" */
-	struct tk_addr	 listen[MAXLISTEN];
+	const char	*mode;			/* "echo", "proxy" */
+	char		*conf;			/* -f, or NULL */
+	struct tk_addr	 listen[MAXLISTEN];	/* as given, port 0 too */
 	int		 nlisten;
+	int		 listen_given;		/* not the default */
 	int		 threads;
 	const char	*backend;		/* NULL: the best one */
-	long long	 max_conns;		/* 0: no cap but the fd limit */
+	long long	 max_conns;		/* -1: by the fd limit */
 	int		 backlog;		/* as asked; 0 = somaxconn */
 	uint64_t	 idle_timeout;		/* ns, 0 = never */
 	uint64_t	 drain_timeout;		/* ns */
@@ -82,21 +198,34 @@ struct config {
 	long long	 max_memory;		/* bytes, -1 = by default */
 	int		 log_level;
 	int		 syslog;
+	int		 facility;		/* -1: the default */
 	char		*access_log;
+	int		 access_json;		/* --access-log-format json */
+	size_t		 access_buffer;		/* bytes waiting, at most */
 	char		*pidfile;
 	char		*user;
 	char		*group;
 	uid_t		 uid;
 	gid_t		 gid;
 	int		 check;
-	int		 workers;		/* processes; 1 = no master */
+	int		 workers;		/* processes under a master */
+	uint64_t	 ready_timeout;		/* ns, new workers, master */
+	int		 metrics_on;		/* --metrics given */
+	struct tk_addr	 metrics;
+	int		 metrics_clients;	/* at once, at most */
 	int		 splice;		/* proxy: --splice auto */
 	int		 splice_pipes;		/* pipes per thread */
 	int		 fastpath;		/* proxy: --fastpath sockmap */
-	int		 access_json;		/* --access-log-format json */
-	size_t		 access_buffer;		/* bytes waiting, at most */
-	uint64_t	 ready_timeout;		/* ns, new workers, master */
-	int		 metrics_clients;	/* at once, at most */
+	struct pxconf	 px;
+	struct upconf	 ups[MAXUPSTREAMS];
+	int		 nups;
+	struct tk_addr	*sources;		/* --source, in turn */
+	size_t		 nsources;
+	struct hcconf	 hc;
+	struct pinconf	 pin;
+	struct tlsconf	 tls;
+	struct sniroute	*routes;		/* --sni-route */
+	int		 nroutes;
 };
 
 /*
@@ -212,6 +341,8 @@ conn_last_ns(const struct conn *c, uint64_t now)
 struct proto {
 	const char	*name;
 	size_t		 size;
+	/* Optional: set up from srv.cfg, in the process that serves. */
+	void		(*init)(void);
 	/* A fresh connection and its peer's address, from accept4. */
 	void		(*start)(struct worker *, struct conn *,
 			    const struct sockaddr *, socklen_t);
@@ -219,7 +350,10 @@ struct proto {
 	/* Optional: called by conn_close() after its access-log record. */
 	void		(*close)(struct worker *, struct conn *,
 			    enum conn_reason);
-	void		(*stats)(void);
+	/* Optional: the protocol's own lines of /stats (stats.c), */
+	void		(*stats)(FILE *);
+	/* ... and its part of a thread's line. */
+	void		(*stats_line)(FILE *, const struct stats *);
 	/*
 	 * Optional: the bytes c holds queued in every direction, for the
 	 * memory budget's choice of whom to close; NULL: c->outq alone.
@@ -244,6 +378,9 @@ struct proto {
 	 */
 	void		(*idle)(struct worker *, struct conn *);
 	int		 own_log;	/* writes its own access-log line */
+	int		 sides;		/* SIDE_N: an upstream side too */
+	int		 units;		/* --max-conns units a session */
+	const char	*noun[2];	/* a session, sessions, in messages */
 	/* Optional: the TLS fields of c's access-log record. */
 	void		(*acct_tls)(const struct conn *, struct acct_rec *);
 	/*
@@ -268,10 +405,10 @@ struct listener {
 
 /*
  * The caps that hold clients back, each counted for the whole process
- * and logged at most once a second (stats_cap); SIGUSR1 prints the
+ * and logged at most once a second (worker_cap); /stats shows the
  * counts as "stats caps: max-conns N ip-limit N".  A new cap adds its
  * kind before CAP_NKINDS and its name to cap_names in stats.c, and
- * calls stats_cap() where it bites.  The memory budget has a line of
+ * calls worker_cap() where it bites.  The memory budget has a line of
  * its own ("stats memory", mem.c), since it counts episodes and the
  * connections it closed, not refusals.
  */
@@ -291,7 +428,6 @@ struct capcount {
 enum warn_kind {
 	WARN_EMFILE = 0,	/* accept4: out of descriptors */
 	WARN_ACCEPT,		/* accept4, or watching its fd, failed */
-	WARN_FDLIMIT,		/* fd beyond what the backend can watch */
 	WARN_NOMEM,		/* no memory for a connection */
 	WARN_NOPORT,		/* proxy: connect found no local port */
 	WARN_TLSUP,		/* proxy: an upstream's TLS failed */
@@ -384,8 +520,16 @@ struct server {
 	struct tk_loop		*l;		/* main thread's loop */
 	struct worker		*workers;
 	int			 nworkers;
+
+	/* What start-up fitted to the limits it met. */
+	struct tk_addr		 listen[MAXLISTEN];	/* as bound */
+	int			 nlisten;
 	uint64_t		 max_conns;	/* effective, 0 = no cap */
 	uint64_t		 nofile;	/* RLIMIT_NOFILE */
+	int			 splice;	/* cfg's, if pipes fit */
+	int			 splice_pipes;
+	int			 fastpath;	/* cfg's, if it loaded */
+
 	atomic_ullong		 nconns;	/* all threads */
 	atomic_int		 ncapped;	/* workers paused at the cap */
 	struct capcount		 caps[CAP_NKINDS];
@@ -441,7 +585,10 @@ void		 worker_free(struct worker *);
 void		 worker_conn_gone(struct worker *);
 int		 worker_warn_ok(struct worker *, enum warn_kind, uint64_t *);
 void		 worker_mem_resume(struct worker *);
+const struct proto *worker_proto(const struct config *);
 const char	*worker_sessions(uint64_t);
+int		 worker_cap(enum cap_kind, uint64_t *);
+void		 worker_snapshot(struct worker *, struct stats *);
 
 /* mem.c */
 void		 mem_init(void);
@@ -459,8 +606,6 @@ void		 conn_step(struct worker *, struct conn *);
 void		 conn_warn_nomem(struct worker *);
 void		 conn_wheel_init(struct worker *);
 void		 conn_close_all(struct worker *, enum conn_reason);
-void		 conn_access_open(void);
-int		 conn_access_path(char *, size_t);
 /* One access-log record: conn_access_record() writes it. */
 struct acct_rec {
 	const struct sockaddr_in6 *peer;	/* the client */
@@ -645,39 +790,10 @@ extern const struct proto proto_echo;
 extern const struct proto proto_echo_tls;
 
 /*
- * tlsterm.c: TLS toward clients, and the options of tenkd's TLS (a
- * struct of their own, parsed by tlsterm_option()).  The certificate
- * files and keys pair by order.
+ * tlsterm.c: TLS toward clients (the server context is the
+ * configuration's, srv.cfg.tls), and the checks of tenkd's TLS.
  */
-#define TLS_MAXPAIRS	16
-
-enum tls_opt {			/* main.c's options, in this order */
-	TLSOPT_CERT = 0,
-	TLSOPT_CIPHERS,
-	TLSOPT_HS_TIMEOUT,
-	TLSOPT_KEY,
-	TLSOPT_TICKETS,
-	TLSOPT_VERSION,
-	TLSOPT_N
-};
-
-struct tlsconf {
-	char		*cert[TLS_MAXPAIRS];	/* --tls-cert */
-	char		*key[TLS_MAXPAIRS];	/* --tls-key */
-	int		 ncert;
-	int		 nkey;
-	char		*ciphers;		/* --tls-ciphers */
-	int		 version;		/* 0: 1.2 and 1.3 */
-	uint64_t	 hs_timeout;		/* ns */
-	uint64_t	 ticket_period;		/* ns, 0: no tickets */
-	int		 given;			/* any TLS option */
-	struct tk_tls_ctx *ctx;			/* made by tlsterm_apply */
-};
-extern struct tlsconf	 tlscf;
-
-void		 tlsterm_option(int, const char *, const char *);
-void		 tlsterm_apply(void);
-void		 tlsterm_reset(void);
+int		 tlsterm_load(struct config *, struct tk_cli_err *);
 int		 tlsterm_any(void);
 void		 tlsterm_log(void);
 void		 tlsterm_start(struct tk_loop *);
@@ -693,9 +809,7 @@ void		 tlsterm_acct(const struct tk_tls *, struct acct_rec *);
  * tlsorig.c: TLS toward upstreams marked "tls" (-u HOST:PORT,tls
  * [,sni=NAME][,ca=FILE][,noverify]), verified by default.
  */
-int		 tlsorig_param(int, const char *, size_t, const char **);
-void		 tlsorig_apply(void);
-void		 tlsorig_reset(void);
+int		 tlsorig_load(struct config *, struct tk_cli_err *);
 int		 tlsorig_any(void);
 int		 tlsorig_on(const struct upstream *);
 struct tk_tls	*tlsorig_new(struct worker *, const struct upstream *,
@@ -716,17 +830,13 @@ struct sni_peek {
 	uint8_t		 fail;		/* enum tk_tls_fail, once failed */
 	char		 sni[256];	/* once read; "" without a name */
 };
-void		 sniroute_option(const char *, const char *);
 int		 sniroute_on(void);
-void		 sniroute_reset(void);
 int		 sniroute_read(struct worker *, struct tk_io *,
 		    struct sni_peek *);
 struct upstream	*sniroute_pick(const char *);
 
 /* stats.c */
 extern const char *const cap_names[CAP_NKINDS];
-int		 stats_cap(enum cap_kind, uint64_t *);
-void		 stats_snapshot(struct worker *, struct stats *);
 void		 stats_request(void);
 
 /* stats.c, for the metrics listener (issue 14) */
@@ -749,33 +859,6 @@ void		 pxfast_touch(struct worker *, struct pxfast *, struct conn *);
 void		 pxfast_end(struct worker *, struct pxfast *, uint64_t *);
 
 /* proxy.c */
-#define MAXUPSTREAMS	64
-
-enum balance {
-	BALANCE_RR = 0,
-	BALANCE_LEASTCONN,
-	BALANCE_HASH,		/* and "source" (chash.c) */
-};
-
-/* What --balance hash hashes: --hash-key. */
-enum hash_key {
-	HKEY_SOURCE = 0,	/* the client's address */
-	HKEY_SOURCE_PORT,	/* its address and port */
-};
-
-struct pxconf {
-	enum balance	 balance;
-	uint64_t	 connect_timeout;	/* ns */
-	uint64_t	 fin_timeout;		/* ns */
-	int		 retries;
-	int		 fail_max;
-	uint64_t	 fail_timeout;		/* ns */
-	long long	 max_per_ip;		/* 0 = no cap */
-	int		 send_proxy;		/* 0, 1 or 2 */
-	enum hash_key	 hash_key;
-};
-
-extern struct pxconf	 pxcf;
 extern const struct proto proto_proxy;
 
 /*
@@ -815,24 +898,8 @@ int		 pp_parse(const void *, size_t, struct pp_info *);
 
 /*
  * pin.c: --accept-proxy, the PROXY header read before conn_new() lets
- * a connection through, and --accept-proxy-from, the peers that may
- * send one (IPv4 as IPv4-mapped IPv6, the prefix counted so too).
+ * a connection through, from the peers of --accept-proxy-from.
  */
-#define PIN_MAXFROM	64		/* --accept-proxy-from networks */
-
-struct pinnet {
-	uint8_t		 addr[16];
-	uint8_t		 bits;
-};
-
-struct pinconf {
-	int		 on;			/* --accept-proxy */
-	uint64_t	 timeout;		/* ns, for the whole header */
-	int		 nfrom;			/* 0: any peer */
-	struct pinnet	 from[PIN_MAXFROM];
-};
-extern struct pinconf	 pincf;
-int		 pin_from_add(const char *, const char **);
 int		 pin_take(struct worker *, int, const struct sockaddr *,
 		    socklen_t);
 void		 pin_close_all(struct worker *, enum conn_reason);
@@ -844,21 +911,7 @@ void		 perip_put(const struct sockaddr_in6 *);
 /* upstream.c */
 struct upstream;
 
-/* Active health checks: --check-interval and the rest. */
-struct hcconf {
-	uint64_t	 interval;		/* ns, 0 = no checks */
-	int		 rise;			/* successes to come back */
-	int		 fall;			/* failures to go */
-	char		*send;			/* a line, CRLF included */
-	char		*expect;		/* the reply's first bytes */
-	uint64_t	 timeout;		/* ns, 0: by the interval */
-};
-extern struct hcconf	 hccf;
-
-int		 upstream_add(const char *, const char **);
-int		 upstream_count(void);
 void		 upstream_init(void);
-void		 upstream_source_add(const char *, const char *);
 int		 upstream_connect(const struct upstream *);
 int		 upstream_port_error(int);
 struct upstream	*upstream_pick(uint32_t, uint64_t, uint64_t);
@@ -868,12 +921,9 @@ const char	*upstream_name(const struct upstream *);
 void		 upstream_connected(struct upstream *);
 void		 upstream_failed(struct upstream *, uint64_t, int);
 void		 upstream_release(struct upstream *, uint64_t, uint64_t);
-void		 upstream_stats(void);
+void		 upstream_stats(FILE *);
 void		 upstream_check_start(struct tk_loop *);
 void		 upstream_check_stop(void);
-
-/* upstream.c: a reload reads the upstreams again (issue 15) */
-void		 upstream_reset(void);
 
 /*
  * chash.c: the table of --balance hash (issue 28).  2^18 slots, 256
@@ -898,15 +948,6 @@ int		 chash_better(const struct chash_member *,
 		    const struct chash_member *, uint32_t);
 int		 chash_build(struct chash *, const struct chash_member *, int);
 void		 chash_free(struct chash *);
-
-/* conffile.c */
-typedef void conf_fn(void *, const char *, const char *, const char *);
-int		 conf_parse(const char *, size_t, const char *, conf_fn *,
-		    void *, char *, size_t);
-int		 conf_read(const char *, conf_fn *, void *, char *, size_t);
-
-/* conffile.c: a reload's text, kept by the master (issue 15) */
-int		 conf_load(const char *, char **, size_t *, char *, size_t);
 
 /*
  * metrics.c, promtext.c and http.c (issue 14): the metrics listener.
@@ -966,8 +1007,6 @@ void		 http_reply(struct http_client *, int, const char *,
 void		 http_answer(struct http_srv *);
 
 extern const double mhist_bounds[MHIST_N - 1];
-void		 metrics_option(const char *, const char *);
-const struct tk_addr *metrics_addr(void);
 int		 metrics_open(void);
 void		 metrics_start(struct tk_loop *);
 void		 metrics_forget(void);
@@ -987,7 +1026,7 @@ int		 systemd_listen_fds(int **, char ***);
 
 /* reopen.c (issue 14) */
 void		 reopen_init(void);
-int		 reopen_access(char *, size_t);
+void		 reopen_access_open(void);
 int		 reopen_logs(void);
 int		 reopen_opener(void);
 void		 reopen_pass(int);
@@ -1021,8 +1060,73 @@ void		 pidfile_end(int);
 /* upstream.c, for the metrics listener (issue 14) */
 void		 upstream_connect_time(uint64_t);
 void		 upstream_metrics(struct msnap *);
-const char	*upstream_name_at(int);
 struct upstream	*upstream_at(int);
+
+/*
+ * config.c: the configuration (struct config) from the command line and
+ * the -f file.  The command line is read once, into a struct cmdline of
+ * the options as typed; each configuration is built from it and the
+ * file as it is then (at start, and at each reload).
+ */
+struct cmdopt {
+	int		 idx;		/* in config.c's table */
+	char		*opt;		/* as typed, or "FILE:LINE: NAME" */
+	char		*arg;		/* its value, or NULL */
+};
+
+struct cmdline {
+	int		 argc;
+	char	       **argv;		/* as typed, for an upgrade */
+	struct cmdopt	*v;		/* the options, in order */
+	size_t		 n;
+	char		*conf;		/* -f FILE */
+	int		 nmodes;	/* operands */
+	const char	*modes[2];	/* the first two, copied */
+	int		 help;
+	int		 version;
+	int		 list;		/* --backend list */
+};
+
+typedef void	 config_warn_fn(const char *);
+void		 cmdline_read(struct cmdline *, int, char *[]);
+int		 config_load(struct config *, const struct cmdline *,
+		    config_warn_fn *, struct tk_cli_err *);
+int		 config_check(struct config *, struct tk_cli_err *);
+const char	*config_fixed(const struct config *, const struct config *);
+int		 config_master(const struct config *);
+void		 config_free(struct config *);
+
+/* conffile.c: the -f file's text, cut into options */
+typedef int	 conf_fn(void *, const char *, const char *, const char *,
+		    struct tk_cli_err *);
+int		 conf_parse(const char *, size_t, const char *, conf_fn *,
+		    void *, struct tk_cli_err *);
+int		 conf_load(const char *, char **, size_t *,
+		    struct tk_cli_err *);
+
+/* cfgval.c: the values of config.c with a syntax of their own */
+int		 cfgval_upstream(struct config *, const char *, const char *,
+		    struct tk_cli_err *);
+int		 cfgval_nets(struct config *, const char *, const char *,
+		    struct tk_cli_err *);
+int		 cfgval_listen(struct config *, const char *, const char *,
+		    struct tk_cli_err *);
+int		 cfgval_metrics(const struct config *, struct tk_cli_err *);
+int		 cfgval_sniroute(struct config *, const char *, const char *,
+		    struct tk_cli_err *);
+int		 cfgval_tls(struct config *, struct tk_cli_err *);
+
+/* listen.c, limits.c and help.c: start-up */
+int		*listen_open(void);
+void		 listen_check(const char *, const struct tk_addr *);
+noreturn void	 listen_fail(const char *, const struct tk_addr *);
+void		 limits_set(void);
+void		 limits_check_path(const char *, const char *, int);
+void		 limits_drop(int);
+noreturn void	 help_usage(int);
+
+/* chan.c: the master's and a worker's socket pair */
+ssize_t		 chan_recv(struct tk_io *, void *, size_t, int);
 
 /* master.c */
 #define LISTEN_FDS(cfg)	((cfg)->threads * ((cfg)->workers > 1 ? \
@@ -1038,14 +1142,11 @@ void		 master_collect(void);
 #define UPGRADE_FDNAME	"tenkd-upgrade"
 #define UPGRADE_ENV	"TENKD_UPGRADE_FD"
 #define UPGRADE_OPENER_ENV "TENKD_UPGRADE_OPENER"	/* reopen.c */
-int		 master_run(const int *, int, int);
+int		 master_run(const struct cmdline *, const char *, const int *,
+		    int, int, int *);
 int		 master_role(void);
 void		 master_worker_signals(void);
 void		 master_worker_ready(void);
 void		 master_worker_final(void);
-void		 main_reparse(const char *, size_t, int);
-const char	*main_conf_path(void);
-char *const	*main_argv(void);
-const char	*main_self(void);
 
 #endif /* TENK_SERVER_TENKD_H */

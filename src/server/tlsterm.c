@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * TLS toward clients (--tls-cert and the rest): the options of tenkd's
- * TLS, held in a struct of their own; the server context made from them
- * after the command line is read, so at start before any privilege is
- * dropped, and again by each new generation of a reload, which so
- * picks up new certificates; the session ticket secret; and a client
- * connection's handshake, its deadline, and what it is counted as.
+ * TLS toward clients (--tls-cert and the rest, parsed by config.c into
+ * struct config's tls): the server context made from them when the
+ * configuration is checked (config_check), so at start before any
+ * privilege is dropped, and by the master for each reload, whose new
+ * generation so picks up new certificates (and whose old one goes on
+ * with the old ones when the new fail); the session ticket secret; and
+ * a client connection's handshake, its deadline, and what it is
+ * counted as.
  * The records are the data path's (dpath.c); echo.c and proxy.c run the
  * handshake before their flows; tlsorig.c speaks TLS to upstreams and
  * sniroute.c routes by the server name without TLS.
@@ -32,143 +34,56 @@
 #include "tenk/xmalloc.h"
 #include "tenkd.h"
 
-#define DEFAULT_HS_TIMEOUT	(10 * TK_SEC)
-#define DEFAULT_TICKET_PERIOD	(3600 * TK_SEC)
-
-struct tlsconf	 tlscf = {
-	.hs_timeout = DEFAULT_HS_TIMEOUT,
-	.ticket_period = DEFAULT_TICKET_PERIOD,
-};
-
 static unsigned char	 secret[32];
 static struct tk_timer	 trim_timer;
 static int		 secret_made;
-static char		 ktls_note[600];	/* why no kTLS, for the log */
 
 /*
- * One TLS option (enum tls_opt) as typed (opt) with its value; a bad
- * value is a usage error.  Start-up and reloads.
+ * The server context of c's certificates (config_check): a file that
+ * cannot be read, a key that does not match its certificate, a file
+ * that holds no PEM is one line in e naming the option and the file.
+ * The upstreams' contexts too (tlsorig.c).  The first to make one makes
+ * the ticket secret.  Start-up, and the master at a reload.
  */
-void
-tlsterm_option(int which, const char *opt, const char *arg)
+int
+tlsterm_load(struct config *c, struct tk_cli_err *e)
 {
-	switch (which) {
-	case TLSOPT_CERT:
-	case TLSOPT_KEY:
-		if (*arg == '\0')
-			tk_cli_bad(opt, NULL, "empty file name");
-		if ((which == TLSOPT_CERT ? tlscf.ncert : tlscf.nkey) ==
-		    TLS_MAXPAIRS)
-			tk_cli_bad(opt, arg, "more than %d", TLS_MAXPAIRS);
-		if (which == TLSOPT_CERT)
-			tlscf.cert[tlscf.ncert++] = xstrdup(arg);
-		else
-			tlscf.key[tlscf.nkey++] = xstrdup(arg);
-		break;
-	case TLSOPT_CIPHERS:
-		free(tlscf.ciphers);
-		tlscf.ciphers = xstrdup(arg);
-		break;
-	case TLSOPT_HS_TIMEOUT:
-		tlscf.hs_timeout = tk_cli_duration(opt, arg, 10 * TK_MSEC,
-		    3600 * TK_SEC, "10ms to 1h");
-		break;
-	case TLSOPT_TICKETS:
-		tlscf.ticket_period = tk_cli_duration(opt, arg, 0,
-		    7 * 24 * 3600 * TK_SEC, "0, or 1s to 7d");
-		if (tlscf.ticket_period != 0 && tlscf.ticket_period < TK_SEC)
-			tk_cli_bad(opt, arg, "too small (0, or 1s to 7d)");
-		break;
-	case TLSOPT_VERSION:
-		if ((tlscf.version = tk_tls_version_parse(arg)) == -1)
-			tk_cli_bad(opt, arg, "not 1.2 or 1.3");
-		break;
-	}
-	/* The handshake's deadline serves --sni-route as well. */
-	if (which != TLSOPT_HS_TIMEOUT)
-		tlscf.given = 1;
-}
-
-/*
- * After the command line: the server context for the certificates
- * given, echo's TLS protocol, and the upstreams' contexts (tlsorig.c).
- * A file that cannot be read, a key that does not match its
- * certificate, a file that holds no PEM is one line naming the option
- * and the file, and exit 2.  Start-up, and a reload's parse.
- */
-void
-tlsterm_apply(void)
-{
+	struct tlsconf		*t = &c->tls;
 	struct tk_tls_ctx	*ctx;
 	char			 err[512];
 	int			 i;
 
-	tlsorig_apply();
-	if (!tlscf.given)
-		return;
-	if (tlscf.ncert == 0)
-		tk_cli_bad("--tls-cert", NULL, "the TLS options need a "
-		    "certificate and its key (--tls-cert FILE --tls-key FILE)");
-	if (tlscf.nkey != tlscf.ncert)
-		tk_cli_bad("--tls-key", NULL, "%d certificate%s and %d key%s: "
-		    "one --tls-key for each --tls-cert, in order", tlscf.ncert,
-		    tlscf.ncert == 1 ? "" : "s", tlscf.nkey,
-		    tlscf.nkey == 1 ? "" : "s");
-	if (sniroute_on())
-		tk_cli_bad("--sni-route", NULL, "routes TLS without "
-		    "decrypting it: not with --tls-cert");
-	if ((ctx = tk_tls_ctx_new(1, err, sizeof(err))) == NULL)
-		tk_cli_bad("--tls-cert", NULL, "%s", err);
-	for (i = 0; i < tlscf.ncert; i++)
-		if (tk_tls_ctx_cert(ctx, tlscf.cert[i], tlscf.key[i], err,
+	if (tlsorig_load(c, e) == -1)
+		return -1;
+	if (t->ncert == 0)
+		return 0;
+	if ((t->ctx = ctx = tk_tls_ctx_new(1, err, sizeof(err))) == NULL)
+		return tk_cli_errf(e, "--tls-cert", NULL, "%s", err);
+	for (i = 0; i < t->ncert; i++)
+		if (tk_tls_ctx_cert(ctx, t->cert[i], t->key[i], err,
 		    sizeof(err)) == -1)
-			tk_cli_bad("--tls-cert", NULL, "%s", err);
-	if (tlscf.version != 0 && tk_tls_ctx_versions(ctx, tlscf.version,
-	    tlscf.version, err, sizeof(err)) == -1)
-		tk_cli_bad("--tls-version", NULL, "%s", err);
-	if (tlscf.ciphers != NULL && tk_tls_ctx_ciphers(ctx, tlscf.ciphers,
-	    err, sizeof(err)) == -1)
-		tk_cli_bad("--tls-ciphers", tlscf.ciphers, "%s", err);
-	if (tlscf.ticket_period != 0) {
+			return tk_cli_errf(e, "--tls-cert", NULL, "%s", err);
+	if (t->version != 0 && tk_tls_ctx_versions(ctx, t->version,
+	    t->version, err, sizeof(err)) == -1)
+		return tk_cli_errf(e, "--tls-version", NULL, "%s", err);
+	if (t->ciphers != NULL && tk_tls_ctx_ciphers(ctx, t->ciphers, err,
+	    sizeof(err)) == -1)
+		return tk_cli_errf(e, "--tls-ciphers", t->ciphers, "%s", err);
+	if (t->ticket_period != 0) {
 		if (!secret_made) {
 			arc4random_buf(secret, sizeof(secret));
 			secret_made = 1;
 		}
 		if (tk_tls_ctx_tickets(ctx, secret,
-		    tlscf.ticket_period / TK_SEC) == -1)
-			tk_cli_bad("--tls-ticket-period", NULL, "tickets: %s",
-			    strerror(errno));
+		    t->ticket_period / TK_SEC) == -1)
+			return tk_cli_errf(e, "--tls-ticket-period", NULL,
+			    "tickets: %s", strerror(errno));
 	}
-	ktls_note[0] = '\0';
+	t->ktls_why[0] = '\0';
 	if (!tk_tls_ctx_ktls(ctx, err, sizeof(err)))
-		snprintf(ktls_note, sizeof(ktls_note), "%s: records in user "
-		    "space", err);
-	tlscf.ctx = ctx;
-	if (srv.proto == &proto_echo)
-		srv.proto = &proto_echo_tls;
-}
-
-/*
- * Forget the options and the contexts, and the upstreams' and the
- * routes, as before the first option: a reload's new worker reads them
- * again.  The secret stays.
- */
-void
-tlsterm_reset(void)
-{
-	int	i;
-
-	for (i = 0; i < tlscf.ncert; i++)
-		free(tlscf.cert[i]);
-	for (i = 0; i < tlscf.nkey; i++)
-		free(tlscf.key[i]);
-	free(tlscf.ciphers);
-	tk_tls_ctx_free(tlscf.ctx);
-	memset(&tlscf, 0, sizeof(tlscf));
-	tlscf.hs_timeout = DEFAULT_HS_TIMEOUT;
-	tlscf.ticket_period = DEFAULT_TICKET_PERIOD;
-	tlsorig_reset();
-	sniroute_reset();
+		snprintf(t->ktls_why, sizeof(t->ktls_why), "%s: records in "
+		    "user space", err);
+	return 0;
 }
 
 /*
@@ -178,24 +93,25 @@ tlsterm_reset(void)
 int
 tlsterm_any(void)
 {
-	return tlscf.ctx != NULL || tlsorig_any() || sniroute_on();
+	return srv.cfg.tls.ctx != NULL || tlsorig_any() || sniroute_on();
 }
 
 /* The start-up line of what TLS does here, once the log is up. */
 void
 tlsterm_log(void)
 {
-	char	tp[32], hs[32];
+	const struct tlsconf	*t = &srv.cfg.tls;
+	char			 tp[32], hs[32];
 
-	if (tlscf.ctx == NULL)
+	if (t->ctx == NULL)
 		return;
 	log_info("TLS: %d certificate%s, %s, tickets %s, handshake timeout "
-	    "%s, %s; kTLS: %s", tlscf.ncert, tlscf.ncert == 1 ? "" : "s",
-	    tlscf.version != 0 ? (tlscf.version == TK_TLS_1_3 ? "TLS 1.3" :
-	    "TLS 1.2") : "TLS 1.2 and 1.3", tlscf.ticket_period == 0 ? "off" :
-	    tk_fmt_duration(tlscf.ticket_period, tp, sizeof(tp)),
-	    tk_fmt_duration(tlscf.hs_timeout, hs, sizeof(hs)),
-	    tk_tls_library(), ktls_note[0] != '\0' ? ktls_note : "on");
+	    "%s, %s; kTLS: %s", t->ncert, t->ncert == 1 ? "" : "s",
+	    t->version != 0 ? (t->version == TK_TLS_1_3 ? "TLS 1.3" :
+	    "TLS 1.2") : "TLS 1.2 and 1.3", t->ticket_period == 0 ? "off" :
+	    tk_fmt_duration(t->ticket_period, tp, sizeof(tp)),
+	    tk_fmt_duration(t->hs_timeout, hs, sizeof(hs)),
+	    tk_tls_library(), t->ktls_why[0] != '\0' ? t->ktls_why : "on");
 }
 
 /*
@@ -253,7 +169,7 @@ tlsterm_worker_free(struct worker *w)
 struct tk_tls *
 tlsterm_new(struct tk_io *io)
 {
-	return tk_tls_new(tlscf.ctx, io, NULL, NULL);
+	return tk_tls_new(srv.cfg.tls.ctx, io, NULL, NULL);
 }
 
 /*

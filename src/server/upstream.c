@@ -4,7 +4,7 @@
  * one per connect attempt (weighted round-robin, least connections or
  * a consistent hash of the client, chash.c), passive health (--fail-max
  * consecutive connect failures take an upstream out for --fail-timeout)
- * and the per-upstream counters that SIGUSR1 logs.  Connecting and
+ * and the per-upstream counters of /stats and /metrics.  Connecting and
  * moving bytes are proxy.c's.
  *
  * The list is fixed after start-up and shared by all worker threads of
@@ -54,12 +54,6 @@
 #include "tenk/xmalloc.h"
 #include "tenkd.h"
 
-#define MAXWEIGHT	100
-#define MAXSOURCES	256
-#define UPS_NAMEMAX	64		/* name=, its NUL included */
-#define NAME_CHARS	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
-			"0123456789._-:"
-
 struct upstream {
 	struct tk_addr		 addr;
 	char			 name[TK_ADDRSTRLEN];
@@ -86,10 +80,12 @@ struct upstream {
 	uint64_t		 hc_bad;	/* failures in a row */
 };
 
-struct hcconf		 hccf = { 0, 2, 3, NULL, NULL, 0 };
+/* The options, as short as globals'. */
+static const struct pxconf *const pxc = &srv.cfg.px;
+static const struct hcconf *const hc = &srv.cfg.hc;
+
 static struct tk_timer	 hc_timer;
 static struct tk_loop	*hc_loop;
-static int		 nprimary;
 
 static struct upstream	 ups[MAXUPSTREAMS];
 static int		 nups;
@@ -97,8 +93,7 @@ static int		*sched;			/* upstream indexes */
 static int		 nsched;
 static atomic_uint	 rr_next;
 static struct chash	 ch;			/* --balance hash */
-static struct tk_addr	*srcs;			/* --source, as given */
-static size_t		 nsrcs;
+static size_t		 nsrcs;			/* --source addresses */
 
 /* --source by family ([0] IPv4, [1] IPv6), each taken in its own turn. */
 static struct srcset {
@@ -107,136 +102,6 @@ static struct srcset {
 	atomic_uint	 next;
 } srcset[2];
 
-/*
- * Parse "HOST:PORT[,weight=N][,backup][,name=NAME]" and tlsorig.c's
- * ",tls,sni=NAME,ca=FILE,noverify" into the list;
- * blanks may separate the parameters as well as the comma, for the -f
- * file's "upstream HOST:PORT weight=N backup".  Start-up only.  Returns
- * 0, or -1 with *err pointing at a static phrase.
- */
-int
-upstream_add(const char *arg, const char **err)
-{
-	struct upstream	*u;
-	const char	*w, *e;
-	char		 host[300], num[16], hname[UPS_NAMEMAX] = "";
-	size_t		 len, n;
-	long long	 weight = 1;
-	int		 backup = 0, r;
-
-	if (nups == MAXUPSTREAMS) {
-		*err = "too many upstreams (at most 64)";
-		return -1;
-	}
-	len = strcspn(arg, ", \t");
-	for (w = arg + len; *w != '\0'; w += n) {
-		w += strspn(w, ", \t");
-		n = strcspn(w, ", \t");
-		if (n == 6 && strncmp(w, "backup", 6) == 0) {
-			backup = 1;
-			continue;
-		}
-		if (strncmp(w, "name=", 5) == 0) {
-			if (n == 5 || n - 5 >= sizeof(hname) ||
-			    strspn(w + 5, NAME_CHARS) < n - 5) {
-				*err = "bad name (1 to 63 of A-Z a-z 0-9 . _ "
-				    "- :)";
-				return -1;
-			}
-			memcpy(hname, w + 5, n - 5);
-			hname[n - 5] = '\0';
-			continue;
-		}
-		/* tls, sni=NAME, ca=FILE, noverify: tlsorig.c's. */
-		if (n > 0 && (r = tlsorig_param(nups, w, n, err)) != 1) {
-			if (r == -1)
-				return -1;
-			continue;
-		}
-		if (n == 0 || strncmp(w, "weight=", 7) != 0) {
-			*err = "unknown parameter (weight=N, backup, "
-			    "name=NAME, tls, sni=NAME, ca=FILE, noverify)";
-			return -1;
-		}
-		if (n - 7 >= sizeof(num)) {
-			*err = "bad weight (1 to 100)";
-			return -1;
-		}
-		memcpy(num, w + 7, n - 7);
-		num[n - 7] = '\0';
-		weight = strtonum(num, 1, MAXWEIGHT, &e);
-		if (e != NULL) {
-			*err = "bad weight (1 to 100)";
-			return -1;
-		}
-	}
-	if (len == 0 || len >= sizeof(host)) {
-		*err = "bad address";
-		return -1;
-	}
-	memcpy(host, arg, len);
-	host[len] = '\0';
-	u = &ups[nups];
-	if (tk_addr_parse(host, -1, &u->addr, err) == -1)
-		return -1;
-	if (tk_addr_port(&u->addr) == 0) {
-		*err = "port 0";
-		return -1;
-	}
-	tk_addr_fmt(&u->addr, u->name, sizeof(u->name));
-	strlcpy(u->hname, hname[0] != '\0' ? hname : u->name,
-	    sizeof(u->hname));
-	u->idx = nups++;
-	u->weight = (int)weight;
-	u->backup = backup;
-	nprimary += !backup;
-	return 0;
-}
-
-/*
- * Forget every upstream and --source address, as before the first
- * upstream_add(): a worker of a reload's new generation (master.c)
- * reads its options again from scratch.  Before any thread.
- */
-void
-upstream_reset(void)
-{
-	int	i;
-
-	free(sched);
-	sched = NULL;
-	nsched = 0;
-	chash_free(&ch);
-	free(srcs);
-	srcs = NULL;
-	nsrcs = 0;
-	for (i = 0; i < 2; i++) {
-		free(srcset[i].a);
-		srcset[i].a = NULL;
-		srcset[i].n = 0;
-	}
-	memset(ups, 0, sizeof(ups));
-	nups = 0;
-	nprimary = 0;
-}
-
-int
-upstream_count(void)
-{
-	return nups;
-}
-
-/*
- * --source ADDR[,ADDR|A-B...]: local addresses for upstream connects,
- * without ports; ranges are IPv4 only, as tenkload's --source.
- * Start-up; a bad list is a usage error.
- */
-void
-upstream_source_add(const char *opt, const char *arg)
-{
-	tk_cli_sources(opt, arg, MAXSOURCES, &srcs, &nsrcs);
-}
-
 static struct srcset *
 srcset_of(const struct tk_addr *a)
 {
@@ -244,32 +109,24 @@ srcset_of(const struct tk_addr *a)
 }
 
 /*
- * Every --source address must be local (bound once: a typo is a usage
- * error now rather than a run of EADDRNOTAVAIL connects that would read
- * as exhausted ports) and every upstream must have one of its family.
- * Sorts them by family.  Start-up.
+ * The --source addresses by family (config.c checked that each is local
+ * and that every upstream has one of its family).  Start-up.
  */
 static void
 sources_init(void)
 {
-	struct srcset	*ss;
-	size_t		 i;
-	int		 k;
+	const struct config	*c = &srv.cfg;
+	struct srcset		*ss;
+	size_t			 i;
 
 	atomic_init(&srcset[0].next, 0);
 	atomic_init(&srcset[1].next, 0);
-	if (nsrcs == 0)
-		return;
-	tk_cli_sources_check("--source", srcs, nsrcs);
+	nsrcs = c->nsources;
 	for (i = 0; i < nsrcs; i++) {
-		ss = srcset_of(&srcs[i]);
+		ss = srcset_of(&c->sources[i]);
 		ss->a = xreallocarray(ss->a, ss->n + 1, sizeof(*ss->a));
-		ss->a[ss->n++] = srcs[i];
+		ss->a[ss->n++] = c->sources[i];
 	}
-	for (k = 0; k < nups; k++)
-		if (srcset_of(&ups[k].addr)->n == 0)
-			tk_cli_bad("--source", NULL, "no address of the "
-			    "family of upstream %s", ups[k].name);
 }
 
 /*
@@ -300,21 +157,16 @@ upstream_connect(const struct upstream *u)
 
 /*
  * --balance hash: every upstream's place in the order of chash.c, from
- * its name, and the table of the primaries.  Two upstreams of one name
- * would split its slots by chance: a usage error.  Start-up.
+ * its name (config.c refused two of one name), and the table of the
+ * primaries.  Start-up.
  */
 static void
 hash_init(void)
 {
 	struct chash_member	m[MAXUPSTREAMS];
-	int			i, k;
+	int			i;
 
 	for (i = 0; i < nups; i++) {
-		for (k = 0; k < i; k++)
-			if (strcmp(ups[k].hname, ups[i].hname) == 0)
-				tk_cli_bad("--upstream", ups[i].hname, "named "
-				    "twice (with --balance hash each needs a "
-				    "name of its own: name=)");
 		ups[i].hm.seed = chash_seed(ups[i].hname);
 		ups[i].hm.weight = ups[i].weight;
 		m[i] = ups[i].hm;
@@ -326,22 +178,27 @@ hash_init(void)
 }
 
 /*
- * Build the round-robin schedule or the hash table and check --source.
- * Start-up, after the last add.
+ * The upstreams of srv.cfg, the round-robin schedule or the hash table,
+ * and the --source addresses.  Start-up, in the process that serves.
  */
 void
 upstream_init(void)
 {
-	int	cur[MAXUPSTREAMS], total = 0, i, k, best;
+	const struct upconf	*uc;
+	int			 cur[MAXUPSTREAMS], total = 0, i, k, best;
 
-	if (nprimary == 0)
-		tk_cli_bad("--upstream", NULL, "every upstream is a backup");
-	if (hccf.expect != NULL && hccf.send == NULL)
-		tk_cli_bad("--check-expect", NULL, "needs --check-send");
-	if (pxcf.hash_key != HKEY_SOURCE && pxcf.balance != BALANCE_HASH)
-		tk_cli_bad("--hash-key", NULL, "only with --balance hash");
+	nups = srv.cfg.nups;
+	for (i = 0; i < nups; i++) {
+		uc = &srv.cfg.ups[i];
+		ups[i].addr = uc->addr;
+		strlcpy(ups[i].name, uc->name, sizeof(ups[i].name));
+		strlcpy(ups[i].hname, uc->hname, sizeof(ups[i].hname));
+		ups[i].idx = i;
+		ups[i].weight = uc->weight;
+		ups[i].backup = uc->backup;
+	}
 	sources_init();
-	if (pxcf.balance == BALANCE_HASH)
+	if (pxc->balance == BALANCE_HASH)
 		hash_init();
 
 	for (i = 0; i < nups; i++) {
@@ -438,7 +295,7 @@ upstream_pick(uint32_t slot, uint64_t tried, uint64_t now)
 		if (!ups[i].backup && healthy(&ups[i], now))
 			bk = 0;
 	for (pass = 0; pass < 2 && best == NULL; pass++) {
-		switch (pxcf.balance) {
+		switch (pxc->balance) {
 		case BALANCE_LEASTCONN:
 			/* Fewest active per unit of weight; ties rotate. */
 			start = atomic_fetch_add(&rr_next, 1);
@@ -506,7 +363,7 @@ void
 upstream_connected(struct upstream *u)
 {
 	atomic_fetch_add(&u->sessions, 1);
-	if (atomic_exchange(&u->nfail, 0) >= pxcf.fail_max &&
+	if (atomic_exchange(&u->nfail, 0) >= pxc->fail_max &&
 	    atomic_exchange(&u->down_until, 0) != 0)
 		log_info("upstream %s is up again", u->name);
 }
@@ -538,10 +395,10 @@ upstream_failed(struct upstream *u, uint64_t now, int err)
 		return;
 	atomic_fetch_add(&u->fails, 1);
 	n = atomic_fetch_add(&u->nfail, 1) + 1;
-	if (n < pxcf.fail_max || pxcf.fail_timeout == 0)
+	if (n < pxc->fail_max || pxc->fail_timeout == 0)
 		return;
 	/* One thread logs the transition; later failures only extend. */
-	if (atomic_exchange(&u->down_until, now + pxcf.fail_timeout) <= now)
+	if (atomic_exchange(&u->down_until, now + pxc->fail_timeout) <= now)
 		log_warnx("upstream %s is down after %d failed connect%s "
 		    "(last: %s)", u->name, n, n == 1 ? "" : "s",
 		    strerror(err));
@@ -557,14 +414,14 @@ upstream_release(struct upstream *u, uint64_t tx, uint64_t rx)
 }
 
 /*
- * One line per upstream on SIGUSR1, after the thread totals:
+ * One line per upstream on /stats, after the thread totals:
  * "stats upstream 127.0.0.1:7000: up weight 1 active 2 sessions 9
  * fails 0 tx 123 rx 123", and with --balance hash " hash web1 slots
  * 52429 share 20.00%": the name it hashes by and its part of the
- * table, which it serves while up.  Main thread.
+ * table, which it serves while up, to f.  Main thread.
  */
 void
-upstream_stats(void)
+upstream_stats(FILE *f)
 {
 	struct upstream	*u;
 	uint64_t	 d, now;
@@ -580,8 +437,8 @@ upstream_stats(void)
 			snprintf(hs, sizeof(hs), " hash %s slots %u share "
 			    "%.2f%%", u->hname, ch.owned[i],
 			    100.0 * ch.owned[i] / CHASH_SLOTS);
-		log_info("stats upstream %s: %s weight %d active %llu "
-		    "sessions %llu fails %llu tx %llu rx %llu%s", u->name,
+		fprintf(f, "stats upstream %s: %s weight %d active %llu "
+		    "sessions %llu fails %llu tx %llu rx %llu%s\n", u->name,
 		    (d != 0 && d > now) || atomic_load(&u->hc_down) ?
 		    "down" : "up", u->weight,
 		    (unsigned long long)atomic_load(&u->active),
@@ -606,7 +463,7 @@ hc_done(struct upstream *u, int ok, const char *why)
 	u->hc_io.fd = -1;
 	if (ok) {
 		u->hc_bad = 0;
-		if (++u->hc_ok == (uint64_t)hccf.rise &&
+		if (++u->hc_ok == (uint64_t)hc->rise &&
 		    atomic_exchange(&u->hc_down, 0) != 0)
 			log_info("upstream %s is up: %llu health check%s "
 			    "passed", u->name, (unsigned long long)u->hc_ok,
@@ -614,7 +471,7 @@ hc_done(struct upstream *u, int ok, const char *why)
 		return;
 	}
 	u->hc_ok = 0;
-	if (++u->hc_bad == (uint64_t)hccf.fall &&
+	if (++u->hc_bad == (uint64_t)hc->fall &&
 	    atomic_exchange(&u->hc_down, 1) == 0)
 		log_warnx("upstream %s is down: %llu health check%s failed "
 		    "(last: %s)", u->name, (unsigned long long)u->hc_bad,
@@ -653,12 +510,12 @@ hc_event(struct tk_loop *l, struct tk_io *io)
 			hc_done(u, 0, strerror(err));
 			return;
 		}
-		if (hccf.send == NULL) {
+		if (hc->send == NULL) {
 			hc_done(u, 1, NULL);
 			return;
 		}
-		n = send(io->fd, hccf.send, strlen(hccf.send), MSG_NOSIGNAL);
-		if (n != (ssize_t)strlen(hccf.send)) {
+		n = send(io->fd, hc->send, strlen(hc->send), MSG_NOSIGNAL);
+		if (n != (ssize_t)strlen(hc->send)) {
 			hc_done(u, 0, n == -1 ? strerror(errno) :
 			    "short send");
 			return;
@@ -668,7 +525,7 @@ hc_event(struct tk_loop *l, struct tk_io *io)
 			hc_done(u, 0, strerror(errno));
 		return;
 	}
-	elen = hccf.expect != NULL ? strlen(hccf.expect) : 0;
+	elen = hc->expect != NULL ? strlen(hc->expect) : 0;
 	for (;;) {
 		n = recv(io->fd, buf, sizeof(buf), 0);
 		if (n == -1 && errno == EINTR)
@@ -688,8 +545,8 @@ hc_event(struct tk_loop *l, struct tk_io *io)
 		/* Any reply passes when no prefix is expected. */
 		k = elen - u->hc_got < (size_t)n ? elen - u->hc_got :
 		    (size_t)n;
-		if (memcmp(buf, hccf.expect != NULL ?
-		    hccf.expect + u->hc_got : "", k) != 0) {
+		if (memcmp(buf, hc->expect != NULL ?
+		    hc->expect + u->hc_got : "", k) != 0) {
 			hc_done(u, 0, "unexpected reply");
 			return;
 		}
@@ -730,10 +587,10 @@ hc_round(struct tk_loop *l, struct tk_timer *t)
 			close(fd);
 			u->hc_io.fd = -1;
 			hc_done(u, 0, strerror(errno));
-		} else if (tk_timer_arm(l, &u->hc_timer, hccf.timeout) == -1)
+		} else if (tk_timer_arm(l, &u->hc_timer, hc->timeout) == -1)
 			hc_done(u, 0, strerror(errno));
 	}
-	if (tk_timer_arm(l, t, hccf.interval) == -1)
+	if (tk_timer_arm(l, t, hc->interval) == -1)
 		log_warn("health checks stopped");
 }
 
@@ -746,12 +603,8 @@ upstream_check_start(struct tk_loop *l)
 {
 	int	i;
 
-	if (hccf.interval == 0 || nups == 0)
+	if (hc->interval == 0 || nups == 0)
 		return;
-	/* By default the interval, so that a check ends before the next. */
-	if (hccf.timeout == 0)
-		hccf.timeout = hccf.interval < pxcf.connect_timeout ?
-		    hccf.interval : pxcf.connect_timeout;
 	for (i = 0; i < nups; i++)
 		tk_timer_init(&ups[i].hc_timer, hc_expired, &ups[i]);
 	hc_loop = l;
@@ -830,13 +683,6 @@ upstream_metrics(struct msnap *ms)
 		ms->hist[i] = atomic_load_explicit(&chist[i],
 		    memory_order_relaxed);
 	ms->hist_sum = atomic_load_explicit(&chist_sum, memory_order_relaxed);
-}
-
-/* An upstream's name, by index, for the metrics' labels. */
-const char *
-upstream_name_at(int i)
-{
-	return ups[i].name;
 }
 
 /* An upstream by index (upstream_index), which a session keeps. */

@@ -67,11 +67,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tenk/clock.h"
 #include "tenk/log.h"
 #include "tenk/signal.h"
 #include "tenk/xmalloc.h"
 #include "tenk/uring.h"
 #include "tenkd.h"
+
+#define CAP_WARN_EVERY	((long long)TK_SEC) /* a line per cap and second */
 
 #define PAUSE_MIN	(10 * TK_MSEC)
 #define PAUSE_MAX	(1000 * TK_MSEC)
@@ -163,7 +166,7 @@ worker_init(struct worker *w, int id, const int *lfds)
 	w->m_stats.arg = w->m_resume.arg = w;
 	w->m_done.arg = w->m_stats_reply.arg = w;
 
-	w->nls = srv.cfg.nlisten;
+	w->nls = srv.nlisten;
 	for (i = 0; i < w->nls; i++) {
 		w->ls[i].w = w;
 		w->ls[i].idx = i;
@@ -277,6 +280,64 @@ worker_warn_ok(struct worker *w, enum warn_kind kind, uint64_t *skipped)
 }
 
 /*
+ * The protocol of c's mode (config.c checked it: "echo" or "proxy"),
+ * echo's over TLS with a certificate.
+ */
+const struct proto *
+worker_proto(const struct config *c)
+{
+	if (strcmp(c->mode, "proxy") == 0)
+		return &proto_proxy;
+	return c->tls.ctx != NULL ? &proto_echo_tls : &proto_echo;
+}
+
+/*
+ * Count one more time cap k was reached, and say whether its line may
+ * be logged now: at most one a second for the whole process, whichever
+ * thread gets there first.  *skipped gets how many were held back since
+ * the last line.  Any thread.
+ */
+int
+worker_cap(enum cap_kind k, uint64_t *skipped)
+{
+	struct capcount		*cc = &srv.caps[k];
+	unsigned long long	 now = tk_clock_mono(), last;
+
+	atomic_fetch_add(&cc->n, 1);
+	last = atomic_load(&cc->last);
+	/* Signed: another thread may have stored a later now. */
+	if ((last != 0 && (long long)(now - last) < CAP_WARN_EVERY) ||
+	    !atomic_compare_exchange_strong(&cc->last, &last, now)) {
+		atomic_fetch_add(&cc->skipped, 1);
+		return 0;
+	}
+	*skipped = atomic_exchange(&cc->skipped, 0);
+	return 1;
+}
+
+/* Copy w's counters with the figures kept elsewhere.  Worker thread. */
+void
+worker_snapshot(struct worker *w, struct stats *s)
+{
+	struct tk_loop_stats	ls;
+
+	*s = w->st;
+	s->active = w->nconns;
+	s->bufs_inuse = w->pool.inuse;
+	s->bufs_free = w->pool.nfree;
+	s->pipes = w->npipes - w->npipes_free;
+	s->piped = w->piped;
+	s->iterations = tk_loop_iterations(w->l);
+	if (w->cq) {
+		tk_loop_stats(w->l, &ls);
+		s->ring_dry = ls.nobufs;
+		s->cq_overflow = ls.cq_overflow;
+		s->ms_accepted = ls.accepts;
+		s->accept_dropped += ls.accept_closed;
+	}
+}
+
+/*
  * What messages call n of the protocol's sessions: a worker counts one
  * per session in nconns, which is a connection in echo but a client and
  * its upstream in proxy.  Any thread.
@@ -284,9 +345,7 @@ worker_warn_ok(struct worker *w, enum warn_kind kind, uint64_t *skipped)
 const char *
 worker_sessions(uint64_t n)
 {
-	if (srv.proto == &proto_proxy)
-		return n == 1 ? "session" : "sessions";
-	return n == 1 ? "connection" : "connections";
+	return srv.proto->noun[n != 1];
 }
 
 /*
@@ -741,7 +800,7 @@ cap(struct worker *w)
 	if (!w->capped) {
 		w->capped = 1;
 		if (atomic_fetch_add(&srv.ncapped, 1) == 0 &&
-		    stats_cap(CAP_MAXCONNS, &skipped))
+		    worker_cap(CAP_MAXCONNS, &skipped))
 			log_warnx("reached --max-conns %llu: not accepting, "
 			    "new clients wait in the backlog (%llu similar "
 			    "suppressed)", (unsigned long long)srv.max_conns,
@@ -887,6 +946,6 @@ msg_stats(struct tk_loop *l, struct tk_msg *m)
 	struct worker	*w = m->arg;
 
 	(void)l;
-	stats_snapshot(w, &w->snap);
+	worker_snapshot(w, &w->snap);
 	tk_loop_post(srv.l, &w->m_stats_reply);
 }

@@ -33,8 +33,9 @@
 
 static char	optname[64];
 
-static void	cli_say(const char *, const char *, const char *, va_list)
-		    __attribute__((format(printf, 3, 0)));
+static void	cli_fmt(struct tk_cli_err *, const char *, const char *,
+		    const char *, va_list)
+		    __attribute__((format(printf, 4, 0)));
 
 /*
  * The one line of a bad command line: the option, its argument and the
@@ -45,9 +46,10 @@ static void	cli_say(const char *, const char *, const char *, va_list)
  * user wrote it.
  */
 static void
-cli_say(const char *opt, const char *arg, const char *fmt, va_list ap)
+cli_fmt(struct tk_cli_err *e, const char *opt, const char *arg,
+    const char *fmt, va_list ap)
 {
-	char		 msg[1024], out[1024];
+	char		 msg[TK_CLI_ERRMAX];
 	int		 n = 0;
 
 	if (opt != NULL && arg != NULL)
@@ -61,29 +63,38 @@ cli_say(const char *opt, const char *arg, const char *fmt, va_list ap)
 		n = sizeof(msg) - 1;
 	msg[n] = '\0';
 	(void)vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
-	(void)log_escape_ctl(out, sizeof(out), msg, strlen(msg));
-	fprintf(stderr, "%s: %s\n", getprogname(), out);
+	(void)log_escape_ctl(e->msg, sizeof(e->msg), msg, strlen(msg));
+}
+
+int
+tk_cli_errf(struct tk_cli_err *e, const char *opt, const char *arg,
+    const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	cli_fmt(e, opt, arg, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+noreturn void
+tk_cli_die(const struct tk_cli_err *e)
+{
+	fprintf(stderr, "%s: %s\n", getprogname(), e->msg);
+	exit(2);
 }
 
 noreturn void
 tk_cli_bad(const char *opt, const char *arg, const char *fmt, ...)
 {
-	va_list	ap;
+	struct tk_cli_err	e;
+	va_list			ap;
 
 	va_start(ap, fmt);
-	cli_say(opt, arg, fmt, ap);
+	cli_fmt(&e, opt, arg, fmt, ap);
 	va_end(ap);
-	exit(2);
-}
-
-void
-tk_cli_warn(const char *opt, const char *arg, const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	cli_say(opt, arg, fmt, ap);
-	va_end(ap);
+	tk_cli_die(&e);
 }
 
 /*
@@ -91,15 +102,25 @@ tk_cli_warn(const char *opt, const char *arg, const char *fmt, ...)
  * port alone ("7777", also as "7777,..." where a list follows) gets the
  * example of what was meant.
  */
-noreturn void
-tk_cli_bad_addr(const char *opt, const char *arg, const char *err)
+int
+tk_cli_errf_addr(struct tk_cli_err *e, const char *opt, const char *arg,
+    const char *err)
 {
 	size_t	n = strspn(arg, "0123456789");
 
 	if (n > 0 && (arg[n] == '\0' || arg[n] == ','))
-		tk_cli_bad(opt, arg, "missing host (as in 127.0.0.1:%.*s)",
-		    (int)n, arg);
-	tk_cli_bad(opt, arg, "%s", err);
+		return tk_cli_errf(e, opt, arg, "missing host (as in "
+		    "127.0.0.1:%.*s)", (int)n, arg);
+	return tk_cli_errf(e, opt, arg, "%s", err);
+}
+
+noreturn void
+tk_cli_bad_addr(const char *opt, const char *arg, const char *err)
+{
+	struct tk_cli_err	e;
+
+	(void)tk_cli_errf_addr(&e, opt, arg, err);
+	tk_cli_die(&e);
 }
 
 /*
@@ -186,15 +207,27 @@ tk_cli_opt(void)
 	return optname;
 }
 
+int
+tk_cli_get_num(struct tk_cli_err *e, const char *opt, const char *arg,
+    long long min, long long max, long long *v)
+{
+	const char	*err;
+
+	*v = strtonum(arg, min, max, &err);
+	if (err != NULL)
+		return tk_cli_errf(e, opt, arg, "%s (%lld to %lld)", err, min,
+		    max);
+	return 0;
+}
+
 long long
 tk_cli_num(const char *opt, const char *arg, long long min, long long max)
 {
-	const char	*err;
-	long long	 n;
+	struct tk_cli_err	e;
+	long long		n;
 
-	n = strtonum(arg, min, max, &err);
-	if (err != NULL)
-		tk_cli_bad(opt, arg, "%s (%lld to %lld)", err, min, max);
+	if (tk_cli_get_num(&e, opt, arg, min, max, &n) == -1)
+		tk_cli_die(&e);
 	return n;
 }
 
@@ -243,37 +276,57 @@ fmt_size(uint64_t n, char *buf, size_t len)
 	return buf;
 }
 
+int
+tk_cli_get_duration(struct tk_cli_err *e, const char *opt, const char *arg,
+    uint64_t min, uint64_t max, const char *range, uint64_t *v)
+{
+	const char	*err;
+	char		 lo[32], hi[32], buf[80];
+
+	if (tk_parse_duration(arg, min, max, v, &err) == 0)
+		return 0;
+	if (range == NULL) {
+		snprintf(buf, sizeof(buf), "%s to %s",
+		    fmt_dur(min, lo, sizeof(lo)), fmt_dur(max, hi, sizeof(hi)));
+		range = buf;
+	}
+	return tk_cli_errf(e, opt, arg, "%s (%s; units ms, s, m, h)", err,
+	    range);
+}
+
 uint64_t
 tk_cli_duration(const char *opt, const char *arg, uint64_t min,
     uint64_t max, const char *range)
 {
-	const char	*err;
-	char		 lo[32], hi[32], buf[80];
-	uint64_t	 ns;
+	struct tk_cli_err	e;
+	uint64_t		ns;
 
-	if (tk_parse_duration(arg, min, max, &ns, &err) == -1) {
-		if (range == NULL) {
-			snprintf(buf, sizeof(buf), "%s to %s",
-			    fmt_dur(min, lo, sizeof(lo)),
-			    fmt_dur(max, hi, sizeof(hi)));
-			range = buf;
-		}
-		tk_cli_bad(opt, arg, "%s (%s; units ms, s, m, h)", err, range);
-	}
+	if (tk_cli_get_duration(&e, opt, arg, min, max, range, &ns) == -1)
+		tk_cli_die(&e);
 	return ns;
+}
+
+int
+tk_cli_get_size(struct tk_cli_err *e, const char *opt, const char *arg,
+    uint64_t min, uint64_t max, uint64_t *v)
+{
+	const char	*err;
+	char		 lo[32], hi[32];
+
+	if (tk_parse_size(arg, min, max, v, &err) == 0)
+		return 0;
+	return tk_cli_errf(e, opt, arg, "%s (%s to %s; units k, m, g)", err,
+	    fmt_size(min, lo, sizeof(lo)), fmt_size(max, hi, sizeof(hi)));
 }
 
 uint64_t
 tk_cli_size(const char *opt, const char *arg, uint64_t min, uint64_t max)
 {
-	const char	*err;
-	char		 lo[32], hi[32];
-	uint64_t	 n;
+	struct tk_cli_err	e;
+	uint64_t		n;
 
-	if (tk_parse_size(arg, min, max, &n, &err) == -1)
-		tk_cli_bad(opt, arg, "%s (%s to %s; units k, m, g)", err,
-		    fmt_size(min, lo, sizeof(lo)),
-		    fmt_size(max, hi, sizeof(hi)));
+	if (tk_cli_get_size(&e, opt, arg, min, max, &n) == -1)
+		tk_cli_die(&e);
 	return n;
 }
 
@@ -352,61 +405,82 @@ tk_nofile_raise(uint64_t *nofile)
 	return rv;
 }
 
-static void
-source_add(const char *opt, size_t max, struct tk_addr **list, size_t *n,
-    const struct tk_addr *a)
+static int
+source_add(struct tk_cli_err *e, const char *opt, size_t max,
+    struct tk_addr **list, size_t *n, const struct tk_addr *a)
 {
 	struct tk_addr	*nl;
 
 	if (*n >= max)
-		tk_cli_bad(opt, NULL, "more than %zu addresses", max);
+		return tk_cli_errf(e, opt, NULL, "more than %zu addresses",
+		    max);
 	if ((nl = reallocarray(*list, *n + 1, sizeof(**list))) == NULL)
-		fatal("%s", opt);
+		return tk_cli_errf(e, opt, NULL, "%s", strerror(errno));
 	*list = nl;
 	nl[(*n)++] = *a;
+	return 0;
+}
+
+/* One "ADDR" or "A-B" of a source list into *list. */
+static int
+source_range(struct tk_cli_err *e, const char *opt, char *tok, size_t max,
+    struct tk_addr **list, size_t *n)
+{
+	struct tk_addr	 a, b;
+	const char	*errstr;
+	char		*dash;
+	uint32_t	 lo, hi, x;
+
+	if ((dash = strchr(tok, '-')) != NULL)
+		*dash = '\0';
+	if (tk_addr_parse(tok, 0, &a, &errstr) == -1)
+		return tk_cli_errf(e, opt, tok, "%s", errstr);
+	if (tk_addr_port(&a) != 0)
+		return tk_cli_errf(e, opt, tok, "no port allowed");
+	if (dash == NULL)
+		return source_add(e, opt, max, list, n, &a);
+	if (tk_addr_parse(dash + 1, 0, &b, &errstr) == -1)
+		return tk_cli_errf(e, opt, dash + 1, "%s", errstr);
+	*dash = '-';
+	if (a.ss.ss_family != AF_INET || b.ss.ss_family != AF_INET)
+		return tk_cli_errf(e, opt, tok, "ranges are IPv4 only");
+	lo = ntohl(((struct sockaddr_in *)&a.ss)->sin_addr.s_addr);
+	hi = ntohl(((struct sockaddr_in *)&b.ss)->sin_addr.s_addr);
+	if (lo > hi || hi - lo >= max)
+		return tk_cli_errf(e, opt, tok, "bad range (lowest first, at "
+		    "most %zu addresses)", max);
+	for (x = lo;; x++) {
+		((struct sockaddr_in *)&a.ss)->sin_addr.s_addr = htonl(x);
+		if (source_add(e, opt, max, list, n, &a) == -1)
+			return -1;
+		if (x == hi)
+			return 0;
+	}
+}
+
+int
+tk_cli_get_sources(struct tk_cli_err *e, const char *opt, const char *arg,
+    size_t max, struct tk_addr **list, size_t *n)
+{
+	char	*copy, *p, *tok;
+	int	 r = 0;
+
+	if ((copy = strdup(arg)) == NULL)
+		return tk_cli_errf(e, opt, NULL, "%s", strerror(errno));
+	for (p = copy; r == 0 && (tok = strsep(&p, ",")) != NULL; )
+		r = source_range(e, opt, tok, max, list, n);
+	free(copy);
+	return r;
 }
 
 void
 tk_cli_sources(const char *opt, const char *arg, size_t max,
     struct tk_addr **list, size_t *n)
 {
-	struct tk_addr	 a, b;
-	const char	*errstr;
-	char		*copy, *p, *tok, *dash;
-	uint32_t	 lo, hi, x;
+	struct tk_cli_err	e;
 
-	if ((copy = strdup(arg)) == NULL)
-		fatal("%s", opt);
-	for (p = copy; (tok = strsep(&p, ",")) != NULL; ) {
-		if ((dash = strchr(tok, '-')) != NULL)
-			*dash = '\0';
-		if (tk_addr_parse(tok, 0, &a, &errstr) == -1)
-			tk_cli_bad(opt, tok, "%s", errstr);
-		if (tk_addr_port(&a) != 0)
-			tk_cli_bad(opt, tok, "no port allowed");
-		if (dash == NULL) {
-			source_add(opt, max, list, n, &a);
-			continue;
-		}
-		if (tk_addr_parse(dash + 1, 0, &b, &errstr) == -1)
-			tk_cli_bad(opt, dash + 1, "%s", errstr);
-		*dash = '-';
-		if (a.ss.ss_family != AF_INET || b.ss.ss_family != AF_INET)
-			tk_cli_bad(opt, tok, "ranges are IPv4 only");
-		lo = ntohl(((struct sockaddr_in *)&a.ss)->sin_addr.s_addr);
-		hi = ntohl(((struct sockaddr_in *)&b.ss)->sin_addr.s_addr);
-		if (lo > hi || hi - lo >= max)
-			tk_cli_bad(opt, tok, "bad range (lowest first, at "
-			    "most %zu addresses)", max);
-		for (x = lo;; x++) {
-			((struct sockaddr_in *)&a.ss)->sin_addr.s_addr =
-			    htonl(x);
-			source_add(opt, max, list, n, &a);
-			if (x == hi)
-				break;
-		}
-	}
-	free(copy);
+	if (tk_cli_get_sources(&e, opt, arg, max, list, n) == -1)
+		tk_cli_die(&e);
 }
 
 void

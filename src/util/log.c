@@ -48,7 +48,6 @@ static int		log_stamp;
 static int		log_fac = LOG_DAEMON;
 static int		log_wk = -1;
 static char		log_name[64];
-static _Thread_local FILE *log_cap;	/* log_capture() */
 
 /*
  * log_hold(): the info lines held back, each a level byte, a banner byte
@@ -178,19 +177,6 @@ void
 log_facility(int facility)
 {
 	log_fac = facility;
-}
-
-/*
- * Until called again with NULL, every line this thread logs, whatever
- * the level, goes to f as its bare message and a newline, instead of
- * the sink.  The metrics listener's /stats page is made of the lines
- * SIGUSR1 used to log, written where they always were (stats.c,
- * proxy.c, upstream.c).
- */
-void
-log_capture(FILE *f)
-{
-	log_cap = f;
 }
 
 void
@@ -465,9 +451,7 @@ log_emit(int level, int with_errno, int banner, const char *fmt,
 		memcpy(msg + len - 3, "...", 3);
 	msg[len] = '\0';
 
-	if (log_cap != NULL)
-		fprintf(log_cap, "%s\n", msg);
-	else if (log_held == NULL || level < LOG_LVL_INFO) {
+	if (log_held == NULL || level < LOG_LVL_INFO) {
 		log_out(level, banner, msg);
 		/* A start-up error first, then what was held back. */
 		if (level == LOG_LVL_ERR)
@@ -520,7 +504,7 @@ log_warn(const char *fmt, ...)
 {
 	va_list	ap;
 
-	if (log_getlevel() < LOG_LVL_WARN && log_cap == NULL)
+	if (log_getlevel() < LOG_LVL_WARN)
 		return;
 	va_start(ap, fmt);
 	log_emit(LOG_LVL_WARN, 1, 0, fmt, ap);
@@ -532,7 +516,7 @@ log_warnx(const char *fmt, ...)
 {
 	va_list	ap;
 
-	if (log_getlevel() < LOG_LVL_WARN && log_cap == NULL)
+	if (log_getlevel() < LOG_LVL_WARN)
 		return;
 	va_start(ap, fmt);
 	log_emit(LOG_LVL_WARN, 0, 0, fmt, ap);
@@ -544,7 +528,7 @@ log_info(const char *fmt, ...)
 {
 	va_list	ap;
 
-	if (log_getlevel() < LOG_LVL_INFO && log_cap == NULL)
+	if (log_getlevel() < LOG_LVL_INFO)
 		return;
 	va_start(ap, fmt);
 	log_emit(LOG_LVL_INFO, 0, 0, fmt, ap);

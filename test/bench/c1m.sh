@@ -54,21 +54,8 @@ OUT=
 SRC_FILL=4000	# ports used per source address (of 28,232 by default)
 FD_SPARE=400	# fds a process keeps for itself (listeners, logs, pipes)
 
-while getopts n:pa:d:R:r:b:o: opt; do
-	case $opt in
-	n) N=$OPTARG ;;
-	p) PROXY=1 ;;
-	a) ACTIVE=$OPTARG ;;
-	d) DUR=$OPTARG ;;
-	R) RATE=$OPTARG ;;
-	r) CRATE=$OPTARG ;;
-	b) B=$OPTARG ;;
-	o) OUT=$OPTARG ;;
-	*) echo "usage: $0 [-n N] [-p] [-a N] [-d SECS] [-R RATE]" \
-	    "[-r RATE] [-b DIR] [-o DIR]" >&2
-	   exit 2 ;;
-	esac
-done
+USAGE="[-n N] [-p] [-a N] [-d SECS] [-R RATE] [-r RATE] [-b DIR] [-o DIR]"
+bench_opts 'n:N p=PROXY=1 a:ACTIVE d:DUR R:RATE r:CRATE b:B o:OUT' "$@"
 for v in "$N" "$ACTIVE" "$DUR" "$CRATE" "$RATE"; do
 	case $v in
 	''|*[!0-9]*|0) echo "$0: $v: not a positive number" >&2; exit 2 ;;
@@ -160,16 +147,7 @@ SYNB=$(sysval net.ipv4.tcp_max_syn_backlog)
 DPID=
 PPID2=
 LPID=
-cleanup() {
-	for _p in $LPID $PPID2 $DPID; do
-		kill "$_p" 2>/dev/null
-	done
-	for _p in $LPID $PPID2 $DPID; do
-		wait "$_p" 2>/dev/null
-	done
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+bench_trap LPID PPID2 DPID
 
 # start_tenkd LOG ARGS...: tenkd in the background; SPID its pid, SADDR
 # the address it listens on.

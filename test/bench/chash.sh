@@ -30,12 +30,8 @@
 
 set -u
 
-usage() {
-	echo "usage: $0 [-b dir] [-p phases] [-s seeds] [-n clients]" \
-	    "[-r rev] [-R runs] [-d secs] [-o dir]" >&2
-	exit 2
-}
-
+USAGE="[-b dir] [-p phases] [-s seeds] [-n clients] [-r rev] [-R runs]
+	[-d secs] [-o dir]"
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 B=$src/build
@@ -48,31 +44,13 @@ RUNS=2
 DUR=5
 OUT=
 PHASES=123
-while getopts b:p:s:n:r:R:d:o: opt; do
-	case $opt in
-	b) B=$OPTARG ;;
-	p) PHASES=$OPTARG ;;
-	s) SEEDS=$OPTARG ;;
-	n) CLIENTS=$OPTARG ;;
-	r) REV=$OPTARG ;;
-	R) RUNS=$OPTARG ;;
-	d) DUR=$OPTARG ;;
-	o) OUT=$OPTARG ;;
-	*) usage ;;
-	esac
-done
+bench_opts 'b:B p:PHASES s:SEEDS n:CLIENTS r:REV R:RUNS d:DUR o:OUT' "$@"
 shift $((OPTIND - 1))
-[ $# -eq 0 ] || usage
+[ $# -eq 0 ] || bench_usage
 B=$(cd "$B" && pwd) || die "no build directory"
 bench_init chash
 PIDS=""
-stop_all() {
-	for _p in $PIDS; do
-		kill "$_p" 2>/dev/null
-	done
-}
-trap stop_all EXIT
-trap 'exit 1' INT TERM
+bench_trap PIDS
 
 echo "# --balance hash: $(date -u +%Y-%m-%dT%H:%MZ), load $(load1)," \
     "$(nproc) CPUs, commit $(git -C "$src" rev-parse --short HEAD)"

@@ -50,13 +50,9 @@
 
 set -u
 
-usage() {
-	echo "usage: $0 [-u] [-b dir] [-c list] [-d secs] [-w secs] [-r runs]" \
-	    "[-R runs] [-S strace|perf] [-i idle] [-I runs] [-t threads] [-s size] [-o dir]" \
-	    "'peer command'" >&2
-	exit 2
-}
-
+USAGE="[-u] [-b dir] [-c list] [-d secs] [-w secs] [-r runs] [-R runs]
+	[-S strace|perf] [-i idle] [-I runs] [-t threads] [-s size] [-o dir]
+	'peer command'"
 here=$(cd "$(dirname "$0")" && pwd)
 B=$here/../../build
 # shellcheck source=test/bench/lib.sh
@@ -77,26 +73,10 @@ SRC=127.0.0.2-127.0.0.9
 RATE=10000
 THIRD=tenkd-t2
 
-while getopts b:c:d:w:r:R:S:i:I:t:s:o:u opt; do
-	case $opt in
-	b) B=$OPTARG ;;
-	c) CONNS=$OPTARG ;;
-	d) DUR=$OPTARG ;;
-	w) WARM=$OPTARG ;;
-	r) RUNS=$OPTARG ;;
-	R) SRUNS=$OPTARG ;;
-	S) TOOL=$OPTARG ;;
-	i) IDLE=$OPTARG ;;
-	I) IRUNS=$OPTARG ;;
-	t) CT=$OPTARG ;;
-	s) SIZE=$OPTARG ;;
-	o) OUT=$OPTARG ;;
-	u) THIRD=tenkd-uring ;;
-	*) usage ;;
-	esac
-done
+bench_opts 'b:B c:CONNS d:DUR w:WARM r:RUNS R:SRUNS S:TOOL i:IDLE I:IRUNS
+    t:CT s:SIZE o:OUT u=THIRD=tenkd-uring' "$@"
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || usage
+[ $# -eq 1 ] || bench_usage
 PEER=$1
 bench_init echo-compare
 HZ=$(getconf CLK_TCK)
@@ -106,13 +86,7 @@ CONNS=$(echo "$CONNS" | tr ',' ' ')
 SPID=
 LPID=
 XPID=
-cleanup() {
-	for p in $XPID $LPID $SPID; do
-		kill "$p" 2>/dev/null
-	done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_trap XPID LPID SPID
 
 # start_server NAME: sets SPID and ADDR (host:port it printed).
 start_server() {
@@ -133,20 +107,6 @@ stop_server() {
 	kill -TERM "$SPID" 2>/dev/null
 	wait "$SPID" 2>/dev/null
 	SPID=
-}
-
-
-# sampler OUT SPID CPID: "usec server_ticks client_ticks" every 50 ms
-# while CPID lives.
-sampler() {
-	while kill -0 "$3" 2>/dev/null; do
-		t=$(date +%s%6N)
-		ticks "$2" || break
-		s=$TICKS
-		ticks "$3" || break
-		echo "$t $s $TICKS"
-		sleep 0.05
-	done >"$1"
 }
 
 echo "# echo-compare: $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 \
@@ -229,7 +189,7 @@ done | ratio_table 4 6 7
 # ---- phase 2: syscalls per message ---------------------------------------
 case $TOOL in
 strace|perf) ;;
-*) usage ;;
+*) bench_usage ;;
 esac
 if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
     command -v ss >/dev/null 2>&1; then

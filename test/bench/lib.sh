@@ -1,12 +1,72 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=sh
 # Helpers shared by the benchmark scripts in test/bench/ (POSIX sh):
-# set-up, waiting for a server's address, CPU ticks from /proc, fields of
-# a tenkload JSON report, the load average and medians.  Sourced, not run.
+# the command line, clean-up, set-up, waiting for a server's address, CPU
+# ticks from /proc, fields of a tenkload JSON report, the load average
+# and medians.  Sourced, not run.
 
 die() {
 	echo "$0: $*" >&2
 	exit 1
+}
+
+# bench_usage: "usage: $0 $USAGE" on stderr, exit 2.
+bench_usage() {
+	echo "usage: $0 $USAGE" >&2
+	exit 2
+}
+
+# bench_opts SPEC ARG...: the options among ARG, by SPEC, a word an
+# option: "x:VAR" sets VAR to -x's value, "x+VAR" adds it to VAR's
+# blank-separated list, "x=VAR=VALUE" sets VAR to VALUE for a -x that
+# takes none.  Any other option is a usage error (bench_usage).  The
+# caller then shifts $((OPTIND - 1)) for the operands.
+bench_opts() {
+	_spec=$1
+	shift
+	_gs=
+	for _w in $_spec; do
+		case $_w in
+		?=*) _gs="$_gs${_w%%=*}" ;;
+		*) _gs="$_gs${_w%%[:+]*}:" ;;
+		esac
+	done
+	while getopts "$_gs" _o; do
+		_hit=
+		for _w in $_spec; do
+			case $_w in
+			"$_o":*) eval "${_w#??}=\$OPTARG" ;;
+			"$_o"+*) eval "${_w#??}=\"\${${_w#??}:+\$${_w#??} }\$OPTARG\"" ;;
+			"$_o"=*) _v=${_w#??}; eval "${_v%%=*}=\${_v#*=}" ;;
+			*) continue ;;
+			esac
+			_hit=1
+		done
+		[ -n "$_hit" ] || bench_usage
+	done
+}
+
+# bench_trap VAR...: at exit (and on INT, TERM, HUP, which exit 130),
+# stop the processes whose pids the variables named hold then, each a
+# pid or a list, a stopped one too (SIGCONT first), and wait for them.
+bench_trap() {
+	BENCH_PIDVARS=$*
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT TERM HUP
+}
+
+bench_cleanup() {
+	_pids=
+	for _v in $BENCH_PIDVARS; do
+		eval "_pids=\"\$_pids \${$_v:-}\""
+	done
+	for _q in $_pids; do
+		kill -CONT "$_q" 2>/dev/null
+		kill "$_q" 2>/dev/null
+	done
+	for _q in $_pids; do
+		wait "$_q" 2>/dev/null
+	done
 }
 
 # bench_init NAME: TENKD and TENKLOAD from the build directory $B, which
@@ -63,6 +123,23 @@ ticks() {
 		set +f
 		TICKS=$((TICKS + ${12} + ${13}))
 	done
+}
+
+# sampler OUT SPID CPID: "usec server_ticks client_ticks" every 50 ms
+# while CPID lives.  Not once it is a zombie: its threads are gone, and
+# so are their ticks from its stat.
+sampler() {
+	while kill -0 "$3" 2>/dev/null; do
+		case $(sed 's/.*) //' "/proc/$3/stat" 2>/dev/null) in
+		Z*|'') break ;;
+		esac
+		_t=$(date +%s%6N)
+		ticks "$2" || break
+		_s=$TICKS
+		ticks "$3" || break
+		echo "$_t $_s $TICKS"
+		sleep 0.05
+	done >"$1"
 }
 
 # jget FILE SECTION.KEY (tenkload writes one member per line)

@@ -76,13 +76,8 @@
 
 set -u
 
-usage() {
-	echo "usage: $0 [-b dir] [-c list] [-P list] [-H conns] [-d secs]" \
-	    "[-w secs] [-r runs] [-t threads] [-S rate] [-K requests]" \
-	    "[-o dir] [-T]" >&2
-	exit 2
-}
-
+USAGE="[-b dir] [-c list] [-P list] [-H conns] [-d secs] [-w secs]
+	[-r runs] [-t threads] [-S rate] [-K requests] [-o dir] [-T]"
 here=$(cd "$(dirname "$0")" && pwd)
 B=$here/../../build
 # shellcheck source=test/bench/lib.sh
@@ -99,25 +94,10 @@ KEYN=300000
 OUT=
 TLS=
 
-while getopts b:c:P:H:d:w:r:t:S:K:o:T opt; do
-	case $opt in
-	b) B=$OPTARG ;;
-	c) CONNS=$OPTARG ;;
-	P) PIPES=$OPTARG ;;
-	H) HCONNS=$OPTARG ;;
-	d) DUR=$OPTARG ;;
-	w) WARM=$OPTARG ;;
-	r) RUNS=$OPTARG ;;
-	t) CT=$OPTARG ;;
-	S) SRATE=$OPTARG ;;
-	K) KEYN=$OPTARG ;;
-	o) OUT=$OPTARG ;;
-	T) TLS=1 ;;
-	*) usage ;;
-	esac
-done
+bench_opts 'b:B c:CONNS P:PIPES H:HCONNS d:DUR w:WARM r:RUNS t:CT S:SRATE
+    K:KEYN o:OUT T=TLS=1' "$@"
 shift $((OPTIND - 1))
-[ $# -eq 0 ] || usage
+[ $# -eq 0 ] || bench_usage
 bench_init load-compare
 HZ=$(getconf CLK_TCK)
 CONNS=$(echo "$CONNS" | tr ',' ' ')
@@ -151,17 +131,7 @@ SPID=
 LPID=
 XPID=
 STPID=
-cleanup() {
-	for p in $XPID $LPID $STPID; do
-		kill "$p" 2>/dev/null
-	done
-	if [ -n "$SPID" ]; then
-		kill -CONT "$SPID" 2>/dev/null
-		kill "$SPID" 2>/dev/null
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_trap XPID LPID STPID SPID
 
 # await_listen NAME LOG: wait until SPID listens on PORT
 await_listen() {
@@ -242,23 +212,6 @@ stop_server() {
 	kill -TERM "$SPID" 2>/dev/null
 	wait "$SPID" 2>/dev/null
 	SPID=
-}
-
-# sampler OUT SPID CPID: "usec server_ticks client_ticks" every 50 ms
-# while CPID lives.  Not once it is a zombie: its threads are gone, and
-# so are their ticks from its stat.
-sampler() {
-	while kill -0 "$3" 2>/dev/null; do
-		case $(sed 's/.*) //' "/proc/$3/stat" 2>/dev/null) in
-		Z*|'') break ;;
-		esac
-		t=$(date +%s%6N)
-		ticks "$2" || break
-		s=$TICKS
-		ticks "$3" || break
-		echo "$t $s $TICKS"
-		sleep 0.05
-	done >"$1"
 }
 
 # run_client OUT CMD...: run CMD in the background with its stdout and

@@ -90,13 +90,9 @@
 
 set -u
 
-usage() {
-	echo "usage: $0 [-b dir] [-c list] [-d secs] [-w secs] [-C rate] [-r runs]" \
-	    "[-R runs] [-A runs] [-S strace|perf] [-s size] [-o dir] [-f template]..." \
-	    "[-O rate] [-N conns] [-x args] name=command..." >&2
-	exit 2
-}
-
+USAGE="[-b dir] [-c list] [-d secs] [-w secs] [-C rate] [-r runs] [-R runs]
+	[-A runs] [-S strace|perf] [-s size] [-o dir] [-f template]...
+	[-O rate] [-N conns] [-x args] name=command..."
 here=$(cd "$(dirname "$0")" && pwd)
 B=$here/../../build
 # shellcheck source=test/bench/lib.sh
@@ -118,32 +114,20 @@ ORATE=20000
 OCONNS=10000
 XARGS=
 
-while getopts b:c:d:w:C:r:R:S:s:o:f:A:O:N:x: opt; do
-	case $opt in
-	b) B=$OPTARG ;;
-	c) CONNS=$OPTARG ;;
-	d) DUR=$OPTARG ;;
-	w) WARM=$OPTARG ;;
-	C) RATE=$OPTARG ;;
-	r) RUNS=$OPTARG ;;
-	R) SRUNS=$OPTARG ;;
-	A) ARUNS=$OPTARG ;;
-	O) ORATE=$OPTARG ;;
-	N) OCONNS=$OPTARG ;;
-	x) XARGS=$OPTARG ;;
-	S) TOOL=$OPTARG ;;
-	s) SIZE=$OPTARG ;;
-	o) OUT=$OPTARG ;;
-	f) [ -r "$OPTARG" ] || { echo "$0: cannot read $OPTARG" >&2; exit 2; }
-	   TEMPLATES="$TEMPLATES $(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG")" ;;
-	*) usage ;;
-	esac
-done
+bench_opts 'b:B c:CONNS d:DUR w:WARM C:RATE r:RUNS R:SRUNS A:ARUNS O:ORATE
+    N:OCONNS x:XARGS S:TOOL s:SIZE o:OUT f+TEMPLATES' "$@"
 shift $((OPTIND - 1))
 case $TOOL in
 strace|perf) ;;
-*) usage ;;
+*) bench_usage ;;
 esac
+# The templates by absolute path: the peers run in their own folders.
+_tl=$TEMPLATES
+TEMPLATES=
+for t in $_tl; do
+	[ -r "$t" ] || { echo "$0: cannot read $t" >&2; exit 2; }
+	TEMPLATES="$TEMPLATES $(cd "$(dirname "$t")" && pwd)/$(basename "$t")"
+done
 bench_init proxy-compare
 HZ=$(getconf CLK_TCK)
 NOFILE=$(awk '/^Max open files/ { print $4 }' /proc/self/limits)
@@ -155,7 +139,7 @@ SERVERS=tenkd
 for p in "$@"; do
 	case $p in
 	*=*) ;;
-	*) usage ;;
+	*) bench_usage ;;
 	esac
 	n=${p%%=*}
 	case $n in
@@ -169,13 +153,7 @@ UPID=
 PPID_=
 LPID=
 XPID=
-cleanup() {
-	for p in $XPID $LPID $PPID_ $UPID; do
-		kill "$p" 2>/dev/null
-	done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_trap XPID LPID PPID_ UPID
 
 # start_upstream: UPID, UADDR
 start_upstream() {

@@ -45,17 +45,8 @@ SECS=5
 OUT=
 NAMES="tenkd tenkd-copy haproxy-sp haproxy nginx"
 CASES="1 1R 4 4R"
-while getopts b:r:t:o:n:k: c; do
-	case $c in
-	n)	NAMES=$OPTARG ;;
-	k)	CASES=$OPTARG ;;
-	b)	B=$OPTARG ;;
-	r)	ROUNDS=$OPTARG ;;
-	t)	SECS=$OPTARG ;;
-	o)	OUT=$OPTARG ;;
-	*)	exit 2 ;;
-	esac
-done
+USAGE='[-b dir] [-r rounds] [-t secs] [-o dir] [-n "name ..."] [-k "case ..."]'
+bench_opts 'n:NAMES k:CASES b:B r:ROUNDS t:SECS o:OUT' "$@"
 bench_init proxy-iperf
 for p in iperf3 haproxy nginx; do
 	command -v "$p" >/dev/null 2>&1 || [ -x "/usr/sbin/$p" ] ||
@@ -67,14 +58,7 @@ NGXMOD=/usr/lib/nginx/modules/ngx_stream_module.so
 [ -e "$NGXMOD" ] || die "no $NGXMOD (make test-deps)"
 
 PIDS=
-cleanup() {
-	for _q in $PIDS; do
-		kill "$_q" 2>/dev/null
-	done
-	wait 2>/dev/null
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+bench_trap PIDS
 
 free_port
 IPORT=$PORT

@@ -14,13 +14,15 @@ struct seen {
 	int	 lastline;
 };
 
-static void
-check(void *arg, const char *where, const char *name, const char *value)
+static int
+check(void *arg, const char *where, const char *name, const char *value,
+    struct tk_cli_err *e)
 {
 	struct seen	*sn = arg;
 	size_t		 n;
 	int		 line;
 
+	(void)e;
 	FUZZ_CHECK(strncmp(where, "fuzz:", 5) == 0);
 	line = atoi(where + 5);
 	FUZZ_CHECK(line > sn->lastline);
@@ -30,7 +32,7 @@ check(void *arg, const char *where, const char *name, const char *value)
 	FUZZ_CHECK(strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-") ==
 	    strlen(name));
 	if (value == NULL)
-		return;
+		return 0;
 	n = strlen(value);
 	FUZZ_CHECK(n > 0);
 	FUZZ_CHECK(value[0] != ' ' && value[0] != '\t');
@@ -39,19 +41,20 @@ check(void *arg, const char *where, const char *name, const char *value)
 	FUZZ_CHECK(strchr(value, '\n') == NULL);
 	FUZZ_CHECK(strstr(value, " #") == NULL &&
 	    strstr(value, "\t#") == NULL);
+	return 0;
 }
 
 static void
 fuzz_conffile(const uint8_t *data, size_t size)
 {
-	struct seen	 sn = { 0, 0 };
-	char		 err[400];
+	struct seen		 sn = { 0, 0 };
+	struct tk_cli_err	 e;
 
-	err[0] = '\0';
-	if (conf_parse((const char *)data, size, "fuzz", check, &sn, err,
-	    sizeof(err)) == -1)
-		FUZZ_CHECK(strncmp(err, "fuzz:", 5) == 0 &&
-		    strlen(err) > 7);
+	e.msg[0] = '\0';
+	if (conf_parse((const char *)data, size, "fuzz", check, &sn,
+	    &e) == -1)
+		FUZZ_CHECK(strncmp(e.msg, "fuzz:", 5) == 0 &&
+		    strlen(e.msg) > 7);
 }
 
 FUZZ_TARGET(conffile)

@@ -384,6 +384,14 @@ awk_true() {
 	awk "BEGIN { exit !($1) }"
 }
 
+# True when the machine is busier than it has CPUs (the 1-minute load
+# average at least their number): a rate or a duration may then fall
+# short through no fault of the program, though never overshoot.
+machine_busy() {
+	awk -v n="$(getconf _NPROCESSORS_ONLN)" '{ exit !($1 >= n) }' \
+	    /proc/loadavg
+}
+
 # --- Helpers for the echo_*.sh scripts. ---
 
 TKCLI=$TOOLS/tkcli

@@ -3,7 +3,8 @@
 # The connect rate, the message rate and the duration are honoured
 # within 5%, as the report's own timestamps show.  A loaded machine can
 # starve a thread for a moment (and only make things late, never early),
-# so each measurement gets three tries.
+# so each measurement gets three tries, and a late one passes when the
+# load average is past the CPUs.
 # backends: none
 # timeout: 90
 . "$(dirname "$0")/lib.sh"
@@ -11,6 +12,14 @@
 n=1000
 [ "$(nofile)" -ge 2200 ] || n=$(( $(nofile) / 2 - 100 ))
 faultsrv_start
+
+# The bounds a late run misses (too slow, too long): on a busy machine
+# a miss is said and let pass; too fast or too short always fails.
+late() {
+	awk_true "$1" && return 0
+	machine_busy || return 1
+	echo "late on a busy machine ($(cut -d' ' -f1 /proc/loadavg)): passed"
+}
 
 # ramp: n idle connections at 500/s; the last starts (n-1)/500 s after
 # the first; then 2 s measured.
@@ -25,9 +34,9 @@ ramp() {
 	a=$(json_get "$T/c.json" time.measure_start_us)
 	b=$(json_get "$T/c.json" time.measure_end_us)
 	echo "connect rate $rate/s, measured $s s ($a..$b us)"
-	awk_true "$rate >= 475 && $rate <= 525" || return 1
-	awk_true "$s >= 1.9 && $s <= 2.1" || return 1
-	awk_true "($b - $a) >= 1900000 && ($b - $a) <= 2100000"
+	awk_true "$rate <= 525 && $s >= 1.9 && ($b - $a) >= 1900000" ||
+	    return 1
+	late "$rate >= 475 && $s <= 2.1 && ($b - $a) <= 2100000"
 }
 
 # msgrate: 20 connections sharing 2000 messages/s for 3 s.
@@ -38,8 +47,8 @@ msgrate() {
 	m=$(json_get "$T/r.json" traffic.msgs_per_s)
 	s=$(json_get "$T/r.json" time.measured_s)
 	echo "$m msgs/s, measured $s s"
-	awk_true "$m >= 1900 && $m <= 2100" || return 1
-	awk_true "$s >= 2.85 && $s <= 3.15"
+	awk_true "$m <= 2100 && $s >= 2.85" || return 1
+	late "$m >= 1900 && $s <= 3.15"
 }
 
 for check in ramp msgrate; do

@@ -45,11 +45,12 @@ awk_true "$r <= 105" || fail "conn-rate: $r msgs/s, over 100"
 # Under 90 a second only when the machine could not keep up (79.5 at a
 # load of 13), and then tenkload measured it: the latency from each
 # message's intended time holds what a connection fell behind, at least
-# (200 - msgs) / 100 s at its end, where a pacing bug would not.
+# (200 - msgs) / 100 s at its end, where a pacing bug would not; or the
+# load average is past the CPUs (62/s at 13, connections late to start).
 if ! awk_true "$r >= 90"; then
 	k=$(json_get "$T/cr.json" traffic.msgs)
 	x=$(json_get "$T/cr.json" latency.max)
-	awk_true "$x >= (200 - $k) / 100 * 1e9 / 2" ||
+	awk_true "$x >= (200 - $k) / 100 * 1e9 / 2" || machine_busy ||
 	    fail "conn-rate: $r msgs/s, not 100, and latency max $x ns"
 	echo "conn-rate: $r msgs/s, the machine behind (latency max $x ns)"
 fi

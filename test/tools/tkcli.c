@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "tenk/parse.h"
+#include "tenk/rand.h"
 #include "tenk/sock.h"
 #include "tool.h"
 
@@ -135,18 +136,9 @@ on_stop(int sig)
 }
 
 static uint64_t
-splitmix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-static uint64_t
 rnd(uint64_t *s)
 {
-	*s = splitmix(*s);
+	*s = tk_mix64(*s);
 	return *s;
 }
 
@@ -181,7 +173,7 @@ gen(uint32_t idx, uint64_t off, char *p, size_t n)
 
 	while (i < n) {
 		blk = (off + i) / 8;
-		v = splitmix(o.seed * 0x100000001b3ULL ^ ((uint64_t)idx << 40) ^
+		v = tk_mix64(o.seed * 0x100000001b3ULL ^ ((uint64_t)idx << 40) ^
 		    blk);
 		k = (off + i) % 8;
 		for (; k < 8 && i < n; k++, i++)
@@ -581,7 +573,7 @@ cmd_echo(void)
 	for (i = 0; i < o.conns; i++) {
 		cs[i].idx = i;
 		cs[i].fd = -1;
-		cs[i].rng = splitmix(o.seed + 7 * (uint64_t)i + 1);
+		cs[i].rng = tk_mix64(o.seed + 7 * (uint64_t)i + 1);
 	}
 	for (r = 1; r <= o.rounds; r++) {
 		if (r > 1)

@@ -280,6 +280,40 @@ TEST(cli_messages)
 	T_UEQ(tk_cli_rate("-r", "10/s", 1, 100), 10);
 }
 
+/*
+ * The forms that do not exit: the same line as tk_cli_bad() would print
+ * after "PROG: ", control bytes escaped, and the value when good.
+ */
+TEST(cli_get_values)
+{
+	struct tk_cli_err	 e;
+	struct tk_addr		*list = NULL;
+	long long		 n;
+	uint64_t		 u;
+	size_t			 k = 0;
+
+	T_EQ(tk_cli_get_num(&e, "-t", "0", 1, 9, &n), -1);
+	T_STREQ(e.msg, "-t 0: too small (1 to 9)");
+	T_EQ(tk_cli_get_num(&e, "-t", "7", 1, 9, &n), 0);
+	T_EQ(n, 7);
+	T_EQ(tk_cli_get_duration(&e, "--d", "5x", TK_MSEC, 3600 * TK_SEC,
+	    NULL, &u), -1);
+	T_STREQ(e.msg, "--d 5x: bad unit (1ms to 1h; units ms, s, m, h)");
+	T_EQ(tk_cli_get_size(&e, "--s", "64k", 1, 1 << 20, &u), 0);
+	T_UEQ(u, 64 << 10);
+	T_EQ(tk_cli_get_sources(&e, "--source", "127.0.0.1-127.0.0.3", 8,
+	    &list, &k), 0);
+	T_UEQ(k, 3);
+	T_EQ(tk_cli_get_sources(&e, "--source", "127.0.0.9:1", 8, &list,
+	    &k), -1);
+	T_STREQ(e.msg, "--source 127.0.0.9:1: no port allowed");
+	free(list);
+	T_EQ(tk_cli_errf_addr(&e, "-u", "7000", "bad"), -1);
+	T_STREQ(e.msg, "-u 7000: missing host (as in 127.0.0.1:7000)");
+	T_EQ(tk_cli_errf(&e, "-m", "a\nb", "bad"), -1);
+	T_STREQ(e.msg, "-m a\\nb: bad");
+}
+
 /* The soft limit goes up to the hard one; the result says so. */
 TEST(cli_nofile_raise)
 {

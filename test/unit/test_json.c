@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The JSON of tenkload's reports (loadgen/json.c): strings are written
+ * The JSON of tenkload's reports (loadgen/json.c, its strings by
+ * src/util/json.c, as tenkd's access log's): strings are written
  * as valid UTF-8 whatever their bytes (valid sequences as they are,
  * control characters and every byte of an invalid sequence escaped) and
  * read back to the same bytes; the reader's \u escapes, and its
@@ -10,12 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tenk/json.h"
 #include "../../loadgen/loadgen.h"
 #include "../t.h"
 
 #define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
 
-/* json_str(s) into a malloc'ed string. */
+/* tk_json_str(s) into a malloc'ed string. */
 static char *
 quote(const char *s)
 {
@@ -25,7 +27,7 @@ quote(const char *s)
 
 	if ((f = open_memstream(&buf, &len)) == NULL)
 		return NULL;
-	json_str(f, s);
+	tk_json_str(f, s);
 	fclose(f);
 	return buf;
 }
@@ -136,6 +138,35 @@ TEST(json_str_escapes)
 		q = round_trip(cases[i].in);
 		if (strcmp(q, cases[i].want) != 0)
 			T_FAIL("case %zu: got %s", i, q);
+		free(q);
+	}
+}
+
+/*
+ * The access log's form (tk_json_strbuf) writes what the reports' does,
+ * after what the buffer holds, and refuses a buffer one byte short.
+ */
+TEST(json_strbuf)
+{
+	static const char *const	 in[] = { "", "a\"b\\c", "\r\x01",
+	    "\xc3\xa9\xff", "127.0.0.1:8080" };
+	char				 buf[64], *q;
+	size_t				 i, n, want;
+
+	for (i = 0; i < NELEM(in); i++) {
+		T_PTR(q = quote(in[i]));
+		want = 2 + strlen(q);
+		n = 2;
+		memcpy(buf, "x,", 2);
+		T_EQ(tk_json_strbuf(buf, sizeof(buf), &n, in[i]), 0);
+		T_EQ(n, want);
+		T_EQ(memcmp(buf, "x,", 2), 0);
+		T_STREQ(buf + 2, q);
+		n = 2;
+		T_EQ(tk_json_strbuf(buf, want, &n, in[i]), -1);
+		n = 2;
+		T_EQ(tk_json_strbuf(buf, want + 1, &n, in[i]), 0);
+		T_EQ(n, want);
 		free(q);
 	}
 }
