@@ -9,10 +9,11 @@
  * an exact route, else the longest "*.suffix" route that matches, else
  * the "*" route; with none, the session is refused.  Each HOST:PORT is
  * an upstream given with -u (plain, since the TLS passes through), and
- * a routed session tries only its own.  The routes are the
- * configuration's (srv.cfg.routes, cfgval.c).  A ClientHello that is no TLS,
- * malformed or over TK_HELLO_MAX closes the session, counted as a TLS
- * failure of its kind (not-tls, protocol; eof, timeout).
+ * a routed session tries only its own; the routes are the
+ * configuration's (srv.cfg.routes, parsed by cfgval.c).  A ClientHello
+ * that is no TLS, malformed or over TK_HELLO_MAX closes the session,
+ * counted as a TLS failure of its kind (not-tls, protocol; eof,
+ * timeout).
  */
 #include <sys/socket.h>
 
@@ -20,9 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tenk/cli.h"
 #include "tenk/tlshello.h"
-#include "tenk/xmalloc.h"
 #include "tenkd.h"
 
 /* Whether sessions route by name. */

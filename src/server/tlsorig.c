@@ -4,22 +4,20 @@
  * with sni=NAME, ca=FILE, noverify) is spoken to over TLS, its
  * certificate verified by default against the system's CAs or ca=FILE,
  * for the name sni= gives or else for its address.  Its parameters are
- * its struct upconf's (cfgval.c parses them), its client context made
- * when the configuration is checked (config_check), and
- * each worker thread keeps the newest session each upstream gave, to
- * resume it on the next connect (as nginx's proxy_ssl_session_reuse).
+ * its struct upconf's (cfgval.c parses them), its client context is
+ * made when the configuration is checked (config_check), and each
+ * worker thread keeps the newest session each upstream gave, to resume
+ * it on the next connect (as nginx's proxy_ssl_session_reuse).
  * proxy.c runs the handshake after the connect; a handshake that fails
  * counts as a failed connect of the upstream, whose reason is logged
  * (rate-limited).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tenk/cli.h"
 #include "tenk/log.h"
-#include "tenk/xmalloc.h"
 #include "tenkd.h"
 
 _Static_assert(sizeof(((struct worker *)NULL)->upsess) /

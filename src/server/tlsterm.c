@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * TLS toward clients (--tls-cert and the rest, parsed by config.c into
- * struct config's tls): the server context made from them when the
- * configuration is checked (config_check), so at start before any
- * privilege is dropped, and by the master for each reload, whose new
- * generation so picks up new certificates (and whose old one goes on
- * with the old ones when the new fail); the session ticket secret; and
- * a client connection's handshake, its deadline, and what it is
- * counted as.
- * The records are the data path's (dpath.c); echo.c and proxy.c run the
- * handshake before their flows; tlsorig.c speaks TLS to upstreams and
- * sniroute.c routes by the server name without TLS.
+ * TLS toward clients (--tls-cert and the rest, which config.c parses
+ * into struct config's tls): the server context, made from them when
+ * the configuration is checked (config_check), so at start before any
+ * privilege is dropped, and by the master at each reload, whose new
+ * generation so picks up new certificates while the old one keeps its
+ * own, and keeps serving when the new ones fail; the session ticket
+ * secret; and a client connection's handshake, its deadline, and what
+ * it is counted as.  The records are the data path's (dpath.c); echo.c
+ * and proxy.c run the handshake before their flows; tlsorig.c speaks
+ * TLS to upstreams and sniroute.c routes by the server name without
+ * TLS.
  *
  * The ticket keys derive from one secret and the wall clock
  * (tk_tls_ctx_tickets): the secret is made once, at the first start, so
@@ -31,7 +31,6 @@
 #include "tenk/cli.h"
 #include "tenk/log.h"
 #include "tenk/parse.h"
-#include "tenk/xmalloc.h"
 #include "tenkd.h"
 
 static unsigned char	 secret[32];
