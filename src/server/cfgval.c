@@ -4,9 +4,9 @@
  * upstream ("HOST:PORT[,weight=N][,backup][,name=NAME]", and over TLS
  * ",tls,sni=NAME,ca=FILE,noverify"), the networks of
  * --accept-proxy-from, a --listen address, the --metrics address
- * against the listeners, and the routes of --sni-route.  Each adds to a struct config or checks one,
- * and says what is wrong in a struct tk_cli_err; none has a side effect
- * but on the config it is given.
+ * against the listeners, and the routes of --sni-route.  Each adds to
+ * a struct config or checks one, and says what is wrong in a struct
+ * tk_cli_err; none has a side effect but on the config it is given.
  */
 #include <sys/socket.h>
 #include <sys/types.h>

@@ -16,10 +16,10 @@
  * (opt_apply), so an option means the same in both places, and the
  * command line's take precedence: for a list (--listen, --upstream,
  * --source, --accept-proxy-from, --tls-cert, --tls-key, --sni-route) one
- * given on the command line replaces all of the file's.  An option that is not a list given twice in the
- * file is said, naming both lines, and the last one used, as on the
- * command line, where getopt(3) gives each in turn, and as HAProxy does
- * with most of its keywords.
+ * given on the command line replaces all of the file's.  An option that
+ * is not a list given twice in the file is said, naming both lines, and
+ * the last one used, as on the command line, where getopt(3) gives each
+ * in turn, and as HAProxy does with most of its keywords.
  *
  * Building a config has no side effect but on the config: nothing is
  * opened, bound or set, and an error is one line in a struct
