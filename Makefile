@@ -89,10 +89,10 @@ FRAME_SRCS	:= loadgen/framing.c loadgen/frame_bytes.c loadgen/frame_http.c \
 		   loadgen/escape.c loadgen/template.c
 REPORT_SRCS	:= loadgen/report.c loadgen/report_text.c \
 		   loadgen/report_json.c loadgen/report_hgrm.c loadgen/json.c \
-		   loadgen/mode.c
+		   loadgen/mode.c loadgen/report_csv.c
 TENKLOAD_SRCS	:= loadgen/tenkload.c loadgen/engine.c loadgen/traffic.c \
-		   loadgen/target.c loadgen/report_csv.c loadgen/report_plot.c \
-		   loadgen/tlsopt.c $(REPORT_SRCS) $(FRAME_SRCS)
+		   loadgen/target.c loadgen/report_plot.c loadgen/tlsopt.c \
+		   $(REPORT_SRCS) $(FRAME_SRCS)
 TENKBENCH_SRCS	:= loadgen/tenkbench.c loadgen/bench_cell.c \
 		   loadgen/bench_child.c loadgen/bench_out.c loadgen/bench_proc.c \
 		   loadgen/bench_sweep.c $(REPORT_SRCS)

@@ -168,19 +168,6 @@ file_close(FILE *f, const char *path)
 	fclose(f);
 }
 
-/* A CSV field: quoted, with inner quotes doubled. */
-static void
-csv_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s != '\0'; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 /* results.csv, a row per cell, and runs.csv, a row per run. */
 void
 out_csv(void)
@@ -218,7 +205,7 @@ out_csv(void)
 			fprintf(f, ",%.3f,", sys_per_msg(c));
 		else
 			fprintf(f, ",,");
-		csv_str(f, c->note);
+		report_csv_str(f, c->note);
 		fputc('\n', f);
 	}
 	file_close(f, path);
@@ -341,31 +328,10 @@ out_json(void)
 static void
 machine_line(char *buf, size_t len)
 {
-	struct utsname	 u;
-	FILE		*f;
-	char		 line[256], model[128] = "", *p;
-	unsigned long	 memkb = 0;
+	char	m[256];
 
-	if (uname(&u) == -1)
-		strlcpy(u.release, "?", sizeof(u.release));
-	if ((f = fopen("/proc/cpuinfo", "re")) != NULL) {
-		while (fgets(line, sizeof(line), f) != NULL)
-			if (strncmp(line, "model name", 10) == 0 &&
-			    (p = strchr(line, ':')) != NULL) {
-				strlcpy(model, p + 2, sizeof(model));
-				model[strcspn(model, "\n\"")] = '\0';
-				break;
-			}
-		fclose(f);
-	}
-	if ((f = fopen("/proc/meminfo", "re")) != NULL) {
-		if (fscanf(f, "MemTotal: %lu kB", &memkb) != 1)
-			memkb = 0;
-		fclose(f);
-	}
-	snprintf(buf, len, "Linux %s, %ld CPUs%s%s, %.0f GiB, RLIMIT_NOFILE "
-	    "%llu", u.release, sysconf(_SC_NPROCESSORS_ONLN),
-	    model[0] != '\0' ? " " : "", model, (double)memkb / 1048576,
+	report_machine(m, sizeof(m), 0);
+	snprintf(buf, len, "%s, RLIMIT_NOFILE %llu", m,
 	    (unsigned long long)conf.nofile);
 }
 

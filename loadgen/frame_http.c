@@ -432,11 +432,7 @@ ht_feed(const struct framing *fr, struct fr_state *st,
 		switch (h->phase) {
 		case HT_BODY:
 		case HT_CDATA:
-			k = n - i;
-			if (k > h->left)
-				k = (size_t)h->left;
-			h->left -= k;
-			i += k - 1;
+			i += framing_take(&h->left, n - i) - 1;
 			if (h->left > 0)
 				continue;
 			if (h->phase == HT_BODY) {

@@ -255,18 +255,14 @@ mc_feed(const struct framing *fr, struct fr_state *st,
 	struct fr_mc	*m = &st->u.mc;
 	const char	*why = NULL;
 	unsigned char	 c;
-	size_t		 i, k;
+	size_t		 i;
 
 	(void)fr;
 	for (i = 0; i < n; i++) {
 		c = buf[i];
 		switch (m->phase) {
 		case MC_DATA:
-			k = n - i;
-			if (k > m->left)
-				k = (size_t)m->left;
-			m->left -= k;
-			i += k - 1;
+			i += framing_take(&m->left, n - i) - 1;
 			if (m->left == 0)
 				m->phase = MC_DATA_CR;
 			continue;

@@ -214,7 +214,7 @@ rd_feed(const struct framing *fr, struct fr_state *st,
 {
 	struct fr_redis	*r = &st->u.redis;
 	const char	*why = NULL;
-	size_t		 i, k;
+	size_t		 i;
 	int		 done;
 
 	(void)fr;
@@ -240,11 +240,7 @@ rd_feed(const struct framing *fr, struct fr_state *st,
 				done = 0;
 			break;
 		case RD_BULK:
-			k = n - i;
-			if (k > r->left)
-				k = (size_t)r->left;
-			r->left -= k;
-			i += k - 1;
+			i += framing_take(&r->left, n - i) - 1;
 			if (r->left == 0)
 				r->phase = RD_BULK_CR;
 			break;

@@ -231,6 +231,23 @@ enum fr_res	 framing_feed(const struct framing *, struct fr_state *,
 int		 framing_eof(const struct framing *, struct fr_state *);
 
 /*
+ * A counted stretch (a body, a chunk, a bulk string, a value) of which
+ * *left bytes are still to come and avail are in the buffer: take what
+ * is there of it; the bytes taken.  Each framing's feed skips its data
+ * with it.
+ */
+static inline size_t
+framing_take(uint64_t *left, size_t avail)
+{
+	size_t	k = avail;
+
+	if (k > *left)
+		k = (size_t)*left;
+	*left -= k;
+	return k;
+}
+
+/*
  * template.c: requests rendered from a template per request (see the
  * top of template.c for the placeholders).  At start-up:
  *

@@ -501,6 +501,7 @@ double		 report_hs_rate(const struct report *);
 double		 report_hs_new_rate(const struct report *);
 double		 report_hs_resumed_rate(const struct report *);
 uint64_t	 report_epoch_us(void);
+void		 report_machine(char *, size_t, int);
 
 /* report_text.c */
 void		 report_print(FILE *, const struct report *);
@@ -519,6 +520,7 @@ double		 report_hgrm_next(double);
 
 /* report_csv.c */
 int		 report_csv_write(FILE *, const struct report *);
+void		 report_csv_str(FILE *, const char *);
 
 /* report_plot.c */
 int		 report_plot(const char *, const struct report *, int);

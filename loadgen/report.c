@@ -88,11 +88,12 @@ report_free(struct report *r)
 }
 
 /*
- * The machine in one line, for the report's header and the charts'
- * footer: host name, kernel, CPUs and their model, memory.
+ * The machine in one line, for the report's header, the charts' footer
+ * and tenkbench's: host name (with host), kernel, CPUs and their model,
+ * memory.
  */
-static void
-machine_line(char *buf, size_t len)
+void
+report_machine(char *buf, size_t len, int host)
 {
 	struct utsname	 u;
 	FILE		*f;
@@ -118,9 +119,10 @@ machine_line(char *buf, size_t len)
 			memkb = 0;
 		fclose(f);
 	}
-	snprintf(buf, len, "%s: Linux %s, %ld CPUs%s%s, %.0f GiB",
-	    u.nodename, u.release, sysconf(_SC_NPROCESSORS_ONLN),
-	    model[0] != '\0' ? " " : "", model, (double)memkb / 1048576);
+	snprintf(buf, len, "%s%sLinux %s, %ld CPUs%s%s, %.0f GiB",
+	    host ? u.nodename : "", host ? ": " : "", u.release,
+	    sysconf(_SC_NPROCESSORS_ONLN), model[0] != '\0' ? " " : "", model,
+	    (double)memkb / 1048576);
 }
 
 /* A target as the report names it: unix:PATH, or ADDR:PORT. */
@@ -200,7 +202,7 @@ report_header(struct report *r, const struct lg_conf *conf)
 			strlcat(r->targets, target_name(&conf->targets[i], a,
 			    sizeof(a)), sizeof(r->targets));
 	}
-	machine_line(r->machine, sizeof(r->machine));
+	report_machine(r->machine, sizeof(r->machine), 1);
 	strlcpy(r->args, conf->args, sizeof(r->args));
 	if (uname(&u) == 0)
 		strlcpy(r->kernel, u.release, sizeof(r->kernel));

@@ -15,9 +15,12 @@
 #include "tenk/hist.h"
 #include "loadgen.h"
 
-/* A field in double quotes, a quote in it doubled (RFC 4180). */
-static void
-csv_str(FILE *f, const char *s)
+/*
+ * A field in double quotes, a quote in it doubled (RFC 4180); tenkbench's
+ * CSV files write theirs with it too.
+ */
+void
+report_csv_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s != '\0'; s++) {
@@ -71,9 +74,9 @@ report_csv_write(FILE *f, const struct report *r)
 	csv_head(f, r, "");
 	csv_head(f, r, "unc_");
 	fputc('\n', f);
-	csv_str(f, r->mode);
+	report_csv_str(f, r->mode);
 	fputc(',', f);
-	csv_str(f, r->targets);
+	report_csv_str(f, r->targets);
 	fprintf(f, ",%llu,%llu,%.3f,%.1f,%.3f,%.3f,%llu,%llu",
 	    (unsigned long long)(r->requested - r->idle),
 	    (unsigned long long)r->msgs, (double)report_measured(r) / 1e6,

@@ -918,6 +918,44 @@ finish(const struct lg_conf *conf, struct report *r)
 }
 
 /*
+ * The options of the report, alike for a run and for merge: 1 when ch
+ * is one of them, taken into conf.
+ */
+static int
+report_opt(struct lg_conf *conf, int ch, const char *opt, const char *arg)
+{
+	switch (ch) {
+	case OPT_CSV:
+		conf->csv = arg;
+		break;
+	case OPT_HGRM:
+		conf->hgrm = arg;
+		break;
+	case OPT_JSON:
+		if (*arg == '\0')
+			tk_cli_bad(opt, NULL, "empty file name");
+		conf->json = arg;
+		break;
+	case OPT_PLOT:
+		conf->plot = arg;
+		conf->series = 1;	/* a run records what the charts draw */
+		break;
+	case OPT_MAX_ERRORS:
+		conf->max_errors = tk_cli_num(opt, arg, 0, UINT32_MAX);
+		break;
+	case OPT_MAX_UNSERVED:
+		conf->max_unserved = tk_cli_num(opt, arg, 0, UINT32_MAX);
+		break;
+	case OPT_PERCENTILES:
+		parse_percentiles(conf, opt, arg);
+		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+/*
  * tenkload merge: reports of one question (framing and request) fold
  * into one; runs one after the other are rated over the union of their
  * windows, and said to be so.
@@ -946,34 +984,13 @@ merge_main(int argc, char *argv[])
 	memset(&conf, 0, sizeof(conf));
 	optind = 1;
 	while ((ch = tk_cli_getopt(argc, argv, ":hq", mopts)) != -1) {
+		if (report_opt(&conf, ch, tk_cli_opt(), optarg))
+			continue;
 		switch (ch) {
 		case 'h':
 			usage();
 		case 'q':
 			conf.quiet = 1;
-			break;
-		case OPT_CSV:
-			conf.csv = optarg;
-			break;
-		case OPT_HGRM:
-			conf.hgrm = optarg;
-			break;
-		case OPT_JSON:
-			conf.json = optarg;
-			break;
-		case OPT_PLOT:
-			conf.plot = optarg;
-			break;
-		case OPT_MAX_ERRORS:
-			conf.max_errors = tk_cli_num(tk_cli_opt(), optarg, 0,
-			    UINT32_MAX);
-			break;
-		case OPT_MAX_UNSERVED:
-			conf.max_unserved = tk_cli_num(tk_cli_opt(), optarg,
-			    0, UINT32_MAX);
-			break;
-		case OPT_PERCENTILES:
-			parse_percentiles(&conf, tk_cli_opt(), optarg);
 			break;
 		}
 	}
@@ -1212,6 +1229,8 @@ main(int argc, char *argv[], char *envp[])
 	while ((ch = tk_cli_getopt(argc, argv, ":c:d:H:hM:m:n:qR:s:t:V",
 	    longopts)) != -1) {
 		opt = tk_cli_opt();
+		if (report_opt(&conf, ch, opt, optarg))
+			continue;
 		switch (ch) {
 		case 'c':
 			conf.conns = tk_cli_num(opt, optarg, 0, MAXCONNS);
@@ -1290,15 +1309,8 @@ main(int argc, char *argv[], char *envp[])
 		case OPT_CONN_RATE:
 			conf.conn_rate = parse_conn_rate(opt, optarg);
 			break;
-		case OPT_CSV:
-			conf.csv = optarg;
-			break;
 		case OPT_METHOD:
 			cl.http.method = optarg;
-			break;
-		case OPT_PLOT:
-			conf.plot = optarg;
-			conf.series = 1;
 			break;
 		case OPT_SEED:
 			conf.seed = (uint64_t)tk_cli_num(opt, optarg, 0,
@@ -1365,25 +1377,6 @@ main(int argc, char *argv[], char *envp[])
 		case OPT_PROCS:
 			conf.procs = (int)tk_cli_num(opt, optarg, 1,
 			    LG_MAXPROCS);
-			break;
-		case OPT_JSON:
-			if (*optarg == '\0')
-				tk_cli_bad(opt, NULL, "empty file name");
-			conf.json = optarg;
-			break;
-		case OPT_PERCENTILES:
-			parse_percentiles(&conf, opt, optarg);
-			break;
-		case OPT_MAX_ERRORS:
-			conf.max_errors = tk_cli_num(opt, optarg, 0,
-			    UINT32_MAX);
-			break;
-		case OPT_MAX_UNSERVED:
-			conf.max_unserved = tk_cli_num(opt, optarg, 0,
-			    UINT32_MAX);
-			break;
-		case OPT_HGRM:
-			conf.hgrm = optarg;
 			break;
 		case OPT_TLS:
 			tlsopt_set(&tlsopt, &conf, opt, optarg);

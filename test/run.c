@@ -17,6 +17,7 @@
  * usage: run [-lv] [-j jobs] [-u | -i] [filter ...]
  */
 #include <sys/queue.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -87,6 +88,43 @@ void
 t_srand(uint64_t seed)
 {
 	rand_state = seed;
+}
+
+void
+t_sockpair(int sv[2])
+{
+	T_SYS(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0, sv));
+}
+
+int
+t_nfds(void)
+{
+	DIR		*d;
+	struct dirent	*e;
+	int		 n = 0;
+
+	T_PTR(d = opendir("/proc/self/fd"));
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && atoi(e->d_name) != dirfd(d))
+			n++;
+	closedir(d);
+	return n;
+}
+
+struct tk_loop *
+t_uring_loop(int maxfds)
+{
+	struct tk_loop	*l;
+
+	if (tk_backend_probe("io_uring") == -1) {
+		if (errno == ENOENT)
+			T_SKIP("io_uring is not compiled in");
+		T_SKIP("the kernel refuses io_uring");
+	}
+	l = tk_loop_new("io_uring", maxfds);
+	T_PTR(l);
+	return l;
 }
 
 void

@@ -45,6 +45,22 @@ void	t_skip(const char *why) __attribute__((__noreturn__));
 uint64_t	t_rand(void);
 void		t_srand(uint64_t seed);
 
+/*
+ * A connected AF_UNIX stream pair, both ends non-blocking and
+ * close-on-exec, in sv; the test fails if there is none.
+ */
+void		t_sockpair(int sv[2]);
+
+/* The descriptors open in this process (leak checks compare two). */
+int		t_nfds(void);
+
+/*
+ * A loop on io_uring of tk_loop_new's maxfds; the test is skipped, saying
+ * why, where io_uring is not compiled in or the kernel refuses it.
+ */
+struct tk_loop;
+struct tk_loop	*t_uring_loop(int maxfds);
+
 /* The backend a TEST_BE test is running on. */
 extern const char *t_backend;
 

@@ -83,6 +83,20 @@ struct tk_loop	*tk_loop_new(const char *name, int maxfds);
 void		 tk_loop_free(struct tk_loop *l);
 
 /*
+ * In a child of fork(): free a loop the parent goes on running, without
+ * touching what the two processes share.  Its memory is freed, its own
+ * descriptors closed and the signals it watched given back SIG_DFL (a
+ * new loop may take them), but nothing is unregistered: the epoll
+ * instance or io_uring ring, and the files they watch, are the parent's
+ * as much as the child's, and tk_loop_free()'s EPOLL_CTL_DEL or
+ * cancellation would take them from the parent's loop.  The caller
+ * closes its watchers' fds with close(2), never tk_io_stop() or
+ * tk_io_close().  Call it in the child before any other use of the
+ * loop, with no other thread running; the child then never runs l.
+ */
+void		 tk_loop_forget(struct tk_loop *l);
+
+/*
  * Run iterations until tk_loop_stop() (flags 0), for one iteration
  * (TK_RUN_ONCE), or for one iteration that never blocks (TK_RUN_NOWAIT).
  * Returns 0 after a stop, otherwise the number of watchers and timers

@@ -124,10 +124,10 @@ void		 timer_free_all(struct tk_loop *);
 
 /* wake.c */
 int		 wake_init(struct tk_loop *);
-void		 wake_free(struct tk_loop *);
+void		 wake_free(struct tk_loop *, int);
 
 /* signal.c */
-void		 signal_loop_free(struct tk_loop *);
+void		 signal_loop_free(struct tk_loop *, int);
 
 /* loop.c */
 int		 loop_io_start_internal(struct tk_loop *, struct tk_io *,

@@ -118,18 +118,45 @@ tk_loop_new(const char *name, int maxfds)
 	return NULL;
 }
 
+/*
+ * Free the loop; with forget, unregister nothing from the kernel
+ * (tk_loop_forget), and leave the mutex alone, which a thread of the
+ * parent may have held at the fork.
+ */
+static void
+loop_release(struct tk_loop *l, int forget)
+{
+	signal_loop_free(l, forget);
+	wake_free(l, forget);
+	timer_free_all(l);
+	l->ops->free(l);
+	if (!forget)
+		pthread_mutex_destroy(&l->mqlock);
+	free(l->events);
+	free(l);
+}
+
 void
 tk_loop_free(struct tk_loop *l)
 {
-	if (l == NULL)
-		return;
-	signal_loop_free(l);
-	wake_free(l);
-	timer_free_all(l);
-	l->ops->free(l);
-	pthread_mutex_destroy(&l->mqlock);
-	free(l->events);
-	free(l);
+	if (l != NULL)
+		loop_release(l, 0);
+}
+
+/*
+ * What each backend's free() does is the process's own: epoll's closes
+ * its descriptor of the instance, io_uring's unmaps the rings and closes
+ * the ring's descriptor (io_uring_queue_exit; the ring fd it registered
+ * was the parent's task's, not inherited), poll's and select's free
+ * memory.  What would reach the shared kernel objects are the internal
+ * watchers' stops (EPOLL_CTL_DEL, a cancellation submitted on the
+ * parent's ring), which forget skips.
+ */
+void
+tk_loop_forget(struct tk_loop *l)
+{
+	if (l != NULL)
+		loop_release(l, 1);
 }
 
 uint64_t

@@ -132,8 +132,14 @@ tk_signal_block_all(void)
 	return pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
+/*
+ * The signals of l back to SIG_DFL and its self-pipe closed, so that
+ * another loop may take signals; unless forget, the pipe's watcher is
+ * stopped first (after a fork, the pipe and the loop's kernel object
+ * are the parent's too: tk_loop_forget).
+ */
 void
-signal_loop_free(struct tk_loop *l)
+signal_loop_free(struct tk_loop *l, int forget)
 {
 	int	s;
 
@@ -141,7 +147,8 @@ signal_loop_free(struct tk_loop *l)
 		return;
 	for (s = 1; s < NSIGS; s++)
 		tk_signal_unwatch(l, s);
-	loop_io_stop_internal(l, &l->sio);
+	if (!forget)
+		loop_io_stop_internal(l, &l->sio);
 	close(sig_pipe[0]);
 	close(sig_pipe[1]);
 	sig_pipe[0] = sig_pipe[1] = -1;

@@ -75,16 +75,17 @@ wake_init(struct tk_loop *l)
 	}
 	tk_io_init(&l->wio, l->wfd, wake_io, NULL);
 	if (loop_io_start_internal(l, &l->wio, TK_EV_READ) == -1) {
-		wake_free(l);
+		wake_free(l, 0);
 		return -1;
 	}
 	return 0;
 }
 
+/* Close the wake-up fds; unless forget, stop watching them first. */
 void
-wake_free(struct tk_loop *l)
+wake_free(struct tk_loop *l, int forget)
 {
-	if (l->wio.active)
+	if (l->wio.active && !forget)
 		loop_io_stop_internal(l, &l->wio);
 	if (l->wfd_w != -1 && l->wfd_w != l->wfd)
 		close(l->wfd_w);

@@ -6,10 +6,9 @@
  * redirects the segment to the peer socket's send path, counting it, or
  * passes it to the socket's own receive queue, where tenkd reads it as
  * usual.  It redirects only while tenkd has read every byte passed so
- * far (so that no byte overtakes another) and the window tenkd granted
- * has room (so that a slow reader holds at most a window of kernel
- * memory; past it the bytes wait in the source's receive queue, whose
- * TCP window closes).
+ * far (so that no byte overtakes another) and the grant has room (held
+ * by tenkd to what the peer's send queue can take; past it the bytes
+ * are passed, and tenkd reads them as its buffers allow).
  *
  * Built by clang's BPF target (make compiles it when mk/deps.sh finds
  * clang, libbpf and bpftool) and loaded through its bpftool skeleton.
@@ -32,7 +31,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_SOCKHASH);
 	__uint(max_entries, 2);		/* sized by fastpath.c at load */
 	__type(key, __u64);
-	__type(value, __u32);		/* the fd, when tenkd adds one */
+	__type(value, __u64);		/* the fd in, the cookie out */
 } fp_socks SEC(".maps");
 
 /* The same by index (ctl.peer), for the measurement only. */
@@ -40,7 +39,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_SOCKMAP);
 	__uint(max_entries, 2);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 } fp_sockmap SEC(".maps");
 
 /* Written by tenkd only, whole values; read here. */

@@ -16,8 +16,12 @@
 #define FP_O_PARSER	0x02	/* attach a stream parser too */
 #define FP_O_INGRESS	0x04	/* redirect with BPF_F_INGRESS */
 
-/* Segments a grant allows, besides its window of bytes. */
+/* Segments a grant allows at most, besides its window of bytes. */
 #define FP_SEGS		256
+/* A grant's segments: at most one per this many bytes of send room. */
+#define FP_SEG_COST	256
+/* No grant of fewer bytes: too full a send queue, tenkd copies. */
+#define FP_GRANT_MIN	4096
 
 /* One direction: bytes received on one socket, sent on the other. */
 struct fp_dir {
@@ -26,14 +30,14 @@ struct fp_dir {
 	uint64_t	 base;		/* fastpath_written(dst) at the grant */
 	uint64_t	 bbase;		/* fp_out.bytes at the grant */
 	uint64_t	 counted;	/* fp_out.bytes counted by the caller */
-	uint64_t	 tbase;		/* taken at the first grant */
-	uint64_t	 rbase;		/* bytes tenkd had read from src then */
-	uint64_t	 rpair;		/* ... and when it went into the map */
-	uint8_t		 synced;	/* tbase and rbase are set */
-	uint8_t		 granted;	/* the kernel may redirect */
+	uint64_t	 rbase;		/* bytes read from src before the map */
+	uint64_t	 taken;		/* the grant's */
+	uint8_t		 granted;	/* a grant not yet drained */
 };
 
 int		 fastpath_load(int, unsigned int, char *, size_t);
+size_t		 fastpath_mem(void);
+int		 fastpath_sweep(void);
 int		 fastpath_pair(int, int, uint32_t, uint32_t, struct fp_dir *);
 void		 fastpath_forget(struct fp_dir *);
 int		 fastpath_out(const struct fp_dir *, struct fp_out *);
@@ -41,6 +45,7 @@ int		 fastpath_written(int, uint64_t *);
 int		 fastpath_readable(int);
 int		 fastpath_grant(int, int, struct fp_dir *, uint64_t, uint64_t,
 		    uint64_t);
+int		 fastpath_revoke(int, struct fp_dir *);
 int		 fastpath_drained(int, struct fp_dir *);
 int		 fastpath_unread(const struct fp_dir *, uint64_t);
 

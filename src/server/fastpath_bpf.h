@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What the fast path's BPF program (fastpath.bpf.c) and tenkd
- * (fpbpf.c) share: the values of its two maps, both keyed by the cookie
+ * (fastpath.c) share: the values of its two maps, both keyed by the cookie
  * of the socket whose received bytes they are about.  Each has one
  * writer, so that neither side ever loses the other's store: tenkd
  * replaces fp_ctl values whole, the program adds to fp_out's.

@@ -9,16 +9,29 @@
  * all of them open, so a worker that dies loses no connection waiting
  * in its listeners' backlog: its replacement inherits the same sockets.
  *
- * The master runs one event loop and no thread.  Its signals stay
- * blocked and arrive through a signalfd: SIGCHLD (restart the dead
- * worker after a back-off that doubles from 100 ms to 10 s while workers
- * die young), SIGTERM and SIGINT (passed on; no more restarts; exit when
- * all are gone), SIGUSR1 (reopen its logs, the access log too, which a
- * worker it restarts inherits; pass on: each worker reopens its own),
- * SIGHUP (reload) and SIGUSR2 (upgrade).  A worker gets
- * SIGTERM if the master dies (PR_SET_PDEATHSIG).  Workers are forked
- * between iterations, never from a callback, so a new worker leaves the
- * master's loop cleanly.
+ * The master runs one event loop, as a worker does, and no thread; its
+ * state is one struct master.  Its signals come through the loop's
+ * signal watcher: SIGCHLD (restart the dead worker after a back-off
+ * that doubles from 100 ms to 10 s while workers die young), SIGTERM
+ * and SIGINT (passed on; no more restarts; exit when all are gone),
+ * SIGUSR1 (reopen its logs, the access log too, which a worker it
+ * restarts inherits; pass on: each worker reopens its own), SIGHUP
+ * (reload) and SIGUSR2 (upgrade).  Its deadlines are timers: the end of
+ * a back-off, a new generation's or a new master's --ready-timeout, the
+ * kill of a new master that stays, the retry of the pidfile.  A worker
+ * gets SIGTERM if the master dies (PR_SET_PDEATHSIG).
+ *
+ * A callback that may change what the master waits for (a worker's
+ * byte, a death, a signal, a timer) stops the loop after its iteration,
+ * and master_run() looks then (settle()): the first generation ready,
+ * a reload's ready, a deferred signal due, our exit.  So a signal that
+ * comes with a worker's ready byte is taken first, whatever order the
+ * backend reports them in: a new master whose SIGTERM waited pending
+ * from its start never says ready.  Workers are forked there too
+ * (forks()), never from a callback, so that a new worker returns to
+ * main() from master_run()'s frame; it leaves the master's loop with
+ * tk_loop_forget(), since the epoll instance or ring is the master's
+ * too, and the master's signals are blocked across each fork (mfork()).
  *
  * Reload: the master builds a new configuration from the command line
  * and the file as it is now (config.c), checks it and what a reload may
@@ -55,7 +68,6 @@
  * counted and no scrape saw is at most a second's worth.
  */
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -72,6 +84,7 @@
 #include "tenk/clock.h"
 #include "tenk/log.h"
 #include "tenk/parse.h"
+#include "tenk/signal.h"
 #include "tenk/timer.h"
 #include "tenk/xmalloc.h"
 #include "tenkd.h"
@@ -92,7 +105,10 @@ enum kstate {
 	K_OLD,		/* draining; never restarted */
 };
 
+struct master;
+
 struct child {
+	struct master	*m;
 	enum kstate	 state;
 	int		 slot;		/* worker number, 0 to P-1 */
 	int		 gen;
@@ -107,118 +123,157 @@ struct child {
 	struct msnap	 cur;		/* its last figures */
 };
 
-static struct child	 kids[MAXKIDS];
-static struct msnap	 base[MAXWORKERS];	/* counters of the dead */
-static struct msnap	 sums[MAXWORKERS];	/* what /metrics shows */
-static sigset_t		 oldmask;
-static sigset_t		 msigs;		/* what the master takes */
-static pid_t		 master_pid;
-static int		 role;		/* master_role() */
-static struct tk_loop	*ml;		/* the master's loop */
-static int		 sfd = -1;	/* its signalfd */
-static struct tk_io	 sio;
-static struct tk_timer	 tick;		/* the next restart, or 1 s */
-static struct tk_timer	 collect_timer;
-static int		 pending;	/* workers asked, not answered */
-static int		 collecting;
-static int		 stopping;
-static int		 ready_sock = -1;	/* a worker: its socket pair */
-
-/* Reload: the generations and the configuration of the new one. */
-static const struct cmdline *cmdl;	/* as read at start */
-static int		 gen = 1;	/* serving */
-static struct config	 newcfg;	/* the new generation's */
-static int		*freshp;	/* master_run()'s *fresh */
-static int		 reloading;	/* a K_NEW generation starts */
-static uint64_t		 reload_by;
-static int		 first_ready;	/* generation 1 said so */
-static int		 again_reload;	/* SIGHUP during a reload, an upgrade */
-static int		 again_upgrade;	/* SIGUSR2 during a reload */
-
 /*
- * The metrics of upstream i are those of workers whose upstream list
- * (version ulist, bumped by a reload that changes it) has had the
- * current name at i since same_since[i]: a reload that puts another
- * upstream at i starts a new series there, not adding the old one's.
- * The names are those of the configuration (srv.cfg), which label the
- * series.
+ * All the master's state: one per process (master), which callbacks
+ * find through their argument.  The part that stays in a worker after
+ * the fork is role, msigs and ready_sock.
  */
-static int		 ulist;
-static int		 same_since[MAXUPSTREAMS];
+struct master {
+	struct tk_loop		*l;
+	struct child		 kids[MAXKIDS];
+	struct msnap		 base[MAXWORKERS];	/* of the dead */
+	struct msnap		 sums[MAXWORKERS];	/* /metrics' figures */
+	sigset_t		 oldmask;	/* our parent's: an upgrade's */
+	sigset_t		 msigs;		/* what the master takes */
+	pid_t			 pid;
+	int			 role;		/* master_role() */
+	int			 ready_sock;	/* a worker: its socket pair */
+	int			 stopping;
+	int			 done;		/* stopped and all gone */
+	struct tk_timer		 restart;	/* the next back-off's end */
 
-/* Upgrade: the old master's side, then the new one's. */
-static const char	*self;		/* the binary */
-static const int	*lfds;
-static int		 nlfds;
-static pid_t		 up_pid = -1;	/* the new master */
-static uint64_t		 up_by;
-static int		 up_gaveup;	/* killed it for being late */
-static struct tk_timer	 up_kill;	/* then SIGKILL if it stays */
-static struct tk_io	 up_io;		/* its pipe, read end */
-static int		 up_fd = -1;	/* the new master: write end */
-static int		 pidfile_wait;
+	/* /metrics and /stats: the workers' figures asked for. */
+	struct tk_timer		 collect_timer;
+	int			 pending;	/* asked, not answered */
+	int			 collecting;
+	uint64_t		 bad_last;	/* snap_warn()'s last line */
+	uint64_t		 bad_skipped;
 
-static void	sig_ready(struct tk_loop *, struct tk_io *);
-static void	tick_fired(struct tk_loop *, struct tk_timer *);
-static void	kid_read(struct tk_loop *, struct tk_io *);
+	/* Reload: the generations and the configuration of the new one. */
+	const struct cmdline	*cmdl;		/* as read at start */
+	int			 gen;		/* serving */
+	struct config		 newcfg;	/* the new generation's */
+	int			*freshp;	/* master_run()'s *fresh */
+	int			 reloading;	/* a K_NEW generation starts */
+	struct tk_timer		 reload_late;	/* its --ready-timeout */
+	int			 first_ready;	/* generation 1 said so */
+	int			 again_reload;	/* SIGHUP while busy */
+	int			 again_upgrade;	/* SIGUSR2 during a reload */
+	/*
+	 * The metrics of upstream i are those of workers whose upstream
+	 * list (version ulist, bumped by a reload that changes it) has had
+	 * the current name at i since same_since[i]: a reload that puts
+	 * another upstream at i starts a new series there, not adding the
+	 * old one's.  The names are those of the configuration (srv.cfg),
+	 * which label the series.
+	 */
+	int			 ulist;
+	int			 same_since[MAXUPSTREAMS];
+
+	/* Upgrade: the old master's side, then the new one's. */
+	const char		*self;		/* the binary */
+	const int		*lfds;
+	int			 nlfds;
+	pid_t			 up_pid;	/* the new master */
+	int			 up_gaveup;	/* stopped it for being late */
+	struct tk_timer		 up_late;	/* its --ready-timeout */
+	struct tk_timer		 up_kill;	/* then SIGKILL if it stays */
+	struct tk_io		 up_io;		/* its pipe, read end */
+	int			 up_fd;		/* the new master: write end */
+	int			 pidfile_wait;
+	struct tk_timer		 pidfile_retry;
+};
+
+static struct master	 master = {
+	.ready_sock = -1,
+	.gen = 1,
+	.up_pid = -1,
+	.up_fd = -1,
+};
+
+static void	kid_io(struct tk_loop *, struct tk_io *);
 static void	up_read(struct tk_loop *, struct tk_io *);
-static void	up_stop(int);
-static void	up_killed(struct tk_loop *, struct tk_timer *);
-static void	collect_end(void);
-static void	metrics_again(void);
+static void	up_stop(struct master *, int);
+static void	collect_end(struct master *);
+static void	metrics_again(struct master *);
+static void	reload_abort(struct master *, const char *);
 
 /* 0: no master here; 1: the master; 2: a worker under one. */
 int
 master_role(void)
 {
-	return role;
+	return master.role;
 }
 
 /*
- * In a new worker: close what is the master's (its loop, signalfd,
- * metrics listener and clients, the other workers' sockets, an
- * upgrade's pipe); fd is this worker's end of its socket pair.
+ * fork() with the master's signals blocked across it: the child keeps
+ * them blocked (a worker until master_worker_signals(), an upgrade's
+ * new master until it leaves the loop), so that none runs the master's
+ * handler there and writes into the self-pipe the two share; the
+ * parent takes what came meanwhile once they are unblocked again.
+ * Returns as fork() does.
+ */
+static pid_t
+mfork(struct master *m)
+{
+	sigset_t	 prev;
+	pid_t		 pid;
+	int		 saved;
+
+	if (sigprocmask(SIG_BLOCK, &m->msigs, &prev) == -1)
+		return -1;
+	if ((pid = fork()) != 0) {
+		saved = errno;
+		sigprocmask(SIG_SETMASK, &prev, NULL);
+		errno = saved;
+	}
+	return pid;
+}
+
+/*
+ * In a new worker: close what is the master's (its loop, metrics
+ * listener and clients, the other workers' sockets, an upgrade's
+ * pipe) without unregistering any (tk_loop_forget: the loop's kernel
+ * object is the master's too); fd is this worker's end of its socket
+ * pair.
  */
 static void
-child_setup(int i, int fd)
+child_setup(struct master *m, int i, int fd)
 {
 	int	j;
 
-	role = 2;
+	m->role = 2;
 	for (j = 0; j < MAXKIDS; j++)
-		if (kids[j].io.fd != -1)
-			close(kids[j].io.fd);
-	if (up_io.fd != -1)
-		close(up_io.fd);
-	if (up_fd != -1)
-		close(up_fd);
-	up_io.fd = up_fd = -1;
+		if (m->kids[j].io.fd != -1)
+			close(m->kids[j].io.fd);
+	if (m->up_io.fd != -1)
+		close(m->up_io.fd);
+	if (m->up_fd != -1)
+		close(m->up_fd);
+	m->up_io.fd = m->up_fd = -1;
 	metrics_forget();
-	if (ml != NULL)
-		tk_loop_free(ml);	/* closes, unregisters nothing */
-	if (sfd != -1)
-		close(sfd);
-	ml = NULL;
-	sfd = -1;
+	tk_loop_forget(m->l);
+	m->l = NULL;
 	log_worker(i);
 	systemd_quiet();
 	metrics_child_fd(fd);
-	ready_sock = fd;
+	m->ready_sock = fd;
 }
 
 /*
  * A worker's handlers are in place (main.c): take the signals the
- * master blocked, which wait pending since the fork.  Unblocked there,
- * the SIGUSR1 or SIGHUP the master passes on, or a SIGTERM, would have
- * killed a worker in the middle of its start (default actions).  Those
- * the master's own parent left blocked (a mask passes across exec) too:
- * a worker that kept SIGTERM blocked would never drain.
+ * master blocked across the fork, which wait pending since.  Unblocked
+ * there, the SIGUSR1 or SIGHUP the master passes on, or a SIGTERM,
+ * would have killed a worker in the middle of its start (default
+ * actions).  Those the master's own parent left blocked (a mask passes
+ * across exec) too: a worker that kept SIGTERM blocked would never
+ * drain.
  */
 void
 master_worker_signals(void)
 {
-	if (role == 2)
-		sigprocmask(SIG_UNBLOCK, &msigs, NULL);
+	if (master.role == 2)
+		sigprocmask(SIG_UNBLOCK, &master.msigs, NULL);
 }
 
 /*
@@ -228,7 +283,7 @@ master_worker_signals(void)
 void
 master_worker_ready(void)
 {
-	if (ready_sock != -1 && send(ready_sock, "R", 1,
+	if (master.ready_sock != -1 && send(master.ready_sock, "R", 1,
 	    MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
 		log_warn("telling the master we are ready");
 }
@@ -244,7 +299,7 @@ master_worker_final(void)
 	static struct msnap	 m;
 	int			 i;
 
-	if (ready_sock == -1)
+	if (master.ready_sock == -1)
 		return;
 	for (i = 0; i < srv.nworkers; i++)
 		worker_snapshot(&srv.workers[i], &srv.workers[i].snap);
@@ -252,18 +307,19 @@ master_worker_final(void)
 	stats_fill(&m);
 	upstream_metrics(&m);
 	metrics_self(&m);
-	if (send(ready_sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) !=
-	    (ssize_t)sizeof(m))
+	if (send(master.ready_sock, &m, sizeof(m), MSG_NOSIGNAL |
+	    MSG_DONTWAIT) != (ssize_t)sizeof(m))
 		log_warn("metrics: the last figures to the master");
 }
 
 /*
- * Fork k (its state, slot and generation set).  Returns 1 in the child
- * (ready to go on as a worker), 0 in the master.  A failed fork is
- * retried after the back-off (a new generation's: the reload fails).
+ * Fork k (its state, slot and generation set), from forks() or before
+ * the loop runs.  Returns 1 in the child (ready to go on as a worker),
+ * 0 in the master.  A failed fork is retried after the back-off (a new
+ * generation's: the reload fails).
  */
 static int
-spawn(struct child *k)
+spawn(struct master *m, struct child *k)
 {
 	pid_t		 pid;
 	int		 sv[2];
@@ -271,13 +327,13 @@ spawn(struct child *k)
 	k->restart_at = 0;
 	k->ready = 0;
 	k->asked = 0;
-	k->ulist = k->state == K_NEW ? ulist + 1 : ulist;
+	k->ulist = k->state == K_NEW ? m->ulist + 1 : m->ulist;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0, sv) == -1) {
 		log_warn("worker %d: socketpair", k->slot);
 		sv[0] = sv[1] = -1;
 	}
-	if ((pid = fork()) == -1) {
+	if ((pid = mfork(m)) == -1) {
 		log_warn("worker %d: fork", k->slot);
 		k->pid = -1;
 		k->restart_at = tk_clock_mono() + BACKOFF_MAX;
@@ -290,17 +346,17 @@ spawn(struct child *k)
 	if (pid == 0) {
 		/* The signals stay blocked: master_worker_signals(). */
 		(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != master_pid)
+		if (getppid() != m->pid)
 			_exit(0);
 		if (sv[0] != -1)
 			close(sv[0]);
-		child_setup(k->slot, sv[1]);
+		child_setup(m, k->slot, sv[1]);
 		/* A reload's configuration: the worker takes it on. */
 		if (k->state == K_NEW) {
 			config_free(&srv.cfg);
-			srv.cfg = newcfg;
+			srv.cfg = m->newcfg;
 		}
-		*freshp = k->state == K_NEW || gen > 1;
+		*m->freshp = k->state == K_NEW || m->gen > 1;
 		return 1;
 	}
 	if (sv[1] != -1)
@@ -308,11 +364,11 @@ spawn(struct child *k)
 	k->pid = pid;
 	k->started = tk_clock_mono();
 	memset(&k->cur, 0, sizeof(k->cur));
-	tk_io_init(&k->io, sv[0], kid_read, k);
-	if (ml != NULL && sv[0] != -1 &&
-	    tk_io_start(ml, &k->io, TK_EV_READ) == -1)
+	tk_io_init(&k->io, sv[0], kid_io, k);
+	if (m->l != NULL && sv[0] != -1 &&
+	    tk_io_start(m->l, &k->io, TK_EV_READ) == -1)
 		log_warn("worker %d: watching its socket", k->slot);
-	if (gen == 1 && k->state == K_CUR)
+	if (m->gen == 1 && k->state == K_CUR)
 		log_info("worker %d: pid %d", k->slot, (int)pid);
 	else
 		log_info("worker %d of generation %d: pid %d", k->slot,
@@ -325,7 +381,8 @@ spawn(struct child *k)
  * upstream's only when b's list (version ul) has it where it is now.
  */
 static void
-snap_add(struct msnap *a, const struct msnap *b, int gauges, int ul)
+snap_add(const struct master *m, struct msnap *a, const struct msnap *b,
+    int gauges, int ul)
 {
 	int	i;
 
@@ -354,7 +411,7 @@ snap_add(struct msnap *a, const struct msnap *b, int gauges, int ul)
 	for (i = 0; i < CAP_NKINDS; i++)
 		a->caps[i] += b->caps[i];
 	for (i = 0; i < MAXUPSTREAMS; i++) {
-		if (ul < same_since[i])
+		if (ul < m->same_since[i])
 			continue;
 		a->ups[i].sessions += b->ups[i].sessions;
 		a->ups[i].fails += b->ups[i].fails;
@@ -374,7 +431,7 @@ snap_add(struct msnap *a, const struct msnap *b, int gauges, int ul)
 	a->st.piped += b->st.piped;
 	a->mem_held += b->mem_held;
 	for (i = 0; i < MAXUPSTREAMS; i++)
-		if (ul >= same_since[i])
+		if (ul >= m->same_since[i])
 			a->ups[i].active += b->ups[i].active;
 	a->rss += b->rss;
 	a->fds += b->fds;
@@ -404,56 +461,67 @@ snap_bad(const struct child *k, const struct msnap *m, ssize_t n)
 
 /* Say that worker k sent figures we dropped, once in BADSNAP_EVERY. */
 static void
-snap_warn(const struct child *k, const char *why)
+snap_warn(struct master *m, const struct child *k, const char *why)
 {
-	static uint64_t	 last, skipped;
 	uint64_t	 now = tk_clock_mono();
 
-	if (last != 0 && now - last < BADSNAP_EVERY) {
-		skipped++;
+	if (m->bad_last != 0 && now - m->bad_last < BADSNAP_EVERY) {
+		m->bad_skipped++;
 		return;
 	}
 	log_warnx("worker %d (pid %d): malformed figures dropped: %s (%llu "
 	    "more since the last line)", k->slot, (int)k->pid, why,
-	    (unsigned long long)skipped);
-	last = now;
-	skipped = 0;
+	    (unsigned long long)m->bad_skipped);
+	m->bad_last = now;
+	m->bad_skipped = 0;
 }
 
 /* Figures from worker k, its ready byte, or its socket closed. */
 static void
-kid_read(struct tk_loop *l, struct tk_io *io)
+kid_read(struct master *m, struct child *k)
 {
-	static struct msnap	 m;
-	struct child		*k = io->arg;
+	static struct msnap	 sn;	/* scratch, too big for the stack */
 	const char		*why;
 	ssize_t			 n;
 
 	/* MSG_TRUNC: the datagram's length, if longer (Linux 3.4). */
-	while ((n = chan_recv(io, &m, sizeof(m), MSG_TRUNC)) > 0) {
-		if (n == 1 && ((char *)&m)[0] == 'R') {
+	while ((n = chan_recv(&k->io, &sn, sizeof(sn), MSG_TRUNC)) > 0) {
+		if (n == 1 && ((char *)&sn)[0] == 'R') {
 			k->ready = 1;
 			continue;
 		}
 		/* An answer all the same: nobody waits for more. */
-		if ((why = snap_bad(k, &m, n)) != NULL)
-			snap_warn(k, why);
+		if ((why = snap_bad(k, &sn, n)) != NULL)
+			snap_warn(m, k, why);
 		else
-			k->cur = m;
+			k->cur = sn;
 		if (k->asked) {
 			k->asked = 0;
-			pending--;
+			m->pending--;
 		}
 	}
 	if (n == -1) {
-		(void)tk_io_close(l, io);
+		(void)tk_io_close(m->l, &k->io);
 		if (k->asked) {
 			k->asked = 0;
-			pending--;
+			m->pending--;
 		}
 	}
-	if (collecting && pending == 0)
-		collect_end();
+	if (m->collecting && m->pending == 0)
+		collect_end(m);
+}
+
+/*
+ * Worker k's socket: its figures, or a ready byte, which settle() looks
+ * at after the loop's iteration.
+ */
+static void
+kid_io(struct tk_loop *l, struct tk_io *io)
+{
+	struct child	*k = io->arg;
+
+	kid_read(k->m, k);
+	tk_loop_stop(l);
 }
 
 /*
@@ -463,34 +531,32 @@ kid_read(struct tk_loop *l, struct tk_io *io)
 void
 master_collect(void)
 {
-	char	c = 's';
-	int	i;
+	struct master	*m = &master;
+	char		 c = 's';
+	int		 i;
 
-	if (collecting)
+	if (m->collecting)
 		return;
-	collecting = 1;
-	pending = 0;
+	m->collecting = 1;
+	m->pending = 0;
 	for (i = 0; i < MAXKIDS; i++) {
-		kids[i].asked = 0;
-		if (kids[i].pid != -1 && kids[i].io.fd != -1 &&
-		    send(kids[i].io.fd, &c, 1, MSG_NOSIGNAL) == 1) {
-			kids[i].asked = 1;
-			pending++;
+		m->kids[i].asked = 0;
+		if (m->kids[i].pid != -1 && m->kids[i].io.fd != -1 &&
+		    send(m->kids[i].io.fd, &c, 1, MSG_NOSIGNAL) == 1) {
+			m->kids[i].asked = 1;
+			m->pending++;
 		}
 	}
-	if (pending == 0 || tk_timer_arm(ml, &collect_timer,
-	    COLLECT_WAIT) == -1) {
-		collect_end();
-		return;
-	}
+	if (m->pending == 0 || tk_timer_arm(m->l, &m->collect_timer,
+	    COLLECT_WAIT) == -1)
+		collect_end(m);
 }
 
 static void
 collect_expired(struct tk_loop *l, struct tk_timer *t)
 {
 	(void)l;
-	(void)t;
-	collect_end();
+	collect_end(t->arg);
 }
 
 /*
@@ -499,40 +565,40 @@ collect_expired(struct tk_loop *l, struct tk_timer *t)
  * draining generation, a starting one) hold.
  */
 static void
-collect_end(void)
+collect_end(struct master *m)
 {
 	struct child	*k;
 	int		 i, s;
 
-	tk_timer_cancel(ml, &collect_timer);
-	collecting = 0;
-	memset(sums, 0, sizeof(sums[0]) * srv.cfg.workers);
+	tk_timer_cancel(m->l, &m->collect_timer);
+	m->collecting = 0;
+	memset(m->sums, 0, sizeof(m->sums[0]) * srv.cfg.workers);
 	for (i = 0; i < MAXKIDS; i++) {
-		k = &kids[i];
+		k = &m->kids[i];
 		if (k->state != K_CUR)
 			continue;
-		sums[k->slot] = k->cur;
+		m->sums[k->slot] = k->cur;
 		if (k->pid == -1)
-			sums[k->slot].pid = 0;
+			m->sums[k->slot].pid = 0;
 	}
 	for (i = 0; i < MAXKIDS; i++) {
-		k = &kids[i];
+		k = &m->kids[i];
 		if (k->state != K_FREE && k->state != K_CUR && k->pid != -1)
-			snap_add(&sums[k->slot], &k->cur, 1, k->ulist);
+			snap_add(m, &m->sums[k->slot], &k->cur, 1, k->ulist);
 	}
 	for (s = 0; s < srv.cfg.workers; s++)
-		snap_add(&sums[s], &base[s], 0, ulist);
-	metrics_answer(sums, srv.cfg.workers, 1);
+		snap_add(m, &m->sums[s], &m->base[s], 0, m->ulist);
+	metrics_answer(m->sums, srv.cfg.workers, 1);
 }
 
 /* After a failed upgrade: serve the metrics again, on the same port. */
 static void
-metrics_again(void)
+metrics_again(struct master *m)
 {
 	if (metrics_open() == -1)
 		log_warn("--metrics after the upgrade failed");
 	else
-		metrics_start(ml);
+		metrics_start(m->l);
 }
 
 #define ALL		-1	/* relay_signal(): every live worker */
@@ -540,38 +606,19 @@ metrics_again(void)
 
 /* Pass signo on to every live worker of state st (or ALL, NOT_OLD). */
 static void
-relay_signal(int signo, int st)
+relay_signal(struct master *m, int signo, int st)
 {
 	struct child	*k;
 	int		 i;
 
 	for (i = 0; i < MAXKIDS; i++) {
-		k = &kids[i];
+		k = &m->kids[i];
 		if (k->state == K_FREE || k->pid == -1 ||
 		    (st == NOT_OLD && k->state == K_OLD) ||
 		    (st >= 0 && k->state != (enum kstate)st))
 			continue;
 		(void)kill(k->pid, signo);
 	}
-}
-
-/*
- * The signalfd or the tick woke the loop: nothing to do in the loop,
- * master_run() reads the signals and restarts workers after the
- * iteration.  The watcher stays ready; it is read until EAGAIN there.
- */
-static void
-sig_ready(struct tk_loop *l, struct tk_io *io)
-{
-	(void)l;
-	tk_io_block(io, TK_EV_READ);
-}
-
-static void
-tick_fired(struct tk_loop *l, struct tk_timer *t)
-{
-	(void)l;
-	(void)t;
 }
 
 static const char *
@@ -584,88 +631,129 @@ status_str(int st, char *buf, size_t len)
 	return buf;
 }
 
-static void	reload_abort(const char *);
-
-/* Reap dead workers; schedule restarts of the serving ones. */
+/*
+ * The restart timer at the earliest back-off's end among the serving
+ * workers that are dead, or off when there is none or we stop.
+ */
 static void
-reap(void)
+restart_arm(struct master *m)
 {
 	struct child	*k;
+	uint64_t	 next = 0;
+	int		 i;
+
+	for (i = 0; i < MAXKIDS; i++) {
+		k = &m->kids[i];
+		if (k->state == K_CUR && k->pid == -1 && k->restart_at != 0 &&
+		    (next == 0 || k->restart_at < next))
+			next = k->restart_at;
+	}
+	if (next == 0 || m->stopping)
+		tk_timer_cancel(m->l, &m->restart);
+	else if (tk_timer_arm_at(m->l, &m->restart, next) == -1)
+		log_warn("master: no timer for a worker's restart");
+}
+
+/* A back-off is over: master_run() forks, out of the loop. */
+static void
+restart_due(struct tk_loop *l, struct tk_timer *t)
+{
+	(void)t;
+	tk_loop_stop(l);
+}
+
+/* The new master of an upgrade is gone (pid, status st). */
+static void
+up_reaped(struct master *m, pid_t pid, int st)
+{
+	char	how[64];
+
+	m->up_pid = -1;
+	tk_timer_cancel(m->l, &m->up_kill);
+	tk_timer_cancel(m->l, &m->up_late);
+	if (m->up_io.fd != -1)
+		(void)tk_io_close(m->l, &m->up_io);
+	status_str(st, how, sizeof(how));
+	if (m->stopping) {
+		log_info("upgrade: the new master (pid %d) stopped: %s",
+		    (int)pid, how);
+		return;
+	}
+	if (!m->up_gaveup)
+		log_warnx("upgrade: the new master (pid %d) %s before it was "
+		    "ready; this one keeps serving", (int)pid, how);
+	else
+		log_info("upgrade: the new master (pid %d) %s", (int)pid, how);
+	metrics_again(m);
+	systemd_notify("READY=1\nSTATUS=upgrade failed");
+}
+
+/* Worker k is gone (pid, status st): restart it if it serves. */
+static void
+kid_reaped(struct master *m, struct child *k, pid_t pid, int st)
+{
 	uint64_t	 now = tk_clock_mono();
-	pid_t		 pid;
 	char		 how[64], why[128];
-	int		 st, i;
+
+	/*
+	 * Its last figures, if still queued, then into the base; read
+	 * while k->pid is still its pid, which they carry.
+	 */
+	if (k->io.fd != -1) {
+		kid_read(m, k);
+		if (k->io.fd != -1)
+			(void)tk_io_close(m->l, &k->io);
+	}
+	k->pid = -1;
+	snap_add(m, &m->base[k->slot], &k->cur, 0, k->ulist);
+	memset(&k->cur, 0, sizeof(k->cur));
+	status_str(st, how, sizeof(how));
+	if (k->state == K_OLD) {
+		log_info("worker %d of generation %d (pid %d) %s", k->slot,
+		    k->gen, (int)pid, how);
+		k->state = K_FREE;
+		return;
+	}
+	if (k->state == K_NEW) {
+		k->state = K_FREE;
+		snprintf(why, sizeof(why), "worker %d (pid %d) %s before it "
+		    "was ready", k->slot, (int)pid, how);
+		reload_abort(m, why);
+		return;
+	}
+	if (m->stopping) {
+		log_info("worker %d (pid %d) %s", k->slot, (int)pid, how);
+		return;
+	}
+	if (now - k->started > YOUNG || k->backoff == 0)
+		k->backoff = BACKOFF_MIN;
+	else if ((k->backoff *= 2) > BACKOFF_MAX)
+		k->backoff = BACKOFF_MAX;
+	k->restart_at = now + k->backoff;
+	log_warnx("worker %d (pid %d) %s; restarting in %llu ms", k->slot,
+	    (int)pid, how, (unsigned long long)(k->backoff / TK_MSEC));
+}
+
+/* SIGCHLD: reap the dead, schedule restarts of the serving workers. */
+static void
+reap(struct master *m)
+{
+	pid_t	pid;
+	int	st, i;
 
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		if (pid == up_pid) {
-			up_pid = -1;
-			tk_timer_cancel(ml, &up_kill);
-			if (up_io.fd != -1)
-				(void)tk_io_close(ml, &up_io);
-			if (stopping) {
-				log_info("upgrade: the new master (pid %d) "
-				    "stopped: %s", (int)pid,
-				    status_str(st, how, sizeof(how)));
-				continue;
-			}
-			if (!up_gaveup)
-				log_warnx("upgrade: the new master (pid %d) "
-				    "%s before it was ready; this one keeps "
-				    "serving", (int)pid,
-				    status_str(st, how, sizeof(how)));
-			else
-				log_info("upgrade: the new master (pid %d) %s",
-				    (int)pid, status_str(st, how, sizeof(how)));
-			metrics_again();
-			systemd_notify("READY=1\nSTATUS=upgrade failed");
+		if (pid == m->up_pid) {
+			up_reaped(m, pid, st);
 			continue;
 		}
 		for (i = 0; i < MAXKIDS; i++)
-			if (kids[i].state != K_FREE && kids[i].pid == pid)
+			if (m->kids[i].state != K_FREE &&
+			    m->kids[i].pid == pid)
 				break;
-		if (i == MAXKIDS)
-			continue;
-		k = &kids[i];
-		/*
-		 * Its last figures, if still queued, then into the base;
-		 * read while k->pid is still its pid, which they carry.
-		 */
-		if (k->io.fd != -1) {
-			kid_read(ml, &k->io);
-			if (k->io.fd != -1)
-				(void)tk_io_close(ml, &k->io);
-		}
-		k->pid = -1;
-		snap_add(&base[k->slot], &k->cur, 0, k->ulist);
-		memset(&k->cur, 0, sizeof(k->cur));
-		status_str(st, how, sizeof(how));
-		if (k->state == K_OLD) {
-			log_info("worker %d of generation %d (pid %d) %s",
-			    k->slot, k->gen, (int)pid, how);
-			k->state = K_FREE;
-			continue;
-		}
-		if (k->state == K_NEW) {
-			k->state = K_FREE;
-			snprintf(why, sizeof(why), "worker %d (pid %d) %s "
-			    "before it was ready", k->slot, (int)pid, how);
-			reload_abort(why);
-			continue;
-		}
-		if (stopping) {
-			log_info("worker %d (pid %d) %s", k->slot, (int)pid,
-			    how);
-			continue;
-		}
-		if (now - k->started > YOUNG || k->backoff == 0)
-			k->backoff = BACKOFF_MIN;
-		else if ((k->backoff *= 2) > BACKOFF_MAX)
-			k->backoff = BACKOFF_MAX;
-		k->restart_at = now + k->backoff;
-		log_warnx("worker %d (pid %d) %s; restarting in %llu ms",
-		    k->slot, (int)pid, how,
-		    (unsigned long long)(k->backoff / TK_MSEC));
+		if (i < MAXKIDS)
+			kid_reaped(m, &m->kids[i], pid, st);
 	}
+	restart_arm(m);
 }
 
 /* A warning of a reload's configuration (an option given twice). */
@@ -676,122 +764,132 @@ reload_warn(const char *msg)
 }
 
 /*
- * The reload's configuration into newcfg: built from the command line
- * and the file as it is now, checked, and compared with the one that
- * runs.  Returns 0, or -1 with what is wrong logged.
+ * The reload's configuration into m->newcfg: built from the command
+ * line and the file as it is now, checked, and compared with the one
+ * that runs.  Returns 0, or -1 with what is wrong logged.
  */
 static int
-reload_config(void)
+reload_config(struct master *m)
 {
 	struct tk_cli_err	 e;
 	const char		*what;
 
-	if (config_load(&newcfg, cmdl, reload_warn, &e) == -1 ||
-	    config_check(&newcfg, &e) == -1) {
+	if (config_load(&m->newcfg, m->cmdl, reload_warn, &e) == -1 ||
+	    config_check(&m->newcfg, &e) == -1) {
 		log_warnx("reload: %s", e.msg);
-		config_free(&newcfg);
+		config_free(&m->newcfg);
 		return -1;
 	}
-	if ((what = config_fixed(&srv.cfg, &newcfg)) != NULL) {
+	if ((what = config_fixed(&srv.cfg, &m->newcfg)) != NULL) {
 		log_warnx("reload: '%s' changed: needs a restart or an "
 		    "upgrade (SIGUSR2)", what);
-		config_free(&newcfg);
+		config_free(&m->newcfg);
 		return -1;
 	}
 	return 0;
 }
 
 /*
- * SIGHUP: read the -f file, check it, and start a new generation of
- * workers with it.  Returns the slot in a new worker (which goes on as
- * one), -1 in the master.
+ * SIGHUP: read the -f file, check it, and mark a new generation of
+ * workers with it, which forks() starts once the loop stopped.
  */
-static int
-reload(void)
+static void
+reload(struct master *m)
 {
 	struct child	*k;
 	int		 i, s, nfree = 0;
 
-	if (cmdl->conf == NULL) {
+	if (m->cmdl->conf == NULL) {
 		(void)reopen_logs();
-		relay_signal(SIGHUP, ALL);
+		relay_signal(m, SIGHUP, ALL);
 		log_info("SIGHUP: no -f file to read again: logs reopened");
-		return -1;
+		return;
 	}
-	if (stopping) {
+	if (m->stopping) {
 		log_warnx("SIGHUP ignored: a stop under way");
-		return -1;
+		return;
 	}
-	if (reloading || up_pid != -1) {
+	if (m->reloading || m->up_pid != -1) {
 		/*
 		 * Not dropped: the file may have changed since the one
 		 * under way read it.  The new master of an upgrade that
 		 * succeeds gets it instead (up_read).
 		 */
-		again_reload = 1;
+		m->again_reload = 1;
 		log_info("SIGHUP: will reload after the %s under way",
-		    reloading ? "reload" : "upgrade");
-		return -1;
+		    m->reloading ? "reload" : "upgrade");
+		return;
 	}
 	systemd_notify("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
 	    (unsigned long long)(tk_clock_mono() / 1000));
-	if (reload_config() == -1)
+	if (reload_config(m) == -1)
 		goto refused;
 	for (i = 0; i < MAXKIDS; i++)
-		nfree += kids[i].state == K_FREE;
+		nfree += m->kids[i].state == K_FREE;
 	if (nfree < srv.cfg.workers) {
 		log_warnx("reload: %d old workers still draining",
 		    MAXKIDS - nfree);
-		config_free(&newcfg);
+		config_free(&m->newcfg);
 		goto refused;
 	}
-	reloading = 1;
-	reload_by = tk_clock_mono() + srv.cfg.ready_timeout;
+	m->reloading = 1;
+	if (tk_timer_arm(m->l, &m->reload_late, srv.cfg.ready_timeout) ==
+	    -1)
+		log_warn("reload: no timer for --ready-timeout");
 	for (s = 0, i = 0; s < srv.cfg.workers; s++) {
-		while (kids[i].state != K_FREE)
+		while (m->kids[i].state != K_FREE)
 			i++;
-		k = &kids[i];
+		k = &m->kids[i];
 		k->state = K_NEW;
 		k->slot = s;
-		k->gen = gen + 1;
+		k->gen = m->gen + 1;
 		k->backoff = 0;
-		if (spawn(k))
-			return s;
-		if (k->pid == -1) {
-			k->state = K_FREE;
-			reload_abort("fork failed");
-			break;
-		}
+		k->pid = -1;
 	}
-	return -1;
+	tk_loop_stop(m->l);
+	return;
 
  refused:
-	log_warnx("reload refused: generation %d keeps serving", gen);
+	log_warnx("reload refused: generation %d keeps serving", m->gen);
 	systemd_notify("READY=1\nSTATUS=reload refused; generation %d "
-	    "serving", gen);
-	return -1;
+	    "serving", m->gen);
 }
 
-/* The new generation failed: stop what of it runs, keep the old. */
+/*
+ * The new generation failed: stop what of it runs (what is not forked
+ * yet never will be), keep the old.
+ */
 static void
-reload_abort(const char *why)
+reload_abort(struct master *m, const char *why)
 {
-	int	i;
+	struct child	*k;
+	int		 i;
 
-	if (!reloading)
+	if (!m->reloading)
 		return;
-	for (i = 0; i < MAXKIDS; i++)
-		if (kids[i].state == K_NEW) {
-			kids[i].state = K_OLD;
-			if (kids[i].pid != -1)
-				(void)kill(kids[i].pid, SIGTERM);
-		}
-	config_free(&newcfg);
-	reloading = 0;
+	for (i = 0; i < MAXKIDS; i++) {
+		k = &m->kids[i];
+		if (k->state != K_NEW)
+			continue;
+		k->state = k->pid != -1 ? K_OLD : K_FREE;
+		if (k->pid != -1)
+			(void)kill(k->pid, SIGTERM);
+	}
+	tk_timer_cancel(m->l, &m->reload_late);
+	config_free(&m->newcfg);
+	m->reloading = 0;
 	log_warnx("reload failed: generation %d: %s; generation %d keeps "
-	    "serving", gen + 1, why, gen);
+	    "serving", m->gen + 1, why, m->gen);
 	systemd_notify("READY=1\nSTATUS=reload failed; generation %d "
-	    "serving", gen);
+	    "serving", m->gen);
+}
+
+/* A new generation not ready in --ready-timeout. */
+static void
+reload_expired(struct tk_loop *l, struct tk_timer *t)
+{
+	reload_abort(t->arg, "not ready in time");
+	tk_loop_stop(l);
 }
 
 /*
@@ -799,73 +897,77 @@ reload_abort(const char *why)
  * runs: where a name changed, its series starts again; the rest go on.
  */
 static void
-new_upstreams(void)
+new_upstreams(struct master *m)
 {
-	const struct config	*c = &srv.cfg;
-	int			 i, s, same = c->nups == newcfg.nups;
+	const struct config	*c = &srv.cfg, *n = &m->newcfg;
+	int			 i, s, same = c->nups == n->nups;
 
 	for (i = 0; same && i < c->nups; i++)
-		same = strcmp(c->ups[i].name, newcfg.ups[i].name) == 0;
-	ulist++;
+		same = strcmp(c->ups[i].name, n->ups[i].name) == 0;
+	m->ulist++;
 	if (same)
 		return;
 	for (i = 0; i < MAXUPSTREAMS; i++) {
-		if (i < c->nups && i < newcfg.nups &&
-		    strcmp(c->ups[i].name, newcfg.ups[i].name) == 0)
+		if (i < c->nups && i < n->nups &&
+		    strcmp(c->ups[i].name, n->ups[i].name) == 0)
 			continue;
-		same_since[i] = ulist;
+		m->same_since[i] = m->ulist;
 		for (s = 0; s < MAXWORKERS; s++)
-			memset(&base[s].ups[i], 0, sizeof(base[s].ups[i]));
+			memset(&m->base[s].ups[i], 0,
+			    sizeof(m->base[s].ups[i]));
 	}
-	log_info("reload: %d upstream%s now", newcfg.nups,
-	    newcfg.nups == 1 ? "" : "s");
+	log_info("reload: %d upstream%s now", n->nups,
+	    n->nups == 1 ? "" : "s");
 }
 
 /* Every worker of the new generation runs: the old one drains. */
 static void
-reload_commit(void)
+reload_commit(struct master *m)
 {
-	int	i, nold = 0;
+	struct child	*k;
+	int		 i, nold = 0;
 
 	for (i = 0; i < MAXKIDS; i++) {
-		if (kids[i].state == K_CUR) {
-			if (kids[i].pid == -1) {
-				kids[i].state = K_FREE;
+		k = &m->kids[i];
+		if (k->state == K_CUR) {
+			if (k->pid == -1) {
+				k->state = K_FREE;
 				continue;
 			}
-			kids[i].state = K_OLD;
-			(void)kill(kids[i].pid, SIGTERM);
+			k->state = K_OLD;
+			(void)kill(k->pid, SIGTERM);
 			nold++;
-		} else if (kids[i].state == K_NEW)
-			kids[i].state = K_CUR;
+		} else if (k->state == K_NEW)
+			k->state = K_CUR;
 	}
-	new_upstreams();
+	tk_timer_cancel(m->l, &m->reload_late);
+	new_upstreams(m);
 	config_free(&srv.cfg);
-	srv.cfg = newcfg;
-	memset(&newcfg, 0, sizeof(newcfg));
-	reloading = 0;
-	gen++;
+	srv.cfg = m->newcfg;
+	memset(&m->newcfg, 0, sizeof(m->newcfg));
+	m->reloading = 0;
+	m->gen++;
 	log_info("reload: %d worker%s of generation %d started; "
 	    "generation %d draining (%d worker%s)", srv.cfg.workers,
-	    srv.cfg.workers == 1 ? "" : "s", gen, gen - 1, nold,
+	    srv.cfg.workers == 1 ? "" : "s", m->gen, m->gen - 1, nold,
 	    nold == 1 ? "" : "s");
 	setproctitle("%s: master, %d worker%s, generation %d",
 	    srv.cfg.mode, srv.cfg.workers, srv.cfg.workers == 1 ? "" : "s",
-	    gen);
+	    m->gen);
 	systemd_notify("READY=1\nSTATUS=%s: master, %d worker%s, "
 	    "generation %d", srv.cfg.mode, srv.cfg.workers,
-	    srv.cfg.workers == 1 ? "" : "s", gen);
+	    srv.cfg.workers == 1 ? "" : "s", m->gen);
 }
 
 /* Whether every worker of state st runs its threads. */
 static int
-all_ready(enum kstate st)
+all_ready(const struct master *m, enum kstate st)
 {
 	int	i, n = 0;
 
 	for (i = 0; i < MAXKIDS; i++)
-		if (kids[i].state == st) {
-			if (kids[i].pid == -1 || !kids[i].ready)
+		if (m->kids[i].state == st) {
+			if (m->kids[i].pid == -1 || !m->kids[i].ready)
 				return 0;
 			n++;
 		}
@@ -873,23 +975,78 @@ all_ready(enum kstate st)
 }
 
 /*
- * SIGUSR2: fork and execute the binary with the command line as typed,
- * the listeners passed as systemd passes them (the new process is
- * $LISTEN_PID, so it is set after the fork), a pipe the new master
- * writes a byte to once its workers run, and the log opener if there
- * is one (reopen.c: after --user, the new master could not open a log
- * in root's directory itself).
+ * An upgrade's child: execute the binary with the command line as
+ * typed, the listeners passed as systemd passes them (the new process
+ * is $LISTEN_PID), the write end wfd of the pipe the new master writes
+ * a byte to once its workers run, and the log opener if there is one
+ * (reopen.c: after --user, the new master could not open a log in
+ * root's directory itself).  The master's signals, blocked since the
+ * fork, get their default actions back with the loop, then our
+ * parent's mask, which passes across exec.
+ */
+static noreturn void
+upgrade_exec(struct master *m, int wfd)
+{
+	char	 num[32], *names;
+	size_t	 nl;
+	int	 i, lo, op, n, *tmp;
+
+	tk_loop_forget(m->l);
+	sigprocmask(SIG_SETMASK, &m->oldmask, NULL);
+	/* Out of the way first, then from 3 on, inherited. */
+	op = reopen_opener();
+	n = m->nlfds + 1 + (op != -1);
+	lo = 3 + n;
+	if ((tmp = calloc(n, sizeof(*tmp))) == NULL)
+		_exit(127);
+	for (i = 0; i < m->nlfds; i++)
+		if ((tmp[i] = fcntl(m->lfds[i], F_DUPFD_CLOEXEC, lo)) == -1)
+			_exit(127);
+	if ((tmp[m->nlfds] = fcntl(wfd, F_DUPFD_CLOEXEC, lo)) == -1)
+		_exit(127);
+	if (op != -1 && (tmp[m->nlfds + 1] = fcntl(op, F_DUPFD_CLOEXEC,
+	    lo)) == -1)
+		_exit(127);
+	for (i = 0; i < n; i++)
+		if (dup2(tmp[i], 3 + i) == -1)
+			_exit(127);
+	if (op != -1)
+		reopen_pass(3 + m->nlfds + 1);
+	nl = sizeof(UPGRADE_FDNAME) * (size_t)m->nlfds + 1;
+	if ((names = malloc(nl)) == NULL)
+		_exit(127);
+	names[0] = '\0';
+	for (i = 0; i < m->nlfds; i++) {
+		if (i > 0)
+			strlcat(names, ":", nl);
+		strlcat(names, UPGRADE_FDNAME, nl);
+	}
+	snprintf(num, sizeof(num), "%d", m->nlfds);
+	setenv("LISTEN_FDS", num, 1);
+	setenv("LISTEN_FDNAMES", names, 1);
+	snprintf(num, sizeof(num), "%d", (int)getpid());
+	setenv("LISTEN_PID", num, 1);
+	snprintf(num, sizeof(num), "%d", 3 + m->nlfds);
+	setenv(UPGRADE_ENV, num, 1);
+	execv(m->self, m->cmdl->argv);
+	fprintf(stderr, "%s: upgrade: %s: %s\n", getprogname(), m->self,
+	    strerror(errno));
+	_exit(127);
+}
+
+/*
+ * SIGUSR2: fork a new master (upgrade_exec) and wait for its byte on
+ * the pipe, --ready-timeout at most.  From a callback: the child
+ * executes a binary and never returns into the loop.
  */
 static void
-upgrade(void)
+upgrade(struct master *m)
 {
-	char		 num[32], *names;
-	size_t		 nl;
-	pid_t		 pid;
-	int		 fd[2], i, lo, op, n, *tmp;
+	pid_t	pid;
+	int	fd[2];
 
-	if (stopping || up_pid != -1) {
-		log_warnx("SIGUSR2 ignored: %s under way", stopping ?
+	if (m->stopping || m->up_pid != -1) {
+		log_warnx("SIGUSR2 ignored: %s under way", m->stopping ?
 		    "a stop" : "an upgrade");
 		return;
 	}
@@ -898,13 +1055,13 @@ upgrade(void)
 	 * the pidfile over: the old one let it go unlocked, and the next
 	 * new master would take it before it is ready.
 	 */
-	if (reloading || pidfile_wait) {
-		again_upgrade = 1;
-		log_info("SIGUSR2: will upgrade after %s", reloading ?
+	if (m->reloading || m->pidfile_wait) {
+		m->again_upgrade = 1;
+		log_info("SIGUSR2: will upgrade after %s", m->reloading ?
 		    "the reload under way" : "taking the pidfile over");
 		return;
 	}
-	if (*self == '\0') {
+	if (*m->self == '\0') {
 		log_warnx("upgrade: the binary's path is unknown");
 		return;
 	}
@@ -918,65 +1075,25 @@ upgrade(void)
 	 */
 	metrics_stop();
 	fflush(NULL);
-	if ((pid = fork()) == -1) {
+	if ((pid = mfork(m)) == -1) {
 		log_warn("upgrade: fork");
 		close(fd[0]);
 		close(fd[1]);
-		metrics_again();
+		metrics_again(m);
 		return;
 	}
-	if (pid == 0) {
-		sigprocmask(SIG_SETMASK, &oldmask, NULL);
-		/* Out of the way first, then from 3 on, inherited. */
-		op = reopen_opener();
-		n = nlfds + 1 + (op != -1);
-		lo = 3 + n;
-		if ((tmp = calloc(n, sizeof(*tmp))) == NULL)
-			_exit(127);
-		for (i = 0; i < nlfds; i++)
-			if ((tmp[i] = fcntl(lfds[i], F_DUPFD_CLOEXEC, lo)) ==
-			    -1)
-				_exit(127);
-		if ((tmp[nlfds] = fcntl(fd[1], F_DUPFD_CLOEXEC, lo)) == -1)
-			_exit(127);
-		if (op != -1 && (tmp[nlfds + 1] = fcntl(op, F_DUPFD_CLOEXEC,
-		    lo)) == -1)
-			_exit(127);
-		for (i = 0; i < n; i++)
-			if (dup2(tmp[i], 3 + i) == -1)
-				_exit(127);
-		if (op != -1)
-			reopen_pass(3 + nlfds + 1);
-		nl = sizeof(UPGRADE_FDNAME) * (size_t)nlfds + 1;
-		if ((names = malloc(nl)) == NULL)
-			_exit(127);
-		names[0] = '\0';
-		for (i = 0; i < nlfds; i++) {
-			if (i > 0)
-				strlcat(names, ":", nl);
-			strlcat(names, UPGRADE_FDNAME, nl);
-		}
-		snprintf(num, sizeof(num), "%d", nlfds);
-		setenv("LISTEN_FDS", num, 1);
-		setenv("LISTEN_FDNAMES", names, 1);
-		snprintf(num, sizeof(num), "%d", (int)getpid());
-		setenv("LISTEN_PID", num, 1);
-		snprintf(num, sizeof(num), "%d", 3 + nlfds);
-		setenv(UPGRADE_ENV, num, 1);
-		execv(self, cmdl->argv);
-		fprintf(stderr, "%s: upgrade: %s: %s\n", getprogname(), self,
-		    strerror(errno));
-		_exit(127);
-	}
+	if (pid == 0)
+		upgrade_exec(m, fd[1]);
 	close(fd[1]);
-	up_pid = pid;
-	up_gaveup = 0;
-	up_by = tk_clock_mono() + srv.cfg.ready_timeout;
-	tk_io_init(&up_io, fd[0], up_read, NULL);
-	if (tk_io_start(ml, &up_io, TK_EV_READ) == -1)
+	m->up_pid = pid;
+	m->up_gaveup = 0;
+	if (tk_timer_arm(m->l, &m->up_late, srv.cfg.ready_timeout) == -1)
+		log_warn("upgrade: no timer for --ready-timeout");
+	tk_io_init(&m->up_io, fd[0], up_read, m);
+	if (tk_io_start(m->l, &m->up_io, TK_EV_READ) == -1)
 		log_warn("upgrade: watching its pipe");
-	log_info("upgrade: %s started as pid %d with %d socket%s", self,
-	    (int)pid, nlfds, nlfds == 1 ? "" : "s");
+	log_info("upgrade: %s started as pid %d with %d socket%s", m->self,
+	    (int)pid, m->nlfds, m->nlfds == 1 ? "" : "s");
 	systemd_notify("STATUS=upgrading: new master pid %d", (int)pid);
 }
 
@@ -991,8 +1108,9 @@ upgrade(void)
 static void
 up_read(struct tk_loop *l, struct tk_io *io)
 {
-	char	c;
-	ssize_t	n;
+	struct master	*m = io->arg;
+	char		 c;
+	ssize_t		 n;
 
 	n = read(io->fd, &c, 1);
 	if (n == -1 && (errno == EINTR || errno == EAGAIN)) {
@@ -1001,27 +1119,30 @@ up_read(struct tk_loop *l, struct tk_io *io)
 	}
 	(void)tk_io_close(l, io);
 	/* Stopping: the new master was told to stop as well. */
-	if (n != 1 || up_pid == -1 || stopping)
+	if (n != 1 || m->up_pid == -1 || m->stopping)
 		return;
-	if (up_gaveup) {
+	if (m->up_gaveup) {
 		log_warnx("upgrade: the new master (pid %d) is ready after "
 		    "this one gave up on it: ignored, this one keeps serving",
-		    (int)up_pid);
+		    (int)m->up_pid);
 		return;
 	}
 	log_info("upgrade: the new master (pid %d) is ready: this one "
-	    "drains generation %d and exits", (int)up_pid, gen);
-	pidfile_handover(up_pid);
+	    "drains generation %d and exits", (int)m->up_pid, m->gen);
+	tk_timer_cancel(l, &m->up_late);
+	pidfile_handover(m->up_pid);
 	systemd_notify("MAINPID=%d\nSTATUS=handed over to pid %d",
-	    (int)up_pid, (int)up_pid);
-	if (again_reload) {
-		again_reload = 0;
+	    (int)m->up_pid, (int)m->up_pid);
+	if (m->again_reload) {
+		m->again_reload = 0;
 		log_info("upgrade: the SIGHUP that came meanwhile passed on");
-		(void)kill(up_pid, SIGHUP);
+		(void)kill(m->up_pid, SIGHUP);
 	}
-	stopping = 1;
-	up_pid = -1;	/* no longer ours to watch */
-	relay_signal(SIGTERM, NOT_OLD);	/* a second one would force */
+	m->stopping = 1;
+	m->up_pid = -1;	/* no longer ours to watch */
+	relay_signal(m, SIGTERM, NOT_OLD);	/* a second one would force */
+	restart_arm(m);
+	tk_loop_stop(l);
 }
 
 /*
@@ -1033,233 +1154,264 @@ up_read(struct tk_loop *l, struct tk_io *io)
  * their PR_SET_PDEATHSIG and drain as they would have.
  */
 static void
-up_stop(int signo)
+up_stop(struct master *m, int signo)
 {
-	(void)kill(up_pid, signo);
-	if (!tk_timer_pending(&up_kill) && tk_timer_arm(ml, &up_kill,
+	(void)kill(m->up_pid, signo);
+	tk_timer_cancel(m->l, &m->up_late);
+	if (!tk_timer_pending(&m->up_kill) && tk_timer_arm(m->l, &m->up_kill,
 	    srv.cfg.drain_timeout + KILL_GRACE) == -1)
-		log_warn("upgrade: no timer to kill pid %d", (int)up_pid);
+		log_warn("upgrade: no timer to kill pid %d", (int)m->up_pid);
 }
 
 static void
 up_killed(struct tk_loop *l, struct tk_timer *t)
 {
-	char	dur[32];
+	struct master	*m = t->arg;
+	char		 dur[32];
 
 	(void)l;
-	(void)t;
-	if (up_pid == -1)
+	if (m->up_pid == -1)
 		return;
 	log_warnx("upgrade: the new master (pid %d) still runs %s after it "
-	    "was told to stop: SIGKILL", (int)up_pid, tk_fmt_duration(
+	    "was told to stop: SIGKILL", (int)m->up_pid, tk_fmt_duration(
 	    srv.cfg.drain_timeout + KILL_GRACE, dur, sizeof(dur)));
-	(void)kill(up_pid, SIGKILL);
+	(void)kill(m->up_pid, SIGKILL);
+}
+
+/* The new master not ready in --ready-timeout: stopped, we serve on. */
+static void
+up_expired(struct tk_loop *l, struct tk_timer *t)
+{
+	struct master	*m = t->arg;
+	char		 dur[32];
+
+	(void)l;
+	if (m->up_pid == -1 || m->up_gaveup)
+		return;
+	log_warnx("upgrade: the new master (pid %d) not ready in %s: "
+	    "stopping it; this one keeps serving", (int)m->up_pid,
+	    tk_fmt_duration(srv.cfg.ready_timeout, dur, sizeof(dur)));
+	m->up_gaveup = 1;
+	up_stop(m, SIGTERM);
+}
+
+/*
+ * A new master: the pidfile the old one let go, tried again every
+ * PIDFILE_RETRY until ours.
+ */
+static void
+pidfile_again(struct tk_loop *l, struct tk_timer *t)
+{
+	struct master	*m = t->arg;
+
+	if (!(m->pidfile_wait = !pidfile_take()))
+		tk_loop_stop(l);	/* a SIGUSR2 may wait for it */
+	else if (tk_timer_arm(l, t, PIDFILE_RETRY) == -1)
+		log_warn("master: no timer to take the pidfile over");
 }
 
 /*
  * A SIGHUP or SIGUSR2 that came while a reload or an upgrade was under
  * way, once none is (and an upgrade once the pidfile is ours): the
- * reload first.  Returns as reload() does.
+ * reload first.
  */
-static int
-deferred(void)
+static void
+deferred(struct master *m)
 {
-	if (stopping || reloading || up_pid != -1)
-		return -1;
-	if (again_reload) {
-		again_reload = 0;
-		return reload();
+	if (m->stopping || m->reloading || m->up_pid != -1)
+		return;
+	if (m->again_reload) {
+		m->again_reload = 0;
+		reload(m);
+	} else if (m->again_upgrade && !m->pidfile_wait) {
+		m->again_upgrade = 0;
+		upgrade(m);
 	}
-	if (again_upgrade && !pidfile_wait) {
-		again_upgrade = 0;
-		upgrade();
-	}
-	return -1;
-}
-
-/*
- * Restart the serving workers whose back-off is over, counting in
- * *alive the workers that run and moving *next to the next restart.
- * Returns the slot in a new worker, -1 in the master.
- */
-static int
-restarts(uint64_t now, uint64_t *next, int *alive)
-{
-	struct child	*k;
-	int		 i;
-
-	for (i = 0; i < MAXKIDS; i++) {
-		k = &kids[i];
-		if (k->state == K_FREE)
-			continue;
-		if (k->pid != -1)
-			(*alive)++;
-		else if (!stopping && k->state == K_CUR &&
-		    k->restart_at != 0) {
-			if (k->restart_at <= now) {
-				if (spawn(k))
-					return k->slot;
-				if (k->pid != -1)
-					(*alive)++;
-			}
-			if (k->restart_at != 0 && k->restart_at < *next)
-				*next = k->restart_at;
-		}
-	}
-	return -1;
 }
 
 /* The first generation runs: say so, and to an upgrade's old master. */
 static void
-first_ready_now(void)
+first_ready_now(struct master *m)
 {
-	first_ready = 1;
+	m->first_ready = 1;
 	log_info("master: %d worker%s ready", srv.cfg.workers,
 	    srv.cfg.workers == 1 ? "" : "s");
 	systemd_notify("READY=1\nSTATUS=%s: master, %d worker%s",
 	    srv.cfg.mode, srv.cfg.workers, srv.cfg.workers == 1 ? "" : "s");
-	if (up_fd != -1) {
-		if (write(up_fd, "R", 1) != 1)
+	if (m->up_fd != -1) {
+		if (write(m->up_fd, "R", 1) != 1)
 			log_warn("upgrade: telling the old master");
-		close(up_fd);
-		up_fd = -1;
+		close(m->up_fd);
+		m->up_fd = -1;
 	}
 }
 
 /*
- * What waits on the workers or on time: the first generation ready, a
- * reload's generation ready or late, an upgrade's new master late, the
- * pidfile to take over, a deferred SIGHUP or SIGUSR2; *next moves to
- * when to look again.  Returns the slot in a new worker, -1 in the
- * master.
+ * What waits on the workers: the first generation ready, a reload's
+ * generation ready, a deferred SIGHUP or SIGUSR2, and, stopping, the
+ * last worker and a new master gone (m->done).  From master_run(),
+ * between runs of the loop.
  */
-static int
-waits(uint64_t now, uint64_t *next)
+static void
+settle(struct master *m)
 {
-	char	dur[32];
-	int	wk;
+	int	i, alive = 0;
 
-	if (!first_ready && all_ready(K_CUR))
-		first_ready_now();
-	if (reloading && all_ready(K_NEW))
-		reload_commit();
-	else if (reloading && now >= reload_by)
-		reload_abort("not ready in time");
-	if (up_pid != -1 && !up_gaveup && now >= up_by) {
-		log_warnx("upgrade: the new master (pid %d) not ready in %s: "
-		    "stopping it; this one keeps serving", (int)up_pid,
-		    tk_fmt_duration(srv.cfg.ready_timeout, dur, sizeof(dur)));
-		up_gaveup = 1;
-		up_stop(SIGTERM);
-	}
-	if (pidfile_wait)
-		pidfile_wait = !pidfile_take();
-	if ((wk = deferred()) != -1)
-		return wk;
-	if ((pidfile_wait || reloading || up_pid != -1 || !first_ready) &&
-	    now + PIDFILE_RETRY < *next)
-		*next = now + PIDFILE_RETRY;
-	return -1;
+	if (!m->first_ready && all_ready(m, K_CUR))
+		first_ready_now(m);
+	if (m->reloading && all_ready(m, K_NEW))
+		reload_commit(m);
+	deferred(m);
+	for (i = 0; i < MAXKIDS; i++)
+		alive += m->kids[i].state != K_FREE && m->kids[i].pid != -1;
+	m->done = m->stopping && alive == 0 && m->up_pid == -1;
 }
 
 /* SIGTERM or SIGINT: the first drains, a second forces. */
 static void
-stop(int signo)
+stop(struct master *m, int signo)
 {
+	int	i;
+
 	/* The old workers drain already. */
-	if (!stopping) {
+	if (!m->stopping) {
 		log_info("master: SIG%s: stopping the workers",
 		    sigabbrev_np(signo));
 		systemd_notify("STOPPING=1\nSTATUS=stopping the workers");
 	}
-	relay_signal(signo, stopping ? ALL : NOT_OLD);
+	relay_signal(m, signo, m->stopping ? ALL : NOT_OLD);
 	/* A new master not ready yet is ours still: it stops too. */
-	if (up_pid != -1)
-		up_stop(signo);
+	if (m->up_pid != -1)
+		up_stop(m, signo);
 	/*
 	 * A new master stopped before it was ready says no to the old one
 	 * (end of file), which goes on serving, and never says ready.
 	 */
-	if (up_fd != -1) {
+	if (m->up_fd != -1) {
 		log_info("upgrade: stopped before this master was ready: the "
 		    "old one keeps serving");
-		close(up_fd);
-		up_fd = -1;
+		close(m->up_fd);
+		m->up_fd = -1;
 	}
-	stopping = 1;
-	/* Its new workers were told to stop with the others. */
-	if (reloading)
-		config_free(&newcfg);
-	reloading = 0;
+	m->stopping = 1;
+	restart_arm(m);
+	/*
+	 * Its new workers were told to stop with the others; those not
+	 * forked yet never will be.
+	 */
+	if (m->reloading) {
+		for (i = 0; i < MAXKIDS; i++)
+			if (m->kids[i].state == K_NEW && m->kids[i].pid == -1)
+				m->kids[i].state = K_FREE;
+		tk_timer_cancel(m->l, &m->reload_late);
+		config_free(&m->newcfg);
+	}
+	m->reloading = 0;
 }
 
 /*
- * The signals that came, read from the signalfd between iterations,
- * not in a handler.  Returns the slot in a new worker (a reload's), -1
- * in the master.
+ * The master's signals, from the loop's signal watcher: the loop stops
+ * after the iteration for settle() and forks() (a reload's workers).
+ */
+static void
+on_signal(struct tk_loop *l, int signo, void *arg)
+{
+	struct master	*m = arg;
+
+	switch (signo) {
+	case SIGCHLD:
+		reap(m);
+		break;
+	case SIGTERM:
+	case SIGINT:
+		stop(m, signo);
+		break;
+	case SIGHUP:
+		reload(m);
+		break;
+	case SIGUSR1:
+		(void)reopen_logs();
+		relay_signal(m, SIGUSR1, ALL);
+		break;
+	case SIGUSR2:
+		upgrade(m);
+		break;
+	}
+	tk_loop_stop(l);
+}
+
+/* Whether k is to be forked: a reload's, or its back-off is over. */
+static int
+fork_due(const struct master *m, const struct child *k, uint64_t now)
+{
+	if (k->pid != -1)
+		return 0;
+	if (k->state == K_NEW)
+		return 1;
+	return k->state == K_CUR && !m->stopping && k->restart_at != 0 &&
+	    k->restart_at <= now;
+}
+
+/*
+ * Fork the workers due, with the loop stopped: a reload's generation
+ * (reload() marked it) and the serving workers whose back-off is over.
+ * Returns the slot in a new worker, -1 in the master.
  */
 static int
-signals(void)
+forks(struct master *m)
 {
-	struct signalfd_siginfo	 si;
-	int			 wk;
+	struct child	*k;
+	uint64_t	 now = tk_clock_mono();
+	int		 i;
 
-	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-		switch (si.ssi_signo) {
-		case SIGCHLD:
-			reap();
-			break;
-		case SIGTERM:
-		case SIGINT:
-			stop((int)si.ssi_signo);
-			break;
-		case SIGHUP:
-			if ((wk = reload()) != -1)
-				return wk;
-			break;
-		case SIGUSR1:
-			(void)reopen_logs();
-			relay_signal(SIGUSR1, ALL);
-			break;
-		case SIGUSR2:
-			upgrade();
-			break;
+	for (i = 0; i < MAXKIDS; i++) {
+		k = &m->kids[i];
+		if (!fork_due(m, k, now))
+			continue;
+		if (spawn(m, k))
+			return k->slot;
+		if (k->pid == -1 && k->state == K_NEW) {
+			k->state = K_FREE;
+			reload_abort(m, "fork failed");
 		}
 	}
+	restart_arm(m);
 	return -1;
 }
 
+static const int	 msiglist[] = {
+	SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2
+};
+#define NMSIGS	(sizeof(msiglist) / sizeof(msiglist[0]))
+
 /*
- * The master's signals blocked (for its signalfd, and in a worker until
- * master_worker_signals), and the first generation forked.  Returns the
- * slot in a new worker, -1 in the master.
+ * The master's signals blocked (until its loop watches them, and in a
+ * worker until master_worker_signals), and the first generation
+ * forked.  Returns the slot in a new worker, -1 in the master.
  */
 static int
-master_start(sigset_t *set)
+master_start(struct master *m)
 {
+	size_t	j;
 	int	i;
 
-	sigemptyset(set);
-	sigaddset(set, SIGCHLD);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGHUP);
-	sigaddset(set, SIGUSR1);
-	sigaddset(set, SIGUSR2);
-	msigs = *set;
-	if (sigprocmask(SIG_BLOCK, set, &oldmask) == -1)
+	sigemptyset(&m->msigs);
+	for (j = 0; j < NMSIGS; j++)
+		sigaddset(&m->msigs, msiglist[j]);
+	if (sigprocmask(SIG_BLOCK, &m->msigs, &m->oldmask) == -1)
 		fatal("sigprocmask");
 	for (i = 0; i < MAXKIDS; i++) {
-		kids[i].state = K_FREE;
-		kids[i].pid = -1;
-		tk_io_init(&kids[i].io, -1, kid_read, &kids[i]);
+		m->kids[i].m = m;
+		m->kids[i].state = K_FREE;
+		m->kids[i].pid = -1;
+		tk_io_init(&m->kids[i].io, -1, kid_io, &m->kids[i]);
 	}
-	tk_io_init(&up_io, -1, up_read, NULL);
+	tk_io_init(&m->up_io, -1, up_read, m);
 	for (i = 0; i < srv.cfg.workers; i++) {
-		kids[i].state = K_CUR;
-		kids[i].slot = i;
-		kids[i].gen = 1;
-		if (spawn(&kids[i]))
+		m->kids[i].state = K_CUR;
+		m->kids[i].slot = i;
+		m->kids[i].gen = 1;
+		if (spawn(m, &m->kids[i]))
 			return i;
 	}
 	setproctitle("%s: master, %d worker%s", srv.cfg.mode,
@@ -1269,27 +1421,39 @@ master_start(sigset_t *set)
 	return -1;
 }
 
-/* The master's loop: the signalfd, the workers' sockets, the timers. */
+/*
+ * The master's loop: its signals (unblocked once watched: what came
+ * since master_start() comes through now), the workers' sockets, the
+ * timers, the metrics listener.
+ */
 static void
-master_loop(const sigset_t *set)
+master_loop(struct master *m)
 {
+	size_t	j;
 	int	i;
 
-	if ((ml = tk_loop_new(srv.cfg.backend, 0)) == NULL)
+	if ((m->l = tk_loop_new(srv.cfg.backend, 0)) == NULL)
 		fatal("master: loop");
-	if ((sfd = signalfd(-1, set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1)
-		fatal("master: signalfd");
-	tk_io_init(&sio, sfd, sig_ready, NULL);
-	if (tk_io_start(ml, &sio, TK_EV_READ) == -1)
-		fatal("master: watching the signalfd");
+	for (j = 0; j < NMSIGS; j++)
+		if (tk_signal_watch(m->l, msiglist[j], on_signal, m) == -1)
+			fatal("master: watching SIG%s",
+			    sigabbrev_np(msiglist[j]));
 	for (i = 0; i < MAXKIDS; i++)
-		if (kids[i].io.fd != -1 &&
-		    tk_io_start(ml, &kids[i].io, TK_EV_READ) == -1)
+		if (m->kids[i].io.fd != -1 &&
+		    tk_io_start(m->l, &m->kids[i].io, TK_EV_READ) == -1)
 			fatal("master: watching worker %d", i);
-	tk_timer_init(&tick, tick_fired, NULL);
-	tk_timer_init(&collect_timer, collect_expired, NULL);
-	tk_timer_init(&up_kill, up_killed, NULL);
-	metrics_start(ml);
+	tk_timer_init(&m->restart, restart_due, m);
+	tk_timer_init(&m->collect_timer, collect_expired, m);
+	tk_timer_init(&m->reload_late, reload_expired, m);
+	tk_timer_init(&m->up_late, up_expired, m);
+	tk_timer_init(&m->up_kill, up_killed, m);
+	tk_timer_init(&m->pidfile_retry, pidfile_again, m);
+	if (m->pidfile_wait && tk_timer_arm(m->l, &m->pidfile_retry,
+	    PIDFILE_RETRY) == -1)
+		fatal("master: pidfile timer");
+	metrics_start(m->l);
+	if (sigprocmask(SIG_UNBLOCK, &m->msigs, NULL) == -1)
+		fatal("sigprocmask");
 }
 
 /*
@@ -1307,45 +1471,34 @@ int
 master_run(const struct cmdline *cl, const char *binary, const int *lfd,
     int nlfd, int upfd, int *fresh)
 {
-	sigset_t	 set;
-	uint64_t	 now, next;
-	int		 alive, wk;
+	struct master	*m = &master;
+	int		 wk;
 
-	master_pid = getpid();
-	role = 1;
-	cmdl = cl;
-	self = binary;
-	freshp = fresh;
-	lfds = lfd;
-	nlfds = nlfd;
-	up_fd = upfd;
-	pidfile_wait = !pidfile_take();
-	if ((wk = master_start(&set)) != -1)
+	m->pid = getpid();
+	m->role = 1;
+	m->cmdl = cl;
+	m->self = binary;
+	m->freshp = fresh;
+	m->lfds = lfd;
+	m->nlfds = nlfd;
+	m->up_fd = upfd;
+	m->pidfile_wait = !pidfile_take();
+	if ((wk = master_start(m)) != -1)
 		return wk;
-	master_loop(&set);
+	master_loop(m);
 	for (;;) {
-		now = tk_clock_mono();
-		next = now + TK_SEC;
-		alive = 0;
-		if ((wk = restarts(now, &next, &alive)) != -1)
+		if ((wk = forks(m)) != -1)
 			return wk;
-		if (stopping && alive == 0 && up_pid == -1)
+		settle(m);
+		if (m->done)
 			break;
-		if ((wk = waits(now, &next)) != -1)
-			return wk;
-		(void)tk_timer_arm(ml, &tick, next > now ? next - now : 0);
-		tk_loop_run(ml, TK_RUN_ONCE);
-		if ((wk = signals()) != -1)
-			return wk;
+		tk_loop_run(m->l, 0);
 	}
+	/* A signal from now on waits, blocked, for our exit. */
+	sigprocmask(SIG_BLOCK, &m->msigs, NULL);
 	metrics_stop();
-	tk_timer_cancel(ml, &tick);
-	tk_timer_cancel(ml, &collect_timer);
-	tk_timer_cancel(ml, &up_kill);
-	tk_loop_free(ml);
-	ml = NULL;
-	close(sfd);
-	sfd = -1;
+	tk_loop_free(m->l);
+	m->l = NULL;
 	log_info("master: all workers gone, exiting");
 	return -1;
 }

@@ -116,8 +116,9 @@ mem_init(void)
 	if (b > SIZE_MAX / 2)
 		b = SIZE_MAX / 2;
 	srv.mem_budget = (size_t)b;
+	/* A reload's: the fast path's maps are still loaded. */
 	srv.mem_rings = 0;
-	marks();
+	mem_fixed(pxfast_mem());
 	atomic_init(&srv.mem_held, 0);
 	atomic_init(&srv.mem_tight, 0);
 	atomic_init(&srv.mem_since, 0);
@@ -133,7 +134,7 @@ mem_init(void)
 
 /*
  * The marks the gauge (pool buffers) is held to: the budget's, less
- * the io_uring rings, which are held from the start.
+ * the io_uring rings and the fast path's maps, held from the start.
  */
 static void
 marks(void)
@@ -144,6 +145,17 @@ marks(void)
 	srv.mem_high = b / 100 * MEM_HIGH_PCT > r ?
 	    b / 100 * MEM_HIGH_PCT - r : 0;
 	srv.mem_low = b / 100 * MEM_LOW_PCT > r ? b / 100 * MEM_LOW_PCT - r : 0;
+}
+
+/*
+ * n bytes of kernel memory held from the start, such as the fast path's
+ * maps (pxfast_load): a fixed part of the budget, as the rings are.
+ */
+void
+mem_fixed(size_t n)
+{
+	srv.mem_rings += n;
+	marks();
 }
 
 /*
@@ -253,7 +265,7 @@ enter(struct worker *self, size_t held)
 	    "connections holding queued bytes stop reading, accepting paused",
 	    fmt_mib(held, s1, sizeof(s1)), MEM_HIGH_PCT,
 	    fmt_mib(srv.mem_budget, s2, sizeof(s2)), srv.mem_rings > 0 ?
-	    " with the io_uring rings' " : "", srv.mem_rings > 0 ?
+	    " with the rings' and maps' " : "", srv.mem_rings > 0 ?
 	    fmt_mib(srv.mem_rings, s3, sizeof(s3)) : "", srv.mem_rings > 0 ?
 	    " in it" : "");
 	for (i = 0; i < srv.nworkers; i++) {

@@ -147,18 +147,25 @@ child_tick(struct tk_loop *l, struct tk_timer *t)
 	(void)tk_timer_arm(l, t, TK_SEC);
 }
 
+/* Close the listener and its clients; forget: without the loop. */
+static void
+serve_close(int forget)
+{
+	if (serving)
+		http_stop(&hs, forget);
+	else if (mfd != -1)
+		close(mfd);
+	serving = 0;
+	mfd = -1;
+}
+
 /* Close the listener and its clients, at exit.  Owner of its loop. */
 void
 metrics_stop(void)
 {
 	if (child_fd != -1)
 		tk_timer_cancel(srv.l, &child_timer);
-	if (serving)
-		http_stop(&hs, 0);
-	else if (mfd != -1)
-		close(mfd);
-	serving = 0;
-	mfd = -1;
+	serve_close(0);
 }
 
 /*
@@ -168,12 +175,7 @@ metrics_stop(void)
 void
 metrics_forget(void)
 {
-	if (serving)
-		http_stop(&hs, 1);
-	else if (mfd != -1)
-		close(mfd);
-	serving = 0;
-	mfd = -1;
+	serve_close(1);
 }
 
 /*

@@ -983,9 +983,14 @@ set_wants(struct worker *w, struct psess *s, const struct dp_flow *fl)
 static void
 fast_start(struct worker *w, struct psess *s, struct dp_flow *fl)
 {
-	s->fp_tried = 1;
-	if ((s->fp = pxfast_new(w, &s->c, fl)) == NULL)
+	/* Once both sources are read: see fastpath_pair. */
+	if ((fl[C2U].src->ready | fl[U2C].src->ready) & TK_EV_READ)
 		return;
+	if ((s->fp = pxfast_new(w, &s->c, fl)) == NULL) {
+		s->fp_tried = errno != EAGAIN;
+		return;
+	}
+	s->fp_tried = 1;
 	s->spl[C2U] |= DP_S_OFF;
 	s->spl[U2C] |= DP_S_OFF;
 	pxfast_grant(w, s->fp, C2U, &fl[C2U]);

@@ -39,6 +39,7 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,7 +81,10 @@ static uint64_t	window;
  * Start-up, before privileges are dropped: load the program if
  * --fastpath sockmap asks for it.  Where that cannot be (not built in,
  * no CAP_BPF, the completion data path) one line says why and the
- * proxy runs without it.
+ * proxy runs without it.  The maps are preallocated for every socket
+ * the proxy may have in them, two a session, in every worker process
+ * (they share them); what the kernel holds for them counts against
+ * each process's memory budget, its share, as the io_uring rings do.
  */
 void
 pxfast_load(void)
@@ -96,8 +100,10 @@ pxfast_load(void)
 		    "data path; off");
 		return;
 	}
-	/* Every process of a master shares the maps: all their sockets. */
-	n = srv.nofile * (uint64_t)(cfg->workers > 1 ? cfg->workers : 1);
+	n = srv.nofile;
+	if (srv.max_conns > 0 && 2 * srv.max_conns < n)
+		n = 2 * srv.max_conns;
+	n *= (uint64_t)(cfg->workers > 1 ? cfg->workers : 1);
 	if (n > FP_MAXSOCKS)
 		n = FP_MAXSOCKS;
 	if (fastpath_load((int)n, 0, why, sizeof(why)) == -1) {
@@ -110,32 +116,61 @@ pxfast_load(void)
 	if (window > FP_WINDOW_MAX)
 		window = FP_WINDOW_MAX;
 	srv.fastpath = 1;
+	mem_fixed(pxfast_mem());
 	log_info("--fastpath sockmap: sessions forwarded by the kernel "
-	    "(%llu sockets at most)", (unsigned long long)n);
+	    "(%llu sockets at most, maps %zu KiB)", (unsigned long long)n,
+	    fastpath_mem() / 1024);
+	log_warnx("--fastpath sockmap: Linux 6.18 was seen to deliver a "
+	    "passed segment twice under load; not exact there (tenkd(8))");
+}
+
+/*
+ * This process's share of the kernel memory the maps hold: they are
+ * loaded once and shared by every worker process.
+ */
+size_t
+pxfast_mem(void)
+{
+	return fastpath_mem() / (size_t)(srv.cfg.workers > 1 ?
+	    srv.cfg.workers : 1);
 }
 
 /*
  * Put the sockets of c's flows fl[0] (client to upstream) and fl[1]
- * into the map.  Returns the state to keep behind the session's
- * pointer, or NULL: the session stays copying (logged at debug).
- * Worker thread.
+ * into the map, the program being loaded (srv.fastpath).  Returns the
+ * state to keep behind the session's pointer, or NULL with errno:
+ * EAGAIN, try again once the sources are read (fastpath_pair); else the
+ * session stays copying (logged at debug).  A full map is swept of dead
+ * processes' entries, at most once a second (fastpath_sweep).  Worker
+ * thread.
  */
 struct pxfast *
 pxfast_new(struct worker *w, struct conn *c, const struct dp_flow *fl)
 {
-	struct pxfast	*fp;
-	int		 i;
+	static _Atomic uint64_t	 swept;
+	struct pxfast		*fp;
+	uint64_t		 now, last;
+	int			 i;
 
 	if ((fp = calloc(1, sizeof(*fp))) == NULL)
 		return NULL;
 	if (fastpath_pair(fl[0].src->fd, fl[1].src->fd, 0, 0, fp->d) == -1) {
-		log_debug("%s: fd %d and %d: %s: copying", __func__,
-		    fl[0].src->fd, fl[1].src->fd, strerror(errno));
+		i = errno;
+		now = tk_loop_now(w->l);
+		last = atomic_load(&swept);
+		if (i == E2BIG && now - last >= TK_SEC &&
+		    atomic_compare_exchange_strong(&swept, &last, now))
+			log_info("--fastpath sockmap: map full, %d entries of "
+			    "closed sockets dropped", fastpath_sweep());
+		if (i != EAGAIN)
+			log_debug("%s: fd %d and %d: %s: copying", __func__,
+			    fl[0].src->fd, fl[1].src->fd, strerror(i));
 		free(fp);
+		errno = i;
 		return NULL;
 	}
 	for (i = 0; i < 2; i++)
-		fp->d[i].rpair = *fl[i].nin;
+		fp->d[i].rbase = *fl[i].nin;
 	tk_timer_init(&fp->timer, drain_tick, fp);
 	fp->c = c;
 	w->st.fpsess++;
@@ -190,8 +225,18 @@ pxfast_pump(struct worker *w, struct pxfast *fp, int dir, struct dp_flow *f)
 		if (!(f->src->ready & TK_EV_READ))
 			return 1;
 		/* Readable in the kernel's eyes too, or a stale event. */
-		if (fastpath_readable(f->src->fd) == 0) {
+		if ((r = fastpath_readable(f->src->fd)) == 0) {
 			tk_io_block(f->src, TK_EV_READ);
+			return 1;
+		}
+		/* Taken back, so that the redirect stops; else again. */
+		if (r == -1 || (r = fastpath_revoke(f->src->fd, d)) != 1) {
+			if (r == -1)
+				log_debug("%s: fd %d: %s", __func__,
+				    f->src->fd, strerror(errno));
+			if (!tk_timer_pending(&fp->timer))
+				(void)tk_timer_arm(w->l, &fp->timer,
+				    FP_POLL_MAX);
 			return 1;
 		}
 		fp->st[dir] = FP_DRAIN;

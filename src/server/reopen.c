@@ -62,34 +62,47 @@ static int	reopen_access(char *, size_t);
 static int	send_fd(int, const void *, size_t, int);
 static int	recv_fd(int, void *, size_t, int *);
 
-/* Send the len bytes at buf and, unless -1, descriptor fd on sock. */
-static int
-send_fd(int sock, const void *buf, size_t len, int fd)
-{
+/* A message of the bytes at a buffer, with room for one descriptor. */
+struct fdmsg {
 	struct msghdr	 msg;
-	struct cmsghdr	*cm;
 	struct iovec	 iov;
 	union {
 		struct cmsghdr	hdr;
 		char		buf[CMSG_SPACE(sizeof(int))];
-	}		 cmsgbuf;
+	}		 cbuf;
+};
 
-	memset(&msg, 0, sizeof(msg));
-	iov.iov_base = (void *)buf;
-	iov.iov_len = len;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
+static void
+fdmsg_init(struct fdmsg *m, void *buf, size_t len)
+{
+	memset(m, 0, sizeof(*m));
+	m->iov.iov_base = buf;
+	m->iov.iov_len = len;
+	m->msg.msg_iov = &m->iov;
+	m->msg.msg_iovlen = 1;
+	m->msg.msg_control = m->cbuf.buf;
+	m->msg.msg_controllen = sizeof(m->cbuf.buf);
+}
+
+/* Send the len bytes at buf and, unless -1, descriptor fd on sock. */
+static int
+send_fd(int sock, const void *buf, size_t len, int fd)
+{
+	struct fdmsg	 m;
+	struct cmsghdr	*cm;
+
+	fdmsg_init(&m, (void *)buf, len);
 	if (fd != -1) {
-		memset(&cmsgbuf, 0, sizeof(cmsgbuf));
-		msg.msg_control = cmsgbuf.buf;
-		msg.msg_controllen = sizeof(cmsgbuf.buf);
-		cm = CMSG_FIRSTHDR(&msg);
+		cm = CMSG_FIRSTHDR(&m.msg);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	} else {
+		m.msg.msg_control = NULL;
+		m.msg.msg_controllen = 0;
 	}
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == -1 ? -1 : 0;
+	return sendmsg(sock, &m.msg, MSG_NOSIGNAL) == -1 ? -1 : 0;
 }
 
 /*
@@ -99,29 +112,19 @@ send_fd(int sock, const void *buf, size_t len, int fd)
 static int
 recv_fd(int sock, void *buf, size_t len, int *fd)
 {
-	struct msghdr	 msg;
+	struct fdmsg	 m;
 	struct cmsghdr	*cm;
-	struct iovec	 iov;
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int))];
-	}		 cmsgbuf;
 	ssize_t		 n;
 
-	memset(&msg, 0, sizeof(msg));
-	iov.iov_base = buf;
-	iov.iov_len = len;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cmsgbuf.buf;
-	msg.msg_controllen = sizeof(cmsgbuf.buf);
+	fdmsg_init(&m, buf, len);
 	*fd = -1;
 	do {
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+		n = recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC);
 	} while (n == -1 && errno == EINTR);
 	if (n <= 0)
 		return (int)n;
-	for (cm = CMSG_FIRSTHDR(&msg); cm != NULL; cm = CMSG_NXTHDR(&msg, cm))
+	for (cm = CMSG_FIRSTHDR(&m.msg); cm != NULL;
+	    cm = CMSG_NXTHDR(&m.msg, cm))
 		if (cm->cmsg_level == SOL_SOCKET &&
 		    cm->cmsg_type == SCM_RIGHTS)
 			memcpy(fd, CMSG_DATA(cm), sizeof(int));

@@ -549,7 +549,7 @@ struct server {
 	 * own, and the flag that the data path reads on the next.
 	 */
 	size_t			 mem_budget;	/* bytes, 0 = none */
-	size_t			 mem_rings;	/* of it, io_uring's rings */
+	size_t			 mem_rings;	/* of it, held: rings, maps */
 	size_t			 mem_cap;	/* for queues: budget - rings */
 	size_t			 mem_high;	/* an episode from here */
 	size_t			 mem_low;	/* until below here */
@@ -593,6 +593,7 @@ void		 worker_snapshot(struct worker *, struct stats *);
 /* mem.c */
 void		 mem_init(void);
 unsigned int	 mem_ring_bufs(void);
+void		 mem_fixed(size_t);
 void		 mem_worker_init(struct worker *);
 void		 mem_check(struct worker *);
 int		 mem_watch(struct worker *);
@@ -846,6 +847,7 @@ void		 stats_fill(struct msnap *);
 /* pxfast.c: --fastpath sockmap, for proxy.c */
 struct pxfast;
 void		 pxfast_load(void);
+size_t		 pxfast_mem(void);
 struct pxfast	*pxfast_new(struct worker *, struct conn *,
 		    const struct dp_flow *);
 int		 pxfast_more(struct worker *, struct pxfast *, int,

@@ -117,62 +117,51 @@ echo "# peer: $PEER; tenkload -t $CT -s $SIZE -d ${DUR}s --warmup ${WARM}s;" \
 # ---- phase 1: ping-pong -------------------------------------------------
 PP=$OUT/pingpong.csv
 echo "conns,run,server,msgs_s,p50_us,p99_us,srv_us_msg,cli_us_msg,srv_util,cli_util,errors,load1" >"$PP"
-for c in $CONNS; do
-	r=1
-	while [ "$r" -le "$RUNS" ]; do
-		for s in $SERVERS; do
-			start_server "$s"
-			j=$OUT/pp-$c-$r-$s.json
-			"$TENKLOAD" -q -M pingpong -c "$c" -t "$CT" -s "$SIZE" \
-			    -d "${DUR}s" --warmup "${WARM}s" --connect-rate "$RATE" \
-			    --source "$SRC" --json "$j" "$ADDR" \
-			    >"$OUT/pp.out" 2>&1 &
-			LPID=$!
-			sampler "$OUT/samples" "$SPID" "$LPID" &
-			XPID=$!
-			wait "$LPID"
-			LPID=
-			wait "$XPID"
-			XPID=
-			stop_server
-			ms=$(jget "$j" time.measure_start_us)
-			me=$(jget "$j" time.measure_end_us)
-			awk -v a="$ms" -v b="$me" -v hz="$HZ" -v c="$c" -v r="$r" \
-			    -v s="$s" -v rate="$(jget "$j" traffic.msgs_per_s)" \
-			    -v p50="$(jget "$j" latency.p50)" \
-			    -v p99="$(jget "$j" latency.p99)" \
-			    -v err="$(jget "$j" errors.total)" -v l="$(load1)" '
-			$1 >= a && $1 <= b { if (!n++) { t0 = $1; s0 = $2; c0 = $3 }
-				t1 = $1; s1 = $2; c1 = $3 }
-			END { span = (t1 - t0) / 1e6
-				if (n < 2 || span < 0.5 || rate <= 0) {
-					su = cu = sx = cx = "nan" } else {
-					su = (s1 - s0) / hz * 1e6 / (rate * span)
-					cu = (c1 - c0) / hz * 1e6 / (rate * span)
-					sx = (s1 - s0) / hz / span
-					cx = (c1 - c0) / hz / span }
-				printf "%s,%s,%s,%.0f,%.1f,%.1f,%s,%s,%s,%s,%s,%s\n",
-				    c, r, s, rate, p50 / 1e3, p99 / 1e3, su, cu,
-				    sx, cx, err, l }' "$OUT/samples" >>"$PP"
-			tail -n 1 "$PP" >&2
-		done
-		r=$((r + 1))
-	done
-done
+# pp_run: server $s in ping-pong, round $r at $c connections.
+pp_run() {
+	start_server "$s"
+	j=$OUT/pp-$c-$r-$s.json
+	"$TENKLOAD" -q -M pingpong -c "$c" -t "$CT" -s "$SIZE" \
+	    -d "${DUR}s" --warmup "${WARM}s" --connect-rate "$RATE" \
+	    --source "$SRC" --json "$j" "$ADDR" \
+	    >"$OUT/pp.out" 2>&1 &
+	LPID=$!
+	sampler "$OUT/samples" "$SPID" "$LPID" &
+	XPID=$!
+	wait "$LPID"
+	LPID=
+	wait "$XPID"
+	XPID=
+	stop_server
+	ms=$(jget "$j" time.measure_start_us)
+	me=$(jget "$j" time.measure_end_us)
+	awk -v a="$ms" -v b="$me" -v hz="$HZ" -v c="$c" -v r="$r" \
+	    -v s="$s" -v rate="$(jget "$j" traffic.msgs_per_s)" \
+	    -v p50="$(jget "$j" latency.p50)" \
+	    -v p99="$(jget "$j" latency.p99)" \
+	    -v err="$(jget "$j" errors.total)" -v l="$(load1)" '
+	$1 >= a && $1 <= b { if (!n++) { t0 = $1; s0 = $2; c0 = $3 }
+		t1 = $1; s1 = $2; c1 = $3 }
+	END { span = (t1 - t0) / 1e6
+		if (n < 2 || span < 0.5 || rate <= 0) {
+			su = cu = sx = cx = "nan" } else {
+			su = (s1 - s0) / hz * 1e6 / (rate * span)
+			cu = (c1 - c0) / hz * 1e6 / (rate * span)
+			sx = (s1 - s0) / hz / span
+			cx = (c1 - c0) / hz / span }
+		printf "%s,%s,%s,%.0f,%.1f,%.1f,%s,%s,%s,%s,%s,%s\n",
+		    c, r, s, rate, p50 / 1e3, p99 / 1e3, su, cu,
+		    sx, cx, err, l }' "$OUT/samples" >>"$PP"
+	tail -n 1 "$PP" >&2
+}
+rounds "$CONNS" "$RUNS" pp_run
 
 echo
 echo "## ping-pong ${SIZE} B, tenkload -t $CT: median (min-max) of $RUNS runs"
 echo
 echo "| conns | server | msgs/s | p50 µs | p99 µs | server µs/msg | client µs/msg | server CPU | client CPU |"
 echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-col_medians "$PP" 4 5 6 7 8 9 10 | awk '
-	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  f = ($2 == 4) ? "%.0f" : ($2 >= 9) ? "%.2f" : "%.1f"
-	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
-	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
-		printf "| %s | %s |", p[1], p[2]
-		for (c = 4; c <= 10; c++) printf " %s |", cell[k, c]
-		printf "\n" } }'
+cell_table "$PP" 4:%.0f 5:%.1f 6:%.1f 7:%.1f 8:%.1f 9:%.2f 10:%.2f
 
 echo
 echo "## same-run ratios, median (min-max): tenkd / peer"
@@ -194,60 +183,53 @@ esac
 if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
     command -v ss >/dev/null 2>&1; then
 	SC=$OUT/syscalls-$TOOL.csv
-	PERFEV=raw_syscalls:sys_enter
-	for e in recvfrom recvmsg read readv sendto sendmsg write writev \
-	    epoll_wait epoll_pwait epoll_pwait2 io_uring_enter; do
-		PERFEV=$PERFEV,syscalls:sys_enter_$e
-	done
+	PERFEV=$(perf_events recvfrom recvmsg read readv sendto sendmsg write \
+	    writev epoll_wait epoll_pwait epoll_pwait2 io_uring_enter)
 	echo "conns,run,server,msgs_ss,calls,calls_per_msg_ss,sends,calls_per_send,recv_per_send,wait_per_send,other_per_send" >"$SC"
-	for c in $CONNS; do
-		r=1
-		while [ "$r" -le "$SRUNS" ]; do
-			for s in $SERVERS; do
-				start_server "$s"
-				settle=$((2 + 2 * c / RATE))
-				"$TENKLOAD" -q -M pingpong -c "$c" -t "$CT" \
-				    -s "$SIZE" -d "$((settle + STRACE_S + 2))s" \
-				    --connect-rate "$RATE" --source "$SRC" \
-				    --reply-timeout 0 "$ADDR" \
-				    >"$OUT/st.out" 2>&1 &
-				LPID=$!
-				sleep "$settle"
-				st=$OUT/$TOOL-$c-$r-$s.txt
-				if [ "$TOOL" = perf ]; then
-					B0=$(sent_bytes "${ADDR##*:}")
-					perf stat -x, -o "$st.csv" -e "$PERFEV" \
-					    -p "$SPID" -- sleep "$STRACE_S" \
-					    2>/dev/null
-					B1=$(sent_bytes "${ADDR##*:}")
-					perf_to_strace "$st.csv" >"$st"
-				else
-					strace_window "$st" "$STRACE_S" \
-					    "${ADDR##*:}" "$SPID"
-				fi
-				kill -TERM "$LPID" 2>/dev/null
-				wait "$LPID"
-				LPID=
-				stop_server
-				awk -v c="$c" -v r="$r" -v s="$s" \
-				    -v m="$(((B1 - B0) / SIZE))" '
-				$NF == "total" { tot = $4 }
-				$NF ~ /^(recvfrom|recvmsg|read|readv)$/ { rv += $4 }
-				$NF ~ /^(sendto|sendmsg|write|writev)$/ { sd += $4 }
-				$NF ~ /^(epoll_wait|epoll_pwait|epoll_pwait2|poll|ppoll|select|pselect6)$/ { wt += $4 }
-				END { if (m <= 0) m = "nan"
-					if (sd <= 0) sd = "nan"
-					o = (tot - rv - sd - wt) / sd
-					if (o < 0 && o > -0.0005) o = 0
-					printf "%s,%s,%s,%s,%d,%.3f,%d,%.3f,%.3f,%.3f,%.3f\n",
-					    c, r, s, m, tot, tot / m, sd, tot / sd,
-					    rv / sd, wt / sd, o }' \
-				    "$st" >>"$SC"
-				tail -n 1 "$SC" >&2
-			done
-			r=$((r + 1))
-		done
-	done
+	# sc_run: the syscalls of server $s in round $r at $c connections.
+	sc_run() {
+		start_server "$s"
+		settle=$((2 + 2 * c / RATE))
+		"$TENKLOAD" -q -M pingpong -c "$c" -t "$CT" \
+		    -s "$SIZE" -d "$((settle + STRACE_S + 2))s" \
+		    --connect-rate "$RATE" --source "$SRC" \
+		    --reply-timeout 0 "$ADDR" \
+		    >"$OUT/st.out" 2>&1 &
+		LPID=$!
+		sleep "$settle"
+		st=$OUT/$TOOL-$c-$r-$s.txt
+		if [ "$TOOL" = perf ]; then
+			B0=$(sent_bytes "${ADDR##*:}")
+			perf stat -x, -o "$st.csv" -e "$PERFEV" \
+			    -p "$SPID" -- sleep "$STRACE_S" \
+			    2>/dev/null
+			B1=$(sent_bytes "${ADDR##*:}")
+			perf_to_strace "$st.csv" >"$st"
+		else
+			strace_window "$st" "$STRACE_S" \
+			    "${ADDR##*:}" "$SPID"
+		fi
+		kill -TERM "$LPID" 2>/dev/null
+		wait "$LPID"
+		LPID=
+		stop_server
+		awk -v c="$c" -v r="$r" -v s="$s" \
+		    -v m="$(((B1 - B0) / SIZE))" '
+		$NF == "total" { tot = $4 }
+		$NF ~ /^(recvfrom|recvmsg|read|readv)$/ { rv += $4 }
+		$NF ~ /^(sendto|sendmsg|write|writev)$/ { sd += $4 }
+		$NF ~ /^(epoll_wait|epoll_pwait|epoll_pwait2|poll|ppoll|select|pselect6)$/ { wt += $4 }
+		END { if (m <= 0) m = "nan"
+			if (sd <= 0) sd = "nan"
+			o = (tot - rv - sd - wt) / sd
+			if (o < 0 && o > -0.0005) o = 0
+			printf "%s,%s,%s,%s,%d,%.3f,%d,%.3f,%.3f,%.3f,%.3f\n",
+			    c, r, s, m, tot, tot / m, sd, tot / sd,
+			    rv / sd, wt / sd, o }' \
+		    "$st" >>"$SC"
+		tail -n 1 "$SC" >&2
+	}
+	rounds "$CONNS" "$SRUNS" sc_run
 	echo
 	echo "## syscalls per echoed message ($TOOL, ${STRACE_S} s" \
 	    "steady state): median (min-max) of $SRUNS runs"
@@ -264,15 +246,7 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 	echo
 	echo "| conns | server | calls/send | recv/send | wait/send | other/send | calls per ss message |"
 	echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
-	col_medians "$SC" 8 9 10 11 6 | awk '
-	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  if ($2 == 8 || $2 == 6)
-		cell[k, $2] = sprintf("%.3f (%.3f-%.3f)", $3, $4, $5)
-	  else cell[k, $2] = sprintf("%.3f", $3) }
-	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
-		printf "| %s | %s |", p[1], p[2]
-		for (c = 8; c <= 11; c++) printf " %s |", cell[k, c]
-		printf " %s |\n", cell[k, 6] } }'
+	cell_table "$SC" 8:%.3f 9:=%.3f 10:=%.3f 11:=%.3f 6:%.3f
 fi
 
 # ---- phase 3: memory per idle connection ---------------------------------
@@ -282,38 +256,36 @@ if [ "$IDLE" -gt 0 ]; then
 	rss() {
 		awk '$1 == "VmRSS:" { print $2 }' "/proc/$SPID/status"
 	}
-	r=1
-	while [ "$r" -le "$IRUNS" ]; do
-		for s in $SERVERS; do
-			start_server "$s"
-			"$TENKLOAD" -q -c 1 -t 1 -d 0.2s "$ADDR" >/dev/null 2>&1
-			sleep 0.2
-			k0=$(rss)
-			f0=$(find "/proc/$SPID/fd" -mindepth 1 | wc -l)
-			"$TENKLOAD" -q -M idle -c "$IDLE" -t "$CT" \
-			    --connect-rate "$RATE" --source "$SRC" \
-			    -d "$((IDLE / RATE + 4))s" "$ADDR" \
-			    >"$OUT/idle.out" 2>&1 &
-			LPID=$!
-			n=0
-			while :; do
-				f1=$(find "/proc/$SPID/fd" -mindepth 1 | wc -l)
-				[ $((f1 - f0)) -ge "$IDLE" ] && break
-				n=$((n + 1))
-				[ "$n" -lt 300 ] || break
-				sleep 0.05
-			done
-			sleep 0.5
-			k1=$(rss)
+	# im_run: the memory of server $s with $IDLE idle connections, round $r.
+	im_run() {
+		start_server "$s"
+		"$TENKLOAD" -q -c 1 -t 1 -d 0.2s "$ADDR" >/dev/null 2>&1
+		sleep 0.2
+		k0=$(rss)
+		f0=$(find "/proc/$SPID/fd" -mindepth 1 | wc -l)
+		"$TENKLOAD" -q -M idle -c "$IDLE" -t "$CT" \
+		    --connect-rate "$RATE" --source "$SRC" \
+		    -d "$((IDLE / RATE + 4))s" "$ADDR" \
+		    >"$OUT/idle.out" 2>&1 &
+		LPID=$!
+		n=0
+		while :; do
 			f1=$(find "/proc/$SPID/fd" -mindepth 1 | wc -l)
-			wait "$LPID"
-			LPID=
-			stop_server
-			echo "$r,$s,$k0,$k1,$((f1 - f0)),$(((k1 - k0) * 1024 / IDLE)),$(load1)" >>"$IM"
-			tail -n 1 "$IM" >&2
+			[ $((f1 - f0)) -ge "$IDLE" ] && break
+			n=$((n + 1))
+			[ "$n" -lt 300 ] || break
+			sleep 0.05
 		done
-		r=$((r + 1))
-	done
+		sleep 0.5
+		k1=$(rss)
+		f1=$(find "/proc/$SPID/fd" -mindepth 1 | wc -l)
+		wait "$LPID"
+		LPID=
+		stop_server
+		echo "$r,$s,$k0,$k1,$((f1 - f0)),$(((k1 - k0) * 1024 / IDLE)),$(load1)" >>"$IM"
+		tail -n 1 "$IM" >&2
+	}
+	rounds "$IDLE" "$IRUNS" im_run
 	echo
 	echo "## memory per idle connection: VmRSS growth over $IDLE idle" \
 	    "connections, median (min-max) of $IRUNS runs"

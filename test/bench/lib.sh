@@ -110,6 +110,23 @@ await_addr() {
 	done
 }
 
+# rounds CONNS RUNS FN: the runs of a phase, interleaved: at each
+# connection count c of the list CONNS, RUNS rounds r, each running every
+# server s of $SERVERS in turn, so that a noisy machine hits them alike;
+# FN runs one with c, r and s set.
+# shellcheck disable=SC2034	# c, r and s are for FN
+rounds() {
+	for c in $1; do
+		r=1
+		while [ "$r" -le "$2" ]; do
+			for s in $SERVERS; do
+				"$3"
+			done
+			r=$((r + 1))
+		done
+	done
+}
+
 # ticks PID...: TICKS = utime + stime summed over the processes (all
 # threads); processes that are gone count 0.
 ticks() {
@@ -192,6 +209,16 @@ sent_bytes() {
 	    awk -F: '{ s += $2 } END { printf "%.0f\n", s }'
 }
 
+# perf_events NAME...: perf stat's -e list for every syscall entered
+# (raw_syscalls:sys_enter) and each syscall NAME apart.
+perf_events() {
+	_ev=raw_syscalls:sys_enter
+	for _e in "$@"; do
+		_ev=$_ev,syscalls:sys_enter_$_e
+	done
+	echo "$_ev"
+}
+
 # perf_to_strace CSV: perf stat -x, counts of syscall tracepoints in the
 # layout of strace -c's table (calls in field 4, the name last), the
 # total as "total".
@@ -245,6 +272,36 @@ col_medians() {
 			print $1 "/" $3, $col }' "$_csv" | median_table |
 		    awk -v col="$_col" '{ print $1, col, $2, $3, $4 }'
 	done
+}
+
+# cell_table CSV COL:HOW...: for each conns and server of CSV (in
+# col_medians' order), a markdown row "| conns | server | ... |" with a
+# cell per COL in the order given, written as HOW says: a printf format
+# F gives "F (F-F)" of the median, min and max over the runs; =F the
+# median alone; min or max the least or the most as a whole number.
+cell_table() {
+	_ct=$1
+	shift
+	_cc=
+	for _s in "$@"; do
+		_cc="$_cc ${_s%%:*}"
+	done
+	# shellcheck disable=SC2086	# the columns are words
+	col_medians "$_ct" $_cc | awk -v spec="$*" '
+	BEGIN { nc = split(spec, s, " ")
+		for (j = 1; j <= nc; j++) { h = s[j]; sub(/^[^:]*:/, "", h)
+			c[j] = s[j]; sub(/:.*/, "", c[j]); how[c[j]] = h } }
+	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
+	  h = how[$2]
+	  if (h == "min") v = sprintf("%d", $4)
+	  else if (h == "max") v = sprintf("%d", $5)
+	  else if (h ~ /^=/) v = sprintf(substr(h, 2), $3)
+	  else v = sprintf(h " (" h "-" h ")", $3, $4, $5)
+	  cell[k, $2] = v }
+	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
+		printf "| %s | %s |", p[1], p[2]
+		for (j = 1; j <= nc; j++) printf " %s |", cell[k, c[j]]
+		printf "\n" } }'
 }
 
 # run_ratios CSV COL NUM DEN: per connection count, the ratio of server

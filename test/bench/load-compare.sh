@@ -458,17 +458,7 @@ echo "## median (min-max) of $RUNS runs"
 echo
 echo "| cell | client | req/s | p99 ms | client µs/req | server µs/req | client CPU | server CPU |"
 echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
-for col in 4 5 6 7 8 9; do
-	awk -F, -v col="$col" 'NR > 1 { print $1 "/" $3, $col }' "$CSV" |
-	    median_table | awk -v col="$col" '{ print $1, col, $2, $3, $4 }'
-done | awk '
-	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  f = ($2 == 4) ? "%.0f" : "%.2f"
-	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
-	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
-		printf "| %s | %s |", p[1], p[2]
-		for (c = 4; c <= 9; c++) printf " %s |", cell[k, c]
-		printf "\n" } }'
+cell_table "$CSV" 4:%.0f 5:%.2f 6:%.2f 7:%.2f 8:%.2f 9:%.2f
 echo
 echo "errors: $(awk -F, 'NR > 1 && $10 != 0 { n++ } END { print n + 0 }' \
     "$CSV") runs with errors or a failed exit (column errors of $CSV)"

@@ -355,6 +355,26 @@ cost_row() {
 		    px, est, err, l, uns, sg, p999 / 1e3, fr, mu }' "$2"
 }
 
+# cost_run CSV WARMUP ARGS...: proxy $s in round $r at $c connections
+# under tenkload ARGS (the mode) for $DUR s after WARMUP, sampled; its
+# cost_row appended to CSV.  The files are named by $PHASE (pp-*,
+# samples-* in phase 1).
+cost_run() {
+	_cc=$1
+	_cw=$2
+	shift 2
+	start_upstream
+	start_proxy "$s" "$c"
+	j=$OUT/${PHASE:-pp}-$c-$r-$s.json
+	"$TENKLOAD" -q "$@" -c "$c" -t 1 -s "$SIZE" -d "${DUR}s" \
+	    --warmup "$_cw" --connect-rate "$RATE" --source "$SRC" \
+	    --max-errors 1000000 --json "$j" \
+	    "$ADDR" >"$OUT/${PHASE:-pp}-$c-$r-$s.out" 2>&1 &
+	sampled "$OUT/${PHASE}samples-$c-$r-$s"
+	cost_row "$j" "$OUT/${PHASE}samples-$c-$r-$s" >>"$_cc"
+	tail -n 1 "$_cc" >&2
+}
+
 # better CSV COL ME: per connection count and run, ME's column COL over
 # that of the peer with the highest msgs/s (column 4) in the same run,
 # "conns ratio"; tenkd and its variants (tenkd*) are no peers.
@@ -370,46 +390,39 @@ better() {
 				print p[1], a / b } }' "$1"
 }
 
+# better_table CSV COL...: ratio_table's rows of each tenkd variant's
+# same-round ratios to the better peer (better's), for the COLs.
+better_table() {
+	_bt=$1
+	shift
+	for me in $SERVERS; do
+		case $me in tenkd*) ;; *) continue ;; esac
+		for col in "$@"; do
+			better "$_bt" "$col" "$me" | sort -n -s -k1,1 |
+			    median_table | awk -v col="$col" -v me="$me" \
+			    '{ print $1, me, col, $2, $3, $4 }'
+		done
+	done | ratio_table "$@"
+}
+
 # ---- phase 1: ping-pong -------------------------------------------------
 if [ "$RUNS" -gt 0 ]; then
 PP=$OUT/pingpong.csv
 PHASE=
 echo "$COST_HDR" >"$PP"
-for c in $CONNS; do
-	r=1
-	while [ "$r" -le "$RUNS" ]; do
-		for s in $SERVERS; do
-			start_upstream
-			start_proxy "$s" "$c"
-			j=$OUT/pp-$c-$r-$s.json
-			"$TENKLOAD" -q -M pingpong -c "$c" -t 1 -s "$SIZE" \
-			    -d "${DUR}s" --warmup "${WARM}s" --connect-rate "$RATE" \
-			    --source "$SRC" --max-errors 1000000 --json "$j" \
-			    "$ADDR" >"$OUT/pp-$c-$r-$s.out" 2>&1 &
-			sampled "$OUT/samples-$c-$r-$s"
-			cost_row "$j" "$OUT/samples-$c-$r-$s" >>"$PP"
-			tail -n 1 "$PP" >&2
-		done
-		r=$((r + 1))
-	done
-done
+# pp_run: proxy $s in ping-pong, round $r at $c connections.
+pp_run() {
+	cost_run "$PP" "${WARM}s" -M pingpong
+}
+rounds "$CONNS" "$RUNS" pp_run
 
 echo
 echo "## ping-pong ${SIZE} B, tenkload -t 1: median (min-max) of $RUNS runs"
 echo
 echo "| conns | proxy | msgs/s | p50 µs | p99 µs | proxy µs/msg | machine µs/msg | upstream µs/msg | client µs/msg | proxy CPU | established (min) | errors (max) |"
 echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-col_medians "$PP" 4 5 6 7 18 8 9 10 11 12 | awk '
-	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  if ($2 == 11) { cell[k, $2] = sprintf("%d", $4); next }
-	  if ($2 == 12) { cell[k, $2] = sprintf("%d", $5); next }
-	  f = ($2 == 4) ? "%.0f" : ($2 == 10) ? "%.2f" : "%.1f"
-	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
-	END { split("4 5 6 7 18 8 9 10 11 12", cols, " ")
-		for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
-		printf "| %s | %s |", p[1], p[2]
-		for (c = 1; c <= 10; c++) printf " %s |", cell[k, cols[c]]
-		printf "\n" } }'
+cell_table "$PP" 4:%.0f 5:%.1f 6:%.1f 7:%.1f 18:%.1f 8:%.1f 9:%.1f 10:%.2f \
+    11:min 12:max
 
 echo
 echo "Tails, fairness and cost against the floor, same runs: unserved ="
@@ -420,14 +433,7 @@ echo "message, since a proxy does two recvs and two sends to its one each."
 echo
 echo "| conns | proxy | p99.9 µs | unserved (max) | TCP segments/msg | proxy µs/msg ÷ floor |"
 echo "| ---: | --- | ---: | ---: | ---: | ---: |"
-col_medians "$PP" 16 14 15 17 | awk '
-	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  if ($2 == 14) { cell[k, $2] = sprintf("%d", $5); next }
-	  f = ($2 == 16) ? "%.0f" : "%.2f"
-	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
-	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
-		printf "| %s | %s | %s | %s | %s | %s |\n", p[1], p[2],
-		    cell[k, 16], cell[k, 14], cell[k, 15], cell[k, 17] } }'
+cell_table "$PP" 16:%.0f 14:max 15:%.2f 17:%.2f
 
 echo
 echo "## same-round ratios, median (min-max): tenkd / peer"
@@ -448,14 +454,7 @@ echo "## same-round ratios against the better peer (higher msgs/s in that" \
 echo
 echo "| conns | tenkd | msgs/s | p99 | proxy µs/msg | machine µs/msg |"
 echo "| ---: | --- | ---: | ---: | ---: | ---: |"
-for me in $SERVERS; do
-	case $me in tenkd*) ;; *) continue ;; esac
-	for col in 4 6 7 18; do
-		better "$PP" "$col" "$me" | sort -n -s -k1,1 | median_table |
-		    awk -v col="$col" -v me="$me" \
-		    '{ print $1, me, col, $2, $3, $4 }'
-	done
-done | ratio_table 4 6 7 18
+better_table "$PP" 4 6 7 18
 
 fi
 
@@ -464,74 +463,67 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
     command -v ss >/dev/null 2>&1; then
 	SC=$OUT/syscalls-$TOOL.csv
 	PHASE=sc
-	PERFEV=raw_syscalls:sys_enter
-	for e in recvfrom recvmsg read readv sendto sendmsg write writev \
-	    splice epoll_wait epoll_pwait epoll_pwait2; do
-		PERFEV=$PERFEV,syscalls:sys_enter_$e
-	done
+	PERFEV=$(perf_events recvfrom recvmsg read readv sendto sendmsg write \
+	    writev splice epoll_wait epoll_pwait epoll_pwait2)
 	echo "conns,run,server,msgs,calls,calls_per_msg,recv_per_msg,send_per_msg,wait_per_msg,other_per_msg,load1" >"$SC"
-	for c in $CONNS; do
-		r=1
-		while [ "$r" -le "$SRUNS" ]; do
-			for s in $SERVERS; do
-				start_upstream
-				start_proxy "$s" "$c"
-				settle=$((2 + 2 * c / RATE))
-				"$TENKLOAD" -q -M pingpong -c "$c" -t 1 \
-				    -s "$SIZE" -d "$((settle + STRACE_S + 3))s" \
-				    --connect-rate "$RATE" --source "$SRC" \
-				    --max-errors 1000000 --reply-timeout 0 \
-				    "$ADDR" >"$OUT/st.out" 2>&1 &
-				LPID=$!
-				sleep "$settle"
-				tree "$PPID_"
-				st=$OUT/$TOOL-$c-$r-$s.txt
-				if [ "$TOOL" = perf ]; then
-					B0=$(sent_bytes "$PORT")
-					# the upstream's sendto calls in the
-					# same span are the messages echoed
-					perf stat -x, -o "$st.up" \
-					    -e syscalls:sys_enter_sendto \
-					    -p "$UPID" -- sleep "$STRACE_S" \
-					    2>/dev/null &
-					XPID=$!
-					perf stat -x, -o "$st.csv" -e "$PERFEV" \
-					    -p "$(echo "$PIDS" | tr ' ' ',')" \
-					    -- sleep "$STRACE_S" 2>/dev/null
-					wait "$XPID"
-					XPID=
-					B1=$(sent_bytes "$PORT")
-					perf_to_strace "$st.csv" >"$st"
-					awk -F, '$3 ~ /sys_enter_sendto/ {
-						print "- - -", $1, "upmsgs" }' \
-					    "$st.up" >>"$st"
-				else
-					# shellcheck disable=SC2086
-					strace_window "$st" "$STRACE_S" \
-					    "$PORT" $PIDS
-				fi
-				kill -TERM "$LPID" 2>/dev/null
-				wait "$LPID"
-				LPID=
-				stop_all
-				awk -v c="$c" -v r="$r" -v s="$s" -v l="$(load1)" \
-				    -v m="$(((B1 - B0) / SIZE))" '
-				$NF == "upmsgs" { m = $4 }
-				$NF == "total" { tot = $4 }
-				$NF ~ /^(recvfrom|recvmsg|read|readv)$/ { rv += $4 }
-				$NF ~ /^(sendto|sendmsg|write|writev|splice)$/ { sd += $4 }
-				$NF ~ /^(epoll_wait|epoll_pwait|epoll_pwait2|poll|ppoll|select|pselect6)$/ { wt += $4 }
-				END { if (m <= 0) { print c "," r "," s ",0,,,,,,," l; exit }
-					o = (tot - rv - sd - wt) / m
-					printf "%s,%s,%s,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s\n",
-					    c, r, s, m, tot, tot / m, rv / m, sd / m,
-					    wt / m, o, l }' \
-				    "$st" >>"$SC"
-				tail -n 1 "$SC" >&2
-			done
-			r=$((r + 1))
-		done
-	done
+	# sc_run: the syscalls of proxy $s in round $r at $c connections.
+	sc_run() {
+		start_upstream
+		start_proxy "$s" "$c"
+		settle=$((2 + 2 * c / RATE))
+		"$TENKLOAD" -q -M pingpong -c "$c" -t 1 \
+		    -s "$SIZE" -d "$((settle + STRACE_S + 3))s" \
+		    --connect-rate "$RATE" --source "$SRC" \
+		    --max-errors 1000000 --reply-timeout 0 \
+		    "$ADDR" >"$OUT/st.out" 2>&1 &
+		LPID=$!
+		sleep "$settle"
+		tree "$PPID_"
+		st=$OUT/$TOOL-$c-$r-$s.txt
+		if [ "$TOOL" = perf ]; then
+			B0=$(sent_bytes "$PORT")
+			# the upstream's sendto calls in the
+			# same span are the messages echoed
+			perf stat -x, -o "$st.up" \
+			    -e syscalls:sys_enter_sendto \
+			    -p "$UPID" -- sleep "$STRACE_S" \
+			    2>/dev/null &
+			XPID=$!
+			perf stat -x, -o "$st.csv" -e "$PERFEV" \
+			    -p "$(echo "$PIDS" | tr ' ' ',')" \
+			    -- sleep "$STRACE_S" 2>/dev/null
+			wait "$XPID"
+			XPID=
+			B1=$(sent_bytes "$PORT")
+			perf_to_strace "$st.csv" >"$st"
+			awk -F, '$3 ~ /sys_enter_sendto/ {
+				print "- - -", $1, "upmsgs" }' \
+			    "$st.up" >>"$st"
+		else
+			# shellcheck disable=SC2086
+			strace_window "$st" "$STRACE_S" \
+			    "$PORT" $PIDS
+		fi
+		kill -TERM "$LPID" 2>/dev/null
+		wait "$LPID"
+		LPID=
+		stop_all
+		awk -v c="$c" -v r="$r" -v s="$s" -v l="$(load1)" \
+		    -v m="$(((B1 - B0) / SIZE))" '
+		$NF == "upmsgs" { m = $4 }
+		$NF == "total" { tot = $4 }
+		$NF ~ /^(recvfrom|recvmsg|read|readv)$/ { rv += $4 }
+		$NF ~ /^(sendto|sendmsg|write|writev|splice)$/ { sd += $4 }
+		$NF ~ /^(epoll_wait|epoll_pwait|epoll_pwait2|poll|ppoll|select|pselect6)$/ { wt += $4 }
+		END { if (m <= 0) { print c "," r "," s ",0,,,,,,," l; exit }
+			o = (tot - rv - sd - wt) / m
+			printf "%s,%s,%s,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s\n",
+			    c, r, s, m, tot, tot / m, rv / m, sd / m,
+			    wt / m, o, l }' \
+		    "$st" >>"$SC"
+		tail -n 1 "$SC" >&2
+	}
+	rounds "$CONNS" "$SRUNS" sc_run
 	echo
 	if [ "$TOOL" = perf ]; then how="perf stat"; else how="strace -c -f"; fi
 	echo "## proxy syscalls per proxied message ($how, ${STRACE_S} s" \
@@ -548,47 +540,35 @@ if [ "$SRUNS" -gt 0 ] && command -v "$TOOL" >/dev/null 2>&1 &&
 	echo
 	echo "| conns | proxy | calls/msg | recv | send | wait | other |"
 	echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
-	col_medians "$SC" 6 7 8 9 10 | awk '
-	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  if ($2 == 6)
-		cell[k, $2] = sprintf("%.3f (%.3f-%.3f)", $3, $4, $5)
-	  else cell[k, $2] = sprintf("%.3f", $3) }
-	END { for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
-		printf "| %s | %s |", p[1], p[2]
-		for (c = 6; c <= 10; c++) printf " %s |", cell[k, c]
-		printf "\n" } }'
+	cell_table "$SC" 6:%.3f 7:=%.3f 8:=%.3f 9:=%.3f 10:=%.3f
 fi
 # ---- phase 3: every client served ----------------------------------------
 if [ "$ARUNS" -gt 0 ]; then
 	AS=$OUT/served.csv
 	PHASE=as
 	echo "conns,run,server,established,timeouts,errors,msgs,upstream_conns,load1" >"$AS"
-	for c in $CONNS; do
-		r=1
-		while [ "$r" -le "$ARUNS" ]; do
-			for s in $SERVERS; do
-				start_upstream
-				start_proxy "$s" "$c"
-				j=$OUT/as-$c-$r-$s.json
-				"$TENKLOAD" -q -M rate -R "$((2 * c))" -c "$c" -t 1 \
-				    -s "$SIZE" -d 8s --warmup 0s \
-				    --connect-rate "$RATE" --source "$SRC" \
-				    --reply-timeout 3s --max-errors 1000000 \
-				    --json "$j" "$ADDR" >"$OUT/as-$c-$r-$s.out" 2>&1 &
-				LPID=$!
-				# mid-window: after the ramp, 4 s into the 8
-				sleep "$((c / RATE + 5))"
-				uc=$(ss -Htn state established \
-				    "( dport = :${UADDR##*:} )" | wc -l)
-				wait "$LPID"
-				LPID=
-				stop_all
-				echo "$c,$r,$s,$(jget "$j" connections.established),$(jget "$j" errors.timeout),$(jget "$j" errors.total),$(jget "$j" traffic.msgs),$uc,$(load1)" >>"$AS"
-				tail -n 1 "$AS" >&2
-			done
-			r=$((r + 1))
-		done
-	done
+	# as_run: is every client of proxy $s served, round $r at $c connections?
+	as_run() {
+		start_upstream
+		start_proxy "$s" "$c"
+		j=$OUT/as-$c-$r-$s.json
+		"$TENKLOAD" -q -M rate -R "$((2 * c))" -c "$c" -t 1 \
+		    -s "$SIZE" -d 8s --warmup 0s \
+		    --connect-rate "$RATE" --source "$SRC" \
+		    --reply-timeout 3s --max-errors 1000000 \
+		    --json "$j" "$ADDR" >"$OUT/as-$c-$r-$s.out" 2>&1 &
+		LPID=$!
+		# mid-window: after the ramp, 4 s into the 8
+		sleep "$((c / RATE + 5))"
+		uc=$(ss -Htn state established \
+		    "( dport = :${UADDR##*:} )" | wc -l)
+		wait "$LPID"
+		LPID=
+		stop_all
+		echo "$c,$r,$s,$(jget "$j" connections.established),$(jget "$j" errors.timeout),$(jget "$j" errors.total),$(jget "$j" traffic.msgs),$uc,$(load1)" >>"$AS"
+		tail -n 1 "$AS" >&2
+	}
+	rounds "$CONNS" "$ARUNS" as_run
 	echo
 	echo "## every client served: tenkload -M rate, 2 msgs/s per connection," \
 	    "8 s, --reply-timeout 3s ($ARUNS runs)"
@@ -602,55 +582,26 @@ fi
 if [ "$ORATE" -gt 0 ] && [ "$RUNS" -gt 0 ]; then
 	OL=$OUT/openloop.csv
 	PHASE=ol
-	c=$OCONNS
 	echo "$COST_HDR" >"$OL"
-	r=1
-	while [ "$r" -le "$RUNS" ]; do
-		for s in $SERVERS; do
-			start_upstream
-			start_proxy "$s" "$c"
-			j=$OUT/ol-$c-$r-$s.json
-			"$TENKLOAD" -q -M rate -R "$ORATE" -c "$c" -t 1 \
-			    -s "$SIZE" -d "${DUR}s" --warmup "$((WARM + c / RATE))s" \
-			    --connect-rate "$RATE" --source "$SRC" \
-			    --max-errors 1000000 --json "$j" \
-			    "$ADDR" >"$OUT/ol-$c-$r-$s.out" 2>&1 &
-			sampled "$OUT/olsamples-$c-$r-$s"
-			cost_row "$j" "$OUT/olsamples-$c-$r-$s" >>"$OL"
-			tail -n 1 "$OL" >&2
-		done
-		r=$((r + 1))
-	done
+	# ol_run: proxy $s in the open loop, round $r at $c connections.
+	ol_run() {
+		cost_run "$OL" "$((WARM + c / RATE))s" -M rate -R "$ORATE"
+	}
+	rounds "$OCONNS" "$RUNS" ol_run
 	echo
-	echo "## open loop: $c connections, $ORATE msgs/s in all (tenkload -M" \
+	echo "## open loop: $OCONNS connections, $ORATE msgs/s in all (tenkload -M" \
 	    "rate), ${SIZE} B: median (min-max) of $RUNS runs"
 	echo
 	echo "| conns | proxy | msgs/s | p50 µs | p99 µs | p99.9 µs | proxy µs/msg | machine µs/msg | errors (max) |"
 	echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-	col_medians "$OL" 4 5 6 16 7 18 12 | awk '
-	{ k = $1; if (!(k in seen)) { seen[k] = 1; ord[++n] = k }
-	  if ($2 == 12) { cell[k, $2] = sprintf("%d", $5); next }
-	  f = ($2 == 4) ? "%.0f" : "%.1f"
-	  cell[k, $2] = sprintf(f " (" f "-" f ")", $3, $4, $5) }
-	END { split("4 5 6 16 7 18 12", cols, " ")
-		for (i = 1; i <= n; i++) { k = ord[i]; split(k, p, "/")
-		printf "| %s | %s |", p[1], p[2]
-		for (c = 1; c <= 7; c++) printf " %s |", cell[k, cols[c]]
-		printf "\n" } }'
+	cell_table "$OL" 4:%.0f 5:%.1f 6:%.1f 16:%.1f 7:%.1f 18:%.1f 12:max
 	echo
 	echo "## open loop, same-round ratios against the better peer," \
 	    "median (min-max)"
 	echo
 	echo "| conns | tenkd | p50 | p99 | p99.9 | machine µs/msg |"
 	echo "| ---: | --- | ---: | ---: | ---: | ---: |"
-	for me in $SERVERS; do
-		case $me in tenkd*) ;; *) continue ;; esac
-		for col in 5 6 16 18; do
-			better "$OL" "$col" "$me" | sort -n -s -k1,1 |
-			    median_table | awk -v col="$col" -v me="$me" \
-			    '{ print $1, me, col, $2, $3, $4 }'
-		done
-	done | ratio_table 5 6 16 18
+	better_table "$OL" 5 6 16 18
 fi
 
 echo

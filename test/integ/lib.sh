@@ -520,6 +520,13 @@ dead_addr() {
 	echo "$PXTADDR"
 }
 
+# free_port: a loopback port on which nothing listens right now (that of
+# dead_addr).  Another process may take it before the caller binds it.
+free_port() {
+	_a=$(dead_addr)
+	echo "${_a##*:}"
+}
+
 # ups_stat ADDR NAME: from the proxy's last "stats upstream ADDR:" line,
 # the number after NAME (call tenkd_stats first).
 ups_stat() {
@@ -603,6 +610,24 @@ load_echo() {
 load_has() {
 	# test(1), not [: shellcheck cannot parse [ with OP in a variable.
 	test "$(json_get "$T/$1.json" "$2")" "$3" "$4" || fail "$1: $5"
+}
+
+# load_paced JSON WHAT RATE TOTAL MAX: the run of report JSON was to send
+# TOTAL messages at RATE a second; its rate must be at most MAX, and
+# under 90% of RATE only when the machine could not keep up.  Then
+# tenkload measured it: the latency from each message's intended time
+# holds what the run fell behind, (TOTAL - msgs) / RATE s at its end,
+# where a pacing bug that sent fewer would not; or the machine is busy
+# (machine_busy), when connections may even start late.
+load_paced() {
+	_pr=$(json_get "$1" traffic.msgs_per_s)
+	awk_true "$_pr <= $5" || fail "$2: $_pr msgs/s, over $3"
+	awk_true "$_pr >= 0.9 * $3" && return 0
+	_pk=$(json_get "$1" traffic.msgs)
+	_px=$(json_get "$1" latency.max)
+	awk_true "$_px >= ($4 - $_pk) / $3 * 1e9 / 2" || machine_busy ||
+	    fail "$2: $_pr msgs/s, not $3, and latency max $_px ns"
+	echo "$2: $_pr msgs/s, the machine behind (latency max $_px ns)"
 }
 
 # replysrv_start ARGS...: test/tools/replysrv (a server answering in one of

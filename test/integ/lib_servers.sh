@@ -47,15 +47,6 @@ port_listening() {
 	END { exit !f }' /proc/net/tcp
 }
 
-# free_port: a loopback port on which nothing listens right now (lib.sh's
-# dead_addr: bound with port 0 by a test tool, which is then killed).
-# Another process may take it before our server binds it, so the
-# *_start helpers below try three ports.
-free_port() {
-	_a=$(dead_addr)
-	echo "${_a##*:}"
-}
-
 # _serve_wait NAME PID PORT LOG: wait (10 s at most) until PID listens on
 # PORT; 0 when it does, 1 when PID exited first (the port was taken),
 # fail when it neither listens nor exits.
@@ -71,6 +62,9 @@ _serve_wait() {
 	done
 	fail "$1 did not listen on port $3 in 10 s: $(tail -n 5 "$4")"
 }
+
+# The servers bind lib.sh's free_port, which another process may take
+# first, so each *_start helper below tries three ports.
 
 # redis_start [ARGS...]: redis-server on 127.0.0.1 with no persistence,
 # its files in $T/redis; sets REDIS_PID, REDIS_PORT, REDIS_LOG and RADDR

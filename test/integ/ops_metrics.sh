@@ -169,17 +169,24 @@ done
 kill -TERM "$TENKD_PID" "$UP_PID"
 wait_exit 10 "$TENKD_PID"
 
+# wscrape NAME N: once the access log has N lines (N clients served),
+# the page in $T/NAME, its sums over the workers in $T/NAME.sum, which
+# must count N accepted.
+wscrape() {
+	wait_for 10 _lines "$T/wacc" "$2" || fail "$1: access log"
+	scrape "$T/$1"
+	wsum "$T/$1"
+	[ "$(val "$T/$1.sum" 'tenkd_connections_accepted_total{}')" -eq \
+	    "$2" ] || fail "$1: accepted: $(grep accepted "$T/$1")"
+}
+
 # --workers 2: one page with each worker's series, which sum to what
 # the clients did, and no sum beside them; process_* of each process,
 # the master's too; a killed worker's counters stay in its slot.
 tenkd_start echo --threads 1 --workers 2 --access-log "$T/wacc"
 "$TKCLI" echo -c 40 -b 1-4k "$ADDR" >"$T/wout" || fail "echo with workers"
 bytes=$(sed -n 's/.* \([0-9][0-9]*\) bytes verified.*/\1/p' "$T/wout")
-wait_for 10 _lines "$T/wacc" 40 || fail "workers: access log"
-scrape "$T/w1"
-wsum "$T/w1"
-[ "$(val "$T/w1.sum" 'tenkd_connections_accepted_total{}')" -eq 40 ] ||
-    fail "workers: accepted: $(grep accepted "$T/w1")"
+wscrape w1 40
 [ "$(val "$T/w1.sum" 'tenkd_connections_closed_total{reason=eof}')" -eq \
     40 ] || fail "workers: closed: $(grep closed "$T/w1")"
 [ "$(val "$T/w1.sum" 'tenkd_received_bytes_total{side=client}')" -eq \
@@ -207,11 +214,7 @@ _nkids() {
 }
 wait_for 10 _nkids || fail "worker not restarted"
 "$TKCLI" echo -c 10 -b 1-4k "$ADDR" || fail "echo after the kill"
-wait_for 10 _lines "$T/wacc" 50 || fail "workers: access log after"
-scrape "$T/w2"
-wsum "$T/w2"
-[ "$(val "$T/w2.sum" 'tenkd_connections_accepted_total{}')" -eq 50 ] ||
-    fail "after the kill: $(grep accepted "$T/w2")"
+wscrape w2 50
 [ "$(val "$T/w2.sum" 'tenkd_connections_accepted_total{}')" -eq \
     "$(grep -c . "$T/wacc")" ] || fail "workers: != access log lines"
 # Every counter of each worker is at least what it was.

@@ -11,13 +11,6 @@
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
-free_port() {
-	"$PY" -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-
 # second ADDR WHAT: tenkd on ADDR must exit 1 with "address in use".
 second() {
 	timeout 10 "$TENKD" echo --threads 2 --listen "$1" 2>"$T/second"

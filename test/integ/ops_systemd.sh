@@ -7,17 +7,6 @@
 # timeout: 90
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-
-# free_port: a port nothing listens on now (the kernel's pick).
-free_port() {
-	"$PY" -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-
 # activated NAME ARGS...: tenkd ARGS under systemd-socket-activate on a
 # free port with fd name NAME; echo through it; SIGTERM ends it with 0.
 activated() {

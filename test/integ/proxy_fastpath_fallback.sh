@@ -55,7 +55,7 @@ s=$(tenkd_stats) || exit 1
 [ "$(stat_val "$s" fastpath-bytes)" -gt 0 ] || fail "--user: $s"
 
 # Map updates fail from the 12th on: 8 set one session up and grant its
-# two directions, then a few grants go through, then none.
+# two directions, then a few grants and revokes go through, then none.
 LD_PRELOAD=$TK_BIN/test/bpffail.so BPFFAIL=12 \
     ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
     tenkd_start proxy --threads 1 -u "$UPADDR" --fastpath sockmap \

@@ -22,7 +22,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -57,13 +56,7 @@ cq_loop(void)
 {
 	struct tk_loop	*l;
 
-	if (tk_backend_probe("io_uring") == -1) {
-		if (errno == ENOENT)
-			T_SKIP("io_uring is not compiled in");
-		T_SKIP("the kernel refuses io_uring");
-	}
-	l = tk_loop_new("io_uring", 0);
-	T_PTR(l);
+	l = t_uring_loop(0);
 	T_EQ(tk_loop_completion(l), 1);
 	return l;
 }
@@ -129,8 +122,7 @@ cw_open(struct cw *x)
 	int	sv[2];
 
 	memset(x, 0, sizeof(*x));
-	T_SYS(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0, sv));
+	t_sockpair(sv);
 	x->peer = sv[1];
 	tk_io_init(&x->io, sv[0], NULL, x);
 }
@@ -586,22 +578,6 @@ acc_cb(struct tk_loop *l, struct tk_io *lio, int fd)
 		T_EQ(tk_io_close(l, lio), 0);
 }
 
-/* Descriptors open in this process. */
-static int
-nfds(void)
-{
-	DIR		*d;
-	struct dirent	*e;
-	int		 n = 0;
-
-	T_PTR(d = opendir("/proc/self/fd"));
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.' && atoi(e->d_name) != dirfd(d))
-			n++;
-	closedir(d);
-	return n;
-}
-
 /*
  * The RLIMIT_NOFILE under which exactly room descriptor numbers are
  * free: the kernel gives the lowest free number, and only below it.
@@ -687,7 +663,7 @@ TEST(cqio_accept)
 	struct tk_loop_stats	 st;
 	struct acc		 a;
 	struct cw		 x;
-	int			 fd0 = nfds(), i;
+	int			 fd0 = t_nfds(), i;
 
 	acc_open(&a);
 	/* A full backlog at the first submission, then one at a time. */
@@ -719,7 +695,7 @@ TEST(cqio_accept)
 
 	acc_close(l, &a);
 	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
-	T_EQ(nfds(), fd0);
+	T_EQ(t_nfds(), fd0);
 	tk_loop_free(l);
 }
 
@@ -734,7 +710,7 @@ TEST(cqio_accept_stop)
 	struct tk_loop		*l = cq_loop();
 	struct tk_loop_stats	 st;
 	struct acc		 a;
-	int			 fd0 = nfds(), i, n;
+	int			 fd0 = t_nfds(), i, n;
 
 	acc_open(&a);
 	acc_connect(&a, NACC, 1);
@@ -765,7 +741,7 @@ TEST(cqio_accept_stop)
 	T_UEQ(st.accept_closed, 0);
 	acc_close(l, &a);
 	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
-	T_EQ(nfds(), fd0);
+	T_EQ(t_nfds(), fd0);
 	tk_loop_free(l);
 }
 
@@ -779,7 +755,7 @@ TEST(cqio_accept_close)
 	struct tk_loop		*l = cq_loop();
 	struct tk_loop_stats	 st;
 	struct acc		 a;
-	int			 fd0 = nfds(), i;
+	int			 fd0 = t_nfds(), i;
 
 	acc_open(&a);
 	acc_connect(&a, NACC, 1);
@@ -802,7 +778,7 @@ TEST(cqio_accept_close)
 		tk_loop_run(l, TK_RUN_NOWAIT);
 	T_EQ(a.nfd, 0);
 	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
-	T_EQ(nfds(), fd0);
+	T_EQ(t_nfds(), fd0);
 	tk_loop_free(l);
 }
 

@@ -54,13 +54,6 @@ struct w {
 };
 
 static void
-mkpair(int sv[2])
-{
-	T_SYS(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0, sv));
-}
-
-static void
 put(int fd, const char *s)
 {
 	ssize_t	n;
@@ -188,7 +181,7 @@ w_open(struct w *x, enum mode mode)
 	int	sv[2];
 
 	memset(x, 0, sizeof(*x));
-	mkpair(sv);
+	t_sockpair(sv);
 	x->peer = sv[1];
 	x->mode = mode;
 	tk_io_init(&x->io, sv[0], handler, x);
@@ -687,7 +680,7 @@ hw_handler(struct tk_loop *l, struct tk_io *io)
 	 * stale readiness of the old fd must not reach it.
 	 */
 	if (hw_new->peer == -1) {
-		mkpair(sv);
+		t_sockpair(sv);
 		hw_new->peer = sv[1];
 		hw_new->idx = -1;
 		tk_io_init(&hw_new->io, sv[0], hw_handler, hw_new);
@@ -706,7 +699,7 @@ TEST_BE(loop_free_other_in_batch)
 	T_PTR(hw_new);
 	hw_new->peer = -1;
 	for (i = 0; i < NW; i++) {
-		mkpair(sv);
+		t_sockpair(sv);
 		h = calloc(1, sizeof(*h));
 		T_PTR(h);
 		h->peer = sv[1];
@@ -772,7 +765,7 @@ TEST_BE(loop_free_self)
 	int		 i, sv[2];
 
 	for (i = 0; i < 4; i++) {
-		mkpair(sv);
+		t_sockpair(sv);
 		h[i] = calloc(1, sizeof(*h[i]));
 		T_PTR(h[i]);
 		h[i]->peer = sv[1];
@@ -807,7 +800,7 @@ TEST_BE(loop_many_fds)
 	x = calloc(NMANY, sizeof(*x));
 	T_PTR(x);
 	for (i = 0; i < NMANY; i++) {
-		mkpair(sv);
+		t_sockpair(sv);
 		x[i].peer = sv[1];
 		x[i].mode = M_DRAIN;
 		tk_io_init(&x[i].io, sv[0], handler, &x[i]);
@@ -1180,7 +1173,7 @@ TEST_BE_T(loop_no_starvation, 120)
 	x = calloc(NBUSY, sizeof(*x));
 	T_PTR(x);
 	for (i = 0; i < NBUSY; i++) {
-		mkpair(sv);
+		t_sockpair(sv);
 		x[i].peer = sv[1];
 		tk_io_init(&x[i].io, sv[0], busy, &x[i]);
 		T_EQ(tk_io_start(l, &x[i].io, TK_EV_READ), 0);
@@ -1222,7 +1215,7 @@ TEST_BE(loop_stop_after_full_batch)
 	x = calloc(NFULL, sizeof(*x));
 	T_PTR(x);
 	for (i = 0; i < NFULL; i++) {
-		mkpair(sv);
+		t_sockpair(sv);
 		x[i].peer = sv[1];
 		x[i].mode = M_DRAIN;
 		tk_io_init(&x[i].io, sv[0], handler, &x[i]);

@@ -5,7 +5,8 @@
  * burst of 10,000 SIGUSR1 (from a thread, and from a child process)
  * followed by one SIGTERM neither deadlocks nor loses the SIGTERM;
  * errno survives the handler; bad numbers, SIGKILL and SIGSTOP are
- * refused; a second loop cannot take signals; unwatch restores SIG_DFL.
+ * refused; a second loop cannot take signals; unwatch restores SIG_DFL;
+ * a child of fork() that forgets the loop leaves the parent's working.
  *
  * Each test runs in its own forked child, so each may own signals.
  */
@@ -13,6 +14,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -428,6 +430,104 @@ TEST_BE(signal_unwatch)
 	T_EQ(tk_signal_watch(l, SIGHUP, sig_cb, NULL), 0);
 	T_EQ(raise(SIGHUP), 0);
 	until_seen(l, SIGHUP, 0);
+	tk_timer_cancel(l, &guard);
+	tk_loop_free(l);
+}
+
+static int	forget_reads;
+
+static void
+forget_io(struct tk_loop *l, struct tk_io *io)
+{
+	char	c;
+
+	(void)l;
+	while (read(io->fd, &c, 1) == 1)
+		forget_reads++;
+	tk_io_block(io, TK_EV_READ);
+}
+
+static int	forget_posted;
+
+static void
+forget_msg(struct tk_loop *l, struct tk_msg *m)
+{
+	(void)l;
+	(void)m;
+	forget_posted++;
+}
+
+/*
+ * The child's side of loop_forget_fork: it forgets the parent's loop,
+ * closes the pipe, then takes SIGUSR2 on a loop of its own.  Exits 0
+ * when that signal came through.
+ */
+static void
+forget_child(struct tk_loop *l, const int *p)
+{
+	struct tk_loop	*c;
+	int		 i;
+
+	tk_loop_forget(l);
+	close(p[0]);
+	close(p[1]);
+	if ((c = tk_loop_new(t_backend, 0)) == NULL ||
+	    tk_signal_watch(c, SIGUSR2, sig_cb, NULL) == -1 ||
+	    raise(SIGUSR2) != 0)
+		_exit(1);
+	for (i = 0; i < 1000 && seen[SIGUSR2] == 0; i++)
+		tk_loop_run(c, TK_RUN_NOWAIT);
+	tk_loop_free(c);
+	_exit(seen[SIGUSR2] == 1 ? 0 : 2);
+}
+
+/*
+ * A child of fork() forgets the loop (tk_loop_forget) and its parent's
+ * signal watcher, fd watcher and wake-up still fire.  The child freeing
+ * it instead (tk_loop_free) takes the self-pipe and the wake-up out of
+ * the epoll instance the two processes share; io_uring's ring, single
+ * issuer, refuses the child's cancellations, and poll and select have
+ * nothing in the kernel, but all four must pass.
+ */
+TEST_BE(loop_forget_fork)
+{
+	struct tk_loop	*l;
+	struct tk_timer	 guard;
+	struct tk_io	 io;
+	struct tk_msg	 m = { .fn = forget_msg };
+	pid_t		 pid;
+	int		 p[2], status, i;
+
+	l = newloop(&guard);
+	T_EQ(tk_signal_watch(l, SIGUSR1, sig_cb, NULL), 0);
+	T_SYS(pipe2(p, O_NONBLOCK | O_CLOEXEC));
+	tk_io_init(&io, p[0], forget_io, NULL);
+	T_EQ(tk_io_start(l, &io, TK_EV_READ), 0);
+	/* A pass first: io_uring arms its requests in its first wait. */
+	tk_loop_run(l, TK_RUN_NOWAIT);
+	switch (pid = fork()) {
+	case -1:
+		T_FAIL("fork: %s", strerror(errno));
+	case 0:
+		forget_child(l, p);
+	}
+	while (waitpid(pid, &status, 0) == -1)
+		T_EQ(errno, EINTR);
+	T_OK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	T_SYS(kill(getpid(), SIGUSR1));
+	until_seen(l, SIGUSR1, 0);
+	T_EQ(write(p[1], "x", 1), 1);
+	for (i = 0; i < 1000 && forget_reads == 0; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(forget_reads, 1);
+	T_EQ(tk_loop_post(l, &m), 0);
+	for (i = 0; i < 1000 && forget_posted == 0; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+	T_EQ(forget_posted, 1);
+	tk_io_stop(l, &io);
+	close(p[0]);
+	close(p[1]);
 	tk_timer_cancel(l, &guard);
 	tk_loop_free(l);
 }

@@ -13,7 +13,6 @@
 #include <sys/socket.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,16 +28,6 @@ struct uw {
 	int		 calls;
 	size_t		 got;
 };
-
-static void
-need_uring(void)
-{
-	if (tk_backend_probe("io_uring") == -1) {
-		if (errno == ENOENT)
-			T_SKIP("io_uring is not compiled in");
-		T_SKIP("the kernel refuses io_uring");
-	}
-}
 
 static void
 uw_fn(struct tk_loop *l, struct tk_io *io)
@@ -69,11 +58,17 @@ uw_open(struct tk_loop *l, struct uw *x)
 	int	sv[2];
 
 	memset(x, 0, sizeof(*x));
-	T_SYS(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0, sv));
+	t_sockpair(sv);
 	x->peer = sv[1];
 	tk_io_init(&x->io, sv[0], uw_fn, x);
 	T_EQ(tk_io_start(l, &x->io, TK_EV_READ), 0);
+}
+
+static void
+uw_close(struct tk_loop *l, struct uw *x)
+{
+	T_EQ(tk_io_close(l, &x->io), 0);
+	close(x->peer);
 }
 
 static void
@@ -145,9 +140,7 @@ TEST(uring_close_in_flight)
 	char		 c;
 	int		 i, peer[NCLOSE];
 
-	need_uring();
-	l = tk_loop_new("io_uring", 0);
-	T_PTR(l);
+	l = t_uring_loop(0);
 	x = calloc(NCLOSE, sizeof(*x));
 	T_PTR(x);
 	for (i = 0; i < NCLOSE; i++)
@@ -182,9 +175,7 @@ TEST(uring_stop_reuse)
 	struct uw	*x, y;
 	int		 fd;
 
-	need_uring();
-	l = tk_loop_new("io_uring", 0);
-	T_PTR(l);
+	l = t_uring_loop(0);
 	T_PTR(x = malloc(sizeof(*x)));
 	uw_open(l, x);
 	passes(l, 1);
@@ -202,8 +193,7 @@ TEST(uring_stop_reuse)
 	passes(l, 2);
 	T_EQ(y.calls, 1);
 	T_UEQ(y.got, 1);
-	T_EQ(tk_io_close(l, &y.io), 0);
-	close(y.peer);
+	uw_close(l, &y);
 	tk_loop_free(l);
 }
 
@@ -221,9 +211,7 @@ TEST(uring_cq_overflow)
 	struct uw		*x;
 	int			 i, round, done;
 
-	need_uring();
-	l = tk_loop_new("io_uring", 8);
-	T_PTR(l);
+	l = t_uring_loop(8);
 	x = calloc(NBURST, sizeof(*x));
 	T_PTR(x);
 	for (i = 0; i < NBURST; i++)
@@ -250,8 +238,7 @@ TEST(uring_cq_overflow)
 	    (unsigned long long)st.rearms, (unsigned long long)st.sq_full);
 	T_GT(st.cq_overflow + st.rearms, 0);
 	for (i = 0; i < NBURST; i++) {
-		T_EQ(tk_io_close(l, &x[i].io), 0);
-		close(x[i].peer);
+		uw_close(l, &x[i]);
 	}
 	free(x);
 	tk_loop_free(l);
@@ -276,30 +263,15 @@ TEST(uring_other_thread)
 	struct uw	 x;
 	pthread_t	 t;
 
-	need_uring();
-	l = tk_loop_new("io_uring", 0);
-	T_PTR(l);
+	l = t_uring_loop(0);
 	uw_open(l, &x);
 	put(x.peer);
 	T_EQ(pthread_create(&t, NULL, run_once, l), 0);
 	T_EQ(pthread_join(t, NULL), 0);
 	T_EQ(x.calls, 1);
 	T_UEQ(x.got, 1);
-	T_EQ(tk_io_close(l, &x.io), 0);
-	close(x.peer);
+	uw_close(l, &x);
 	tk_loop_free(l);
-}
-
-/* Descriptors open in this process. */
-static int
-nfds(void)
-{
-	int	fd, n = 0;
-
-	for (fd = 0; fd < 4096; fd++)
-		if (fcntl(fd, F_GETFD) != -1)
-			n++;
-	return n;
 }
 
 /*
@@ -326,11 +298,9 @@ TEST_T(uring_cycles, 120)
 	ssize_t		 n;
 	int		 i, base;
 
-	need_uring();
-	l = tk_loop_new("io_uring", 0);
-	T_PTR(l);
+	l = t_uring_loop(0);
 	passes(l, 1);
-	base = nfds();
+	base = t_nfds();
 	for (i = 0; i < NCYCLE; i++) {
 		if (i % 2 == 0 || !tk_loop_completion(l))
 			uw_open(l, &x);
@@ -347,7 +317,7 @@ TEST_T(uring_cycles, 120)
 			    strerror(errno));
 		close(x.peer);
 	}
-	T_EQ(nfds(), base);
+	T_EQ(t_nfds(), base);
 	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
 	tk_loop_free(l);
 }
