@@ -3,6 +3,7 @@
 # uninstall|clean|lint|man-lint|valgrind|deps|test-deps|test-stress|fuzz|
 # deb|test-deb]
 # [SAN=asan|tsan] [SANITIZE=address,undefined|thread] [WERROR=1] [V=1]
+# [TLS=no]
 
 PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
@@ -41,6 +42,10 @@ endif
 ifeq ($(WERROR),1)
 WARN	+= -Werror
 endif
+# TLS=no: a build without OpenSSL, beside the others (mk/deps.sh).
+ifeq ($(TLS),no)
+B	:= $(B)/notls
+endif
 
 ifeq ($(V),1)
 Q	 =
@@ -54,10 +59,11 @@ ifeq ($(NOCONFIG),)
 endif
 
 TK_CFLAGS = -std=c11 -D_GNU_SOURCE -DTENK_VERSION='"$(VERSION)"' \
-	    -Iinclude $(BSD_CFLAGS) $(URING_CFLAGS) $(WARN) -MMD -MP
+	    -Iinclude $(BSD_CFLAGS) $(URING_CFLAGS) $(TLS_CFLAGS) $(WARN) \
+	    -MMD -MP
 ALL_CFLAGS = $(TK_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS)
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
-ALL_LIBS = $(BSD_LIBS) $(URING_LIBS) -lpthread -lm $(LDLIBS)
+ALL_LIBS = $(BSD_LIBS) $(URING_LIBS) $(TLS_LIBS) -lpthread -lm $(LDLIBS)
 
 # What each program links.  libtenk is an archive, so a program takes
 # only the members it calls; the other lists name objects, so keep them to
@@ -68,6 +74,14 @@ LIB_SRCS	:= $(wildcard src/loop/*.c src/net/*.c src/util/*.c)
 ifeq ($(URING_LIBS),)
 LIB_SRCS	:= $(filter-out src/loop/uring.c,$(LIB_SRCS))
 endif
+# TLS over OpenSSL where mk/deps.sh found it, else the stubs that say
+# it is not built in.
+TLS_SRCS	:= src/net/tls.c src/net/tlsctx.c src/net/tlsticket.c
+ifeq ($(TLS_LIBS),)
+LIB_SRCS	:= $(filter-out $(TLS_SRCS),$(LIB_SRCS))
+else
+LIB_SRCS	:= $(filter-out src/net/tlsnone.c,$(LIB_SRCS))
+endif
 TENKD_SRCS	:= $(filter-out %.bpf.c,$(wildcard src/server/*.c))
 FRAME_SRCS	:= loadgen/framing.c loadgen/frame_bytes.c loadgen/frame_http.c \
 		   loadgen/frame_prefix.c loadgen/frame_redis.c \
@@ -77,7 +91,7 @@ REPORT_SRCS	:= loadgen/report.c loadgen/report_text.c \
 		   loadgen/report_json.c loadgen/report_hgrm.c loadgen/json.c \
 		   loadgen/mode.c loadgen/report_csv.c
 TENKLOAD_SRCS	:= loadgen/tenkload.c loadgen/engine.c loadgen/traffic.c \
-		   loadgen/target.c loadgen/report_plot.c \
+		   loadgen/target.c loadgen/report_plot.c loadgen/tlsopt.c \
 		   $(REPORT_SRCS) $(FRAME_SRCS)
 TENKBENCH_SRCS	:= loadgen/tenkbench.c loadgen/bench_cell.c \
 		   loadgen/bench_child.c loadgen/bench_out.c loadgen/bench_proc.c \
@@ -117,7 +131,7 @@ all: $(PROGS) $(TOOLS) $(SHIMS) $(RUNNER) $(LOOPBENCH)
 
 $(B)/config.mk: mk/deps.sh
 	@mkdir -p $(@D)
-	$(Q)sh mk/deps.sh > $@.tmp && mv $@.tmp $@
+	$(Q)TLS=$(TLS) sh mk/deps.sh > $@.tmp && mv $@.tmp $@
 
 deps:
 	@sh mk/deps.sh >/dev/null && echo "deps: libbsd-overlay found"

@@ -44,6 +44,8 @@ struct bconf {
 	const char	*out;
 	char		 tenkd[PATH_MAX];
 	char		 tenkload[PATH_MAX];
+	const char	*tls_cert;	/* --tls-cert: over TLS; or NULL */
+	const char	*tls_key;
 	char		 args[1024];	/* our command line */
 	uint64_t	 nofile;	/* RLIMIT_NOFILE, raised */
 	uint64_t	 nports;	/* local ports for connect(2) */

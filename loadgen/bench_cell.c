@@ -160,6 +160,8 @@ load_start(const struct cell *c, const char *tag, const char *addr,
 	argv[argc++] = n_r;
 	argv[argc++] = "--backend";
 	argv[argc++] = "epoll";
+	if (conf.tls_cert != NULL)
+		argv[argc++] = "--tls";
 	argv[argc++] = "--json";
 	argv[argc++] = json;
 	argv[argc++] = addr;
@@ -477,6 +479,12 @@ server_start(struct cell *c, char *log, char *addr, size_t len)
 	argv[argc++] = "2s";
 	argv[argc++] = "--idle-timeout";
 	argv[argc++] = "0";
+	if (conf.tls_cert != NULL) {
+		argv[argc++] = "--tls-cert";
+		argv[argc++] = conf.tls_cert;
+		argv[argc++] = "--tls-key";
+		argv[argc++] = conf.tls_key;
+	}
 	argv[argc] = NULL;
 
 	sweep_doing(-1, "starting tenkd");

@@ -110,9 +110,10 @@ out_table(FILE *f)
 	char			 rate[64], cpu[64], sys[16], d1[32], d2[32];
 	int			 i;
 
-	fprintf(f, "\ntenkd echo --threads %d; %llu active ping-pong "
+	fprintf(f, "\ntenkd echo --threads %d%s; %llu active ping-pong "
 	    "connections of %llu B; %s measured after %s of warm-up; "
 	    "median of %d (min-max)\n", conf.threads,
+	    conf.tls_cert != NULL ? " over TLS" : "",
 	    (unsigned long long)conf.active, (unsigned long long)conf.size,
 	    tk_fmt_duration(conf.duration, d1, sizeof(d1)),
 	    tk_fmt_duration(conf.warmup, d2, sizeof(d2)), conf.repeat);

@@ -37,6 +37,15 @@
  * the scratch buffer means the socket was drained, so we record EAGAIN
  * without asking the kernel again, unless the peer's FIN was reported
  * too (TK_EV_HUP), when we read on to see the EOF.
+ *
+ * Over TLS (--tls) a connection has a handshake between its connect
+ * and its traffic, timed into a histogram of its own and counted new or
+ * resumed, and its bytes go through tk_tls_read() and tk_tls_write(),
+ * which block on the watcher what they wait for (tls.h): a TLS read
+ * that drained the socket has blocked READ, so the loop stops when READ
+ * is no longer ready.  --connect-timeout covers the connect and the
+ * handshake.  With --tls-resume each thread keeps the newest session
+ * its servers gave and offers it on every connect.
  */
 #include <sys/socket.h>
 
@@ -56,6 +65,7 @@
 #include "tenk/signal.h"
 #include "tenk/sock.h"
 #include "tenk/timer.h"
+#include "tenk/tls.h"
 #include "tenk/xmalloc.h"
 #include "loadgen.h"
 
@@ -111,6 +121,7 @@ struct engine {
 	struct tk_hist		*sec;		/* this second, all threads */
 	struct tk_hist		*sec_unc;
 	atomic_flag		 logged;	/* a mismatch was logged */
+	atomic_flag		 tls_logged;	/* a TLS failure was */
 };
 
 /* The pattern every connection sends, PATLEN bytes then CHUNK again. */
@@ -118,6 +129,8 @@ static unsigned char	 pattern[PATLEN + CHUNK];
 static pthread_once_t	 pattern_once = PTHREAD_ONCE_INIT;
 
 static void	 lg_conn_open(struct tk_loop *, struct lg_conn *);
+static void	 lg_tls_keep(struct lg_conn *);
+static int	 lg_tls_ticket_due(const struct lg_conn *);
 static void	 tickets_lost(struct lg_conn *);
 
 static void
@@ -204,6 +217,8 @@ err_kind(int e)
 	case EMFILE:
 	case ENFILE:
 		return ERR_FDLIMIT;
+	case EPROTO:
+		return ERR_TLS;
 	}
 	return ERR_OTHER;
 }
@@ -229,7 +244,8 @@ lg_conn_count(struct lg_conn *c, int was, enum lg_err kind)
 
 	th->st.errs[kind]++;
 	ctr_add(&th->prog.errors, 1);
-	if (was == LG_CONN_CONNECTING && !c->reconn) {
+	if ((was == LG_CONN_CONNECTING || was == LG_CONN_HANDSHAKE) &&
+	    !c->reconn) {
 		th->st.failed++;
 		th->resolved++;
 		ramp_check(th);
@@ -247,11 +263,29 @@ lg_conn_count(struct lg_conn *c, int was, enum lg_err kind)
 static int
 lg_conn_gone(struct lg_conn *c, int was)
 {
-	int	open = was != LG_CONN_CONNECTING || c->reconn;
+	int	open;
+
+	open = (was != LG_CONN_CONNECTING && was != LG_CONN_HANDSHAKE) ||
+	    c->reconn;
 
 	if (open && !c->idle && c->wmsgs == 0)
 		c->th->st.unserved++;
 	return open;
+}
+
+/*
+ * Free c's TLS, if it has any; an orderly end sends close_notify and
+ * the FIN first, as a browser or wrk does.
+ */
+static void
+lg_tls_end(struct lg_conn *c, int orderly)
+{
+	if (c->tls == NULL)
+		return;
+	if (orderly && c->tls->done)
+		(void)tk_tls_shutdown(c->tls);
+	tk_tls_free(c->tls);
+	c->tls = NULL;
 }
 
 /*
@@ -270,6 +304,7 @@ lg_conn_close(struct tk_loop *l, struct lg_conn *c, int kind)
 	tk_timer_cancel(l, &c->tm);
 	if (c->io.fd != -1) {
 		tk_io_stop(l, &c->io);
+		lg_tls_end(c, kind < 0);
 		close(c->io.fd);
 	}
 	c->state = LG_CONN_DEAD;
@@ -318,6 +353,25 @@ lg_conn_mismatch(struct tk_loop *l, struct lg_conn *c, const char *why,
 		    esc, k < n ? "..." : "");
 	}
 	lg_conn_close(l, c, ERR_MISMATCH);
+}
+
+/*
+ * c's TLS failed (EPROTO, counted as ERR_TLS by the caller): the first
+ * failure of the run is logged with the library's reason, the rest
+ * only counted.
+ */
+static void
+lg_tls_fail(struct lg_conn *c)
+{
+	char	why[256];
+
+	if (c->tls == NULL || c->tls->fail == TK_TLS_F_NONE ||
+	    c->tls->fail == TK_TLS_F_SOCKET ||
+	    atomic_flag_test_and_set(&c->th->e->tls_logged))
+		return;
+	log_warnx("connection %llu: TLS %s: %s (later TLS failures are only "
+	    "counted)", (unsigned long long)c->id, c->tls->done ? "failed" :
+	    "handshake failed", tk_tls_why(c->tls, why, sizeof(why)));
 }
 
 static uint64_t
@@ -562,15 +616,20 @@ engine_flush(struct tk_loop *l, struct lg_conn *c)
 			p = e->conf->first + c->sent;
 		else
 			p = req_bytes(c, e, &n);
-		r = send(c->io.fd, p, n, MSG_NOSIGNAL);
+		if (c->tls != NULL)
+			r = tk_tls_write(c->tls, p, n);
+		else
+			r = send(c->io.fd, p, n, MSG_NOSIGNAL);
 		if (r == -1) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
 				c->wblocked = 1;
-				tk_io_block(&c->io, TK_EV_WRITE);
+				if (c->tls == NULL)
+					tk_io_block(&c->io, TK_EV_WRITE);
 				break;
 			}
+			lg_tls_fail(c);
 			lg_conn_close(l, c, err_kind(errno));
 			return;
 		}
@@ -579,9 +638,9 @@ engine_flush(struct tk_loop *l, struct lg_conn *c)
 		if (engine_measuring(th))
 			th->st.bytes_out += (uint64_t)r;
 	}
-	want = TK_EV_READ;
+	want = c->tls != NULL ? c->tls->rwant : TK_EV_READ;
 	if (c->sent < c->queued)
-		want |= TK_EV_WRITE;
+		want |= c->tls != NULL ? c->tls->wwant : TK_EV_WRITE;
 	if (want != c->io.want && tk_io_want(l, &c->io, want) == -1)
 		lg_conn_close(l, c, err_kind(errno));
 }
@@ -620,6 +679,7 @@ lg_conn_reopen(struct tk_loop *l, struct lg_conn *c)
 
 	tk_timer_cancel(l, &c->tm);
 	tk_io_stop(l, &c->io);
+	lg_tls_end(c, 1);
 	close(c->io.fd);
 	if (engine_measuring(th))
 		th->st.reconnects++;
@@ -644,6 +704,13 @@ static int
 lg_conn_begin(struct tk_loop *l, struct lg_conn *c)
 {
 	if (c->th->life == 0 && !c->idle) {
+		if (lg_tls_ticket_due(c)) {
+			c->state = LG_CONN_TICKET;
+			if (tk_timer_arm(l, &c->tm,
+			    c->th->e->conf->connect_timeout) == -1)
+				lg_conn_close(l, c, ERR_OTHER);
+			return -1;
+		}
 		if (engine_measuring(c->th))
 			c->wmsgs++;
 		lg_conn_reopen(l, c);
@@ -826,7 +893,13 @@ lg_conn_read(struct tk_loop *l, struct lg_conn *c)
 	int	 rounds, k;
 
 	for (rounds = 0; rounds < READ_BUDGET; rounds++) {
-		r = recv(c->io.fd, buf, CHUNK, 0);
+		if (c->tls != NULL)
+			r = tk_tls_read(c->tls, buf, CHUNK);
+		else
+			r = recv(c->io.fd, buf, CHUNK, 0);
+		/* A ticket came before the reply: keep it ere c reopens. */
+		if (r > 0 && c->tls != NULL)
+			lg_tls_keep(c);
 		if (r > 0) {
 			if (c->fst == NULL)
 				k = lg_conn_check(l, c, buf, (size_t)r);
@@ -835,7 +908,12 @@ lg_conn_read(struct tk_loop *l, struct lg_conn *c)
 				    (size_t)r);
 			if (k == -1)
 				return -1;
-			if (r < CHUNK && (c->io.ready & TK_EV_HUP) == 0) {
+			if (c->tls != NULL) {
+				/* Drained: tk_tls_read blocked READ. */
+				if ((c->io.ready & TK_EV_READ) == 0)
+					return 0;
+			} else if (r < CHUNK &&
+			    (c->io.ready & TK_EV_HUP) == 0) {
 				tk_io_block(&c->io, TK_EV_READ);
 				return 0;
 			}
@@ -848,9 +926,13 @@ lg_conn_read(struct tk_loop *l, struct lg_conn *c)
 		if (errno == EINTR)
 			continue;
 		if (errno == EAGAIN || errno == EWOULDBLOCK) {
-			tk_io_block(&c->io, TK_EV_READ);
+			if (c->tls == NULL)
+				tk_io_block(&c->io, TK_EV_READ);
+			else
+				lg_tls_keep(c);
 			return 0;
 		}
+		lg_tls_fail(c);
 		lg_conn_close(l, c, err_kind(errno));
 		return -1;
 	}
@@ -858,30 +940,19 @@ lg_conn_read(struct tk_loop *l, struct lg_conn *c)
 }
 
 /*
- * The connect of c completed, or failed.  The first one counts in the
- * ramp; every one in the connect latency.  A --first-message goes out
- * before the traffic starts.
+ * c is up: connected, and over TLS its handshake done.  The first time
+ * it counts in the ramp.  A --first-message goes out before the traffic
+ * starts.  Returns -1 when c is no longer running.
  */
 static int
-lg_conn_connected(struct tk_loop *l, struct lg_conn *c)
+lg_conn_up(struct tk_loop *l, struct lg_conn *c)
 {
 	struct lg_thread	*th = c->th;
 	const struct lg_conf	*conf = th->e->conf;
 	uint64_t		 now = tk_loop_now(l);
-	int			 e;
 
-	if ((e = tk_sock_error(c->io.fd)) == -1)
-		e = errno;
-	if (e != 0) {
-		if (err_kind(e) == ERR_OTHER)
-			log_debug("%s: connect: %s", __func__, strerror(e));
-		lg_conn_close(l, c, err_kind(e));
-		return -1;
-	}
 	tk_timer_cancel(l, &c->tm);
 	c->state = LG_CONN_RUN;
-	tk_hist_record(th->st.conn_lat,
-	    now > c->t_start ? now - c->t_start : 0);
 	if (!c->reconn) {
 		th->st.established++;
 		ctr_add(&th->prog.established, 1);
@@ -889,7 +960,8 @@ lg_conn_connected(struct tk_loop *l, struct lg_conn *c)
 		th->resolved++;
 		ramp_check(th);
 	}
-	if (tk_io_want(l, &c->io, TK_EV_READ) == -1) {
+	if (tk_io_want(l, &c->io, c->tls != NULL ? c->tls->rwant :
+	    TK_EV_READ) == -1) {
 		lg_conn_close(l, c, err_kind(errno));
 		return -1;
 	}
@@ -905,6 +977,162 @@ lg_conn_connected(struct tk_loop *l, struct lg_conn *c)
 	return c->state == LG_CONN_HELLO ? 0 : -1;
 }
 
+/* With --tls-resume, a new session of c's becomes its thread's. */
+static void
+lg_tls_keep(struct lg_conn *c)
+{
+	struct lg_thread	*th = c->th;
+	struct tk_tls_sess	*s;
+
+	if (!th->e->conf->tls_resume || (s = tk_tls_sess_take(c->tls)) ==
+	    NULL)
+		return;
+	tk_tls_sess_free(th->sess);
+	th->sess = s;
+}
+
+/*
+ * Whether c, done with a full handshake in --mode connect, should wait
+ * for its session ticket: TLS 1.3 sends it after the handshake, and a
+ * connection closed at once would leave --tls-resume nothing to resume
+ * with.  Not after a resumption: a server need not send another ticket
+ * then, and OpenSSL's do not.  --connect-timeout bounds the wait.
+ */
+static int
+lg_tls_ticket_due(const struct lg_conn *c)
+{
+	struct tk_tls_info	i;
+
+	if (c->tls == NULL || !c->th->e->conf->tls_resume)
+		return 0;
+	tk_tls_info(c->tls, &i);
+	return i.proto == TK_TLS_1_3 && !i.resumed;
+}
+
+/*
+ * Advance c's handshake; once done, time and count it and bring c up.
+ * Returns -1 when c is no longer running, or still handshaking.
+ */
+static int
+lg_conn_handshake(struct tk_loop *l, struct lg_conn *c)
+{
+	struct lg_thread	*th = c->th;
+	struct tk_tls_info	 i;
+	uint64_t		 now;
+	int			 r;
+
+	if ((r = tk_tls_handshake(c->tls)) == -1) {
+		lg_tls_fail(c);
+		lg_conn_close(l, c, err_kind(errno));
+		return -1;
+	}
+	if (r == 0) {
+		if (tk_io_want(l, &c->io, c->tls->rwant) == -1)
+			lg_conn_close(l, c, err_kind(errno));
+		return -1;
+	}
+	/* The clock, not the loop's: a pass may start and end one. */
+	now = tk_clock_mono();
+	tk_hist_record(th->st.hs_lat, now > c->t_start ? now - c->t_start :
+	    0);
+	tk_tls_info(c->tls, &i);
+	if (i.resumed)
+		th->st.hs_resumed++;
+	else
+		th->st.hs_new++;
+	if (engine_measuring(th)) {
+		if (i.resumed)
+			th->st.hs_resumed_w++;
+		else
+			th->st.hs_new_w++;
+	}
+	if (th->st.tls_version[0] == '\0') {
+		strlcpy(th->st.tls_version, i.version,
+		    sizeof(th->st.tls_version));
+		strlcpy(th->st.tls_cipher, i.cipher, sizeof(th->st.tls_cipher));
+		strlcpy(th->st.tls_alpn, i.alpn, sizeof(th->st.tls_alpn));
+	}
+	lg_tls_keep(c);
+	return lg_conn_up(l, c);
+}
+
+/*
+ * --mode connect over TLS 1.3 with --tls-resume: read until the
+ * session ticket comes, then count c served and reopen it.  Any byte
+ * of data is a mismatch.
+ */
+static void
+lg_conn_ticket(struct tk_loop *l, struct lg_conn *c)
+{
+	struct tk_tls_sess	*s;
+	char			 buf[64];
+	ssize_t			 r;
+
+	r = tk_tls_read(c->tls, buf, sizeof(buf));
+	if (r > 0) {
+		lg_conn_mismatch(l, c, "data before any request", 0,
+		    (unsigned char *)buf, (size_t)r);
+		return;
+	}
+	if (r == 0) {
+		lg_conn_close(l, c, ERR_CLOSED);
+		return;
+	}
+	if (errno != EAGAIN) {
+		lg_tls_fail(c);
+		lg_conn_close(l, c, err_kind(errno));
+		return;
+	}
+	if ((s = tk_tls_sess_take(c->tls)) == NULL) {
+		if (tk_io_want(l, &c->io, c->tls->rwant) == -1)
+			lg_conn_close(l, c, err_kind(errno));
+		return;
+	}
+	tk_tls_sess_free(c->th->sess);
+	c->th->sess = s;
+	tk_timer_cancel(l, &c->tm);
+	if (engine_measuring(c->th))
+		c->wmsgs++;
+	lg_conn_reopen(l, c);
+}
+
+/*
+ * The connect of c completed, or failed.  Every one counts in the
+ * connect latency; over TLS the handshake starts.
+ */
+static int
+lg_conn_connected(struct tk_loop *l, struct lg_conn *c)
+{
+	struct lg_thread	*th = c->th;
+	const struct lg_conf	*conf = th->e->conf;
+	uint64_t		 now = tk_loop_now(l);
+	const char		*name;
+	int			 e;
+
+	if ((e = tk_sock_error(c->io.fd)) == -1)
+		e = errno;
+	if (e != 0) {
+		if (err_kind(e) == ERR_OTHER)
+			log_debug("%s: connect: %s", __func__, strerror(e));
+		lg_conn_close(l, c, err_kind(e));
+		return -1;
+	}
+	tk_hist_record(th->st.conn_lat,
+	    now > c->t_start ? now - c->t_start : 0);
+	if (conf->tls == NULL)
+		return lg_conn_up(l, c);
+	name = conf->tls_sni != NULL ? conf->tls_sni :
+	    conf->tls_hosts[c->id % conf->ntargets];
+	if ((c->tls = tk_tls_new(conf->tls, &c->io, name,
+	    conf->tls_resume ? th->sess : NULL)) == NULL) {
+		lg_conn_close(l, c, ERR_OTHER);
+		return -1;
+	}
+	c->state = LG_CONN_HANDSHAKE;
+	c->t_start = tk_clock_mono();
+	return lg_conn_handshake(l, c);
+}
+
 static void
 lg_conn_io(struct tk_loop *l, struct tk_io *io)
 {
@@ -912,9 +1140,16 @@ lg_conn_io(struct tk_loop *l, struct tk_io *io)
 
 	if (c->state == LG_CONN_CONNECTING && lg_conn_connected(l, c) == -1)
 		return;
+	if (c->state == LG_CONN_HANDSHAKE && lg_conn_handshake(l, c) == -1)
+		return;
+	if (c->state == LG_CONN_TICKET) {
+		lg_conn_ticket(l, c);
+		return;
+	}
 	if (c->state == LG_CONN_DEAD)
 		return;
-	if ((io->ready & TK_EV_WRITE) != 0)
+	if ((io->ready & (c->tls != NULL ? c->tls->wwant : TK_EV_WRITE)) !=
+	    0)
 		c->wblocked = 0;
 	if ((io->ready & (TK_EV_READ | TK_EV_HUP | TK_EV_ERR)) != 0 &&
 	    lg_conn_read(l, c) == -1)
@@ -934,6 +1169,10 @@ lg_conn_timer(struct tk_loop *l, struct tk_timer *t)
 			lg_conn_open(l, c);
 		else
 			lg_conn_close(l, c, ERR_TIMEOUT);
+		return;
+	}
+	if (c->state == LG_CONN_HANDSHAKE || c->state == LG_CONN_TICKET) {
+		lg_conn_close(l, c, ERR_TIMEOUT);
 		return;
 	}
 	traffic_fill(l, c);
@@ -1030,6 +1269,8 @@ thread_tick(struct tk_loop *l, struct tk_timer *t)
 	uint64_t		 now = tk_loop_now(l);
 	size_t			 i;
 
+	if (conf->tls != NULL)
+		tk_tls_sweep();
 	if (conf->reply_timeout != 0) {
 		for (i = 0; i < th->started; i++) {
 			c = &th->conns[i];
@@ -1289,6 +1530,8 @@ main_tick(struct tk_loop *l, struct tk_timer *t)
 	}
 	tick_arm(e);
 	prog_collect(e);
+	if (e->conf->tls != NULL)
+		tk_tls_trim();
 	if (requests_done(e))
 		phase_end(e);
 	else if (atomic_load(&e->phase) != PHASE_RAMP &&
@@ -1484,6 +1727,7 @@ thread_setup(struct engine *e, struct lg_thread *th, int id)
 	if ((th->st.lat = tk_hist_new()) == NULL ||
 	    (th->st.lat_unc = tk_hist_new()) == NULL ||
 	    (th->st.conn_lat = tk_hist_new()) == NULL ||
+	    (th->st.hs_lat = tk_hist_new()) == NULL ||
 	    (th->st.all = tk_hist_new()) == NULL ||
 	    (th->st.all_unc = tk_hist_new()) == NULL ||
 	    (th->pub = tk_hist_new()) == NULL ||
@@ -1510,7 +1754,9 @@ thread_free(struct lg_thread *th)
 	tk_hist_free(th->st.lat);
 	tk_hist_free(th->st.lat_unc);
 	tk_hist_free(th->st.conn_lat);
+	tk_hist_free(th->st.hs_lat);
 	tk_hist_free(th->st.all);
+	tk_tls_sess_free(th->sess);
 	tk_hist_free(th->st.all_unc);
 	tk_hist_free(th->pub);
 	tk_hist_free(th->pub_unc);
@@ -1536,6 +1782,19 @@ collect(struct engine *e, struct report *r)
 		r->open_end += th->st.open_end;
 		r->unserved += th->st.unserved;
 		r->reconnects += th->st.reconnects;
+		r->hs_new += th->st.hs_new;
+		r->hs_resumed += th->st.hs_resumed;
+		r->hs_new_w += th->st.hs_new_w;
+		r->hs_resumed_w += th->st.hs_resumed_w;
+		if (r->tls_version[0] == '\0' &&
+		    th->st.tls_version[0] != '\0') {
+			strlcpy(r->tls_version, th->st.tls_version,
+			    sizeof(r->tls_version));
+			strlcpy(r->tls_cipher, th->st.tls_cipher,
+			    sizeof(r->tls_cipher));
+			strlcpy(r->tls_alpn, th->st.tls_alpn,
+			    sizeof(r->tls_alpn));
+		}
 		r->msgs += th->st.msgs;
 		r->bytes_in += th->st.bytes_in;
 		r->bytes_out += th->st.bytes_out;
@@ -1545,6 +1804,7 @@ collect(struct engine *e, struct report *r)
 		tk_hist_merge(r->lat.h, th->st.lat);
 		tk_hist_merge(r->lat_unc.h, th->st.lat_unc);
 		tk_hist_merge(r->conn_lat.h, th->st.conn_lat);
+		tk_hist_merge(r->hs_lat.h, th->st.hs_lat);
 		if (th->st.attempted > 0) {
 			if (!any || th->st.t_first < first)
 				first = th->st.t_first;
@@ -1556,6 +1816,7 @@ collect(struct engine *e, struct report *r)
 	r->lat.mean = tk_hist_mean(r->lat.h);
 	r->lat_unc.mean = tk_hist_mean(r->lat_unc.h);
 	r->conn_lat.mean = tk_hist_mean(r->conn_lat.h);
+	r->hs_lat.mean = tk_hist_mean(r->hs_lat.h);
 	/* -n: the window ends with the last reply it counted. */
 	if (e->conf->requests != 0 && lastrep > e->t_meas_start &&
 	    lastrep < e->t_meas_end)
@@ -1628,6 +1889,7 @@ engine_run(const struct lg_conf *conf, struct report *r, struct lg_prog *prog)
 	e->prog = prog;
 	e->r = r;
 	atomic_flag_clear(&e->logged);
+	atomic_flag_clear(&e->tls_logged);
 	e->sbuf = pattern;
 	e->speriod = PATLEN;
 	e->req = conf->req;

@@ -20,6 +20,9 @@
 #include "framing.h"
 
 struct tk_hist;
+struct tk_tls;
+struct tk_tls_ctx;
+struct tk_tls_sess;
 struct engine;
 
 /* What an operand names (target.c). */
@@ -68,6 +71,7 @@ enum lg_err {
 	ERR_CLOSED,		/* EOF from the server during the run */
 	ERR_PORTS,		/* EADDRNOTAVAIL: source ports exhausted */
 	ERR_FDLIMIT,		/* EMFILE, ENFILE */
+	ERR_TLS,		/* a TLS handshake or record failed */
 	ERR_OTHER,
 	ERR_MAX
 };
@@ -134,6 +138,12 @@ struct lg_conf {
 	int		 npct;
 	const char	*json;
 	char		 args[1024];	/* the command line, for the header */
+	/* TLS (--tls and the rest, tlsopt.c); tls NULL: plain TCP. */
+	struct tk_tls_ctx *tls;
+	const char	*tls_sni;	/* --tls-sni; NULL: the target's */
+	char		**tls_hosts;	/* each target's host, as typed */
+	int		 tls_resume;	/* --tls-resume */
+	int		 tls_verify;	/* --tls-verify */
 };
 
 /*
@@ -258,6 +268,17 @@ struct report {
 	struct lg_hist	 lat_unc;	/* rate mode: from the actual send */
 	struct lg_hist	 conn_lat;	/* connect latency */
 
+	/* TLS: what the first handshake agreed on, and the handshakes. */
+	int		 tls;
+	char		 tls_version[16];
+	char		 tls_cipher[64];
+	char		 tls_alpn[32];
+	uint64_t	 hs_new;	/* full handshakes, whole run */
+	uint64_t	 hs_resumed;	/* resumed ones */
+	uint64_t	 hs_new_w;	/* ... of them in the window */
+	uint64_t	 hs_resumed_w;
+	struct lg_hist	 hs_lat;	/* handshake latency */
+
 	double		 pct[LG_MAXPCT];
 	int		 npct;
 
@@ -274,6 +295,8 @@ struct msgrec {
 enum lg_conn_state {
 	LG_CONN_NEW = 0,	/* not started yet */
 	LG_CONN_CONNECTING,
+	LG_CONN_HANDSHAKE,	/* TLS, after the connect */
+	LG_CONN_TICKET,		/* TLS 1.3: for the ticket to resume */
 	LG_CONN_HELLO,		/* --first-message and its reply */
 	LG_CONN_RUN,		/* exchanging messages */
 	LG_CONN_QUIET,		/* idle after its one round trip */
@@ -295,13 +318,15 @@ enum lg_conn_state {
  * purpose, which the ramp counted once already.  "seq" counts its
  * requests for {seq}, across reconnects; "mi" is the request it sends
  * next; "tin" counts those of its requests in flight that -n counts
- * (the newest ones).
+ * (the newest ones).  Over TLS, "tls" holds its session, and "t_start"
+ * is when the handshake began once the connect is done.
  */
 struct lg_conn {
 	struct tk_io		 io;
 	struct tk_timer		 tm;		/* connect timeout, rate mode */
 	struct lg_thread	*th;
 	struct fr_state		*fst;		/* NULL on the pattern's path */
+	struct tk_tls		*tls;		/* NULL: plain TCP */
 	uint64_t		 id;
 	uint64_t		 pat;
 	uint64_t		 queued;
@@ -342,6 +367,10 @@ struct lg_stats {
 	uint64_t	 open_end;
 	uint64_t	 unserved;
 	uint64_t	 reconnects;	/* measured */
+	uint64_t	 hs_new;	/* TLS handshakes */
+	uint64_t	 hs_resumed;
+	uint64_t	 hs_new_w;	/* ... in the window */
+	uint64_t	 hs_resumed_w;
 	uint64_t	 errs[ERR_MAX];
 	uint64_t	 t_first;	/* ns, first connect started */
 	uint64_t	 t_last;	/* ns, last connect started */
@@ -349,8 +378,12 @@ struct lg_stats {
 	struct tk_hist	*lat;		/* measured */
 	struct tk_hist	*lat_unc;	/* measured, rate mode */
 	struct tk_hist	*conn_lat;
+	struct tk_hist	*hs_lat;	/* TLS handshakes */
 	struct tk_hist	*all;		/* this second's, for progress */
 	struct tk_hist	*all_unc;	/* this second's, rate mode */
+	char		 tls_version[16];	/* of the first handshake */
+	char		 tls_cipher[64];
+	char		 tls_alpn[32];
 };
 
 /* One thread with its own loop and its share of the connections. */
@@ -382,6 +415,7 @@ struct lg_thread {
 	unsigned char	*rbuf;		/* a request rendered past a wrap */
 	unsigned char	*obufs;		/* the connections' rings */
 	struct fr_state	*fst;		/* one per connection, or NULL */
+	struct tk_tls_sess *sess;	/* --tls-resume: the newest */
 	uint64_t	 nreq;		/* -n */
 	_Atomic uint64_t *tickets;
 	_Atomic uint64_t tin;		/* -n: counted requests in flight */
@@ -418,6 +452,19 @@ void		 traffic_fill(struct tk_loop *, struct lg_conn *);
 void		 traffic_done(struct tk_loop *, struct lg_conn *,
 		    const struct msgrec *);
 
+/* tlsopt.c */
+struct tlsopt {
+	int		 on;		/* --tls, or any --tls-* */
+	const char	*alpn;
+	const char	*ca;
+	const char	*ciphers;
+	int		 version;	/* TK_TLS_1_2 or _1_3; 0: both */
+};
+void		 tlsopt_set(struct tlsopt *, struct lg_conf *, const char *,
+		    const char *);
+void		 tlsopt_apply(struct tlsopt *, struct lg_conf *, int, char **);
+void		 tlsopt_free(struct lg_conf *);
+
 /* mode.c */
 const char	*mode_name(enum lg_mode);
 int		 mode_parse(const char *);
@@ -450,6 +497,9 @@ const char	*report_signame(int, char *, size_t);
 const char	*report_pct_name(double, char *, size_t);
 double		 report_secs(uint64_t, uint64_t);
 double		 report_ramp_rate(const struct report *);
+double		 report_hs_rate(const struct report *);
+double		 report_hs_new_rate(const struct report *);
+double		 report_hs_resumed_rate(const struct report *);
 uint64_t	 report_epoch_us(void);
 void		 report_machine(char *, size_t, int);
 

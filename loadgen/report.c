@@ -36,7 +36,7 @@
 
 const char *const report_err_names[ERR_MAX] = {
 	"mismatch", "reset", "refused", "timeout", "closed", "ports",
-	"fdlimit", "other"
+	"fdlimit", "tls", "other"
 };
 
 static const double default_pct[] = { 50, 90, 99, 99.9, 99.99 };
@@ -59,7 +59,8 @@ report_init(struct report *r)
 	memset(r, 0, sizeof(*r));
 	if ((r->lat.h = tk_hist_new()) == NULL ||
 	    (r->lat_unc.h = tk_hist_new()) == NULL ||
-	    (r->conn_lat.h = tk_hist_new()) == NULL) {
+	    (r->conn_lat.h = tk_hist_new()) == NULL ||
+	    (r->hs_lat.h = tk_hist_new()) == NULL) {
 		report_free(r);
 		errno = ENOMEM;
 		return -1;
@@ -78,7 +79,8 @@ report_free(struct report *r)
 	tk_hist_free(r->lat.h);
 	tk_hist_free(r->lat_unc.h);
 	tk_hist_free(r->conn_lat.h);
-	r->lat.h = r->lat_unc.h = r->conn_lat.h = NULL;
+	tk_hist_free(r->hs_lat.h);
+	r->lat.h = r->lat_unc.h = r->conn_lat.h = r->hs_lat.h = NULL;
 	for (i = 0; i < r->series.n; i++)
 		free(r->series.s[i].b);
 	free(r->series.s);
@@ -226,6 +228,7 @@ report_header(struct report *r, const struct lg_conf *conf)
 	message_copy(r->message, sizeof(r->message), conf->message);
 	r->requested = conf->conns + conf->idle;
 	r->idle = conf->idle;
+	r->tls = conf->tls != NULL;
 	for (i = 0; i < (size_t)conf->npct; i++)
 		r->pct[i] = conf->pct[i];
 	if (conf->npct > 0)
@@ -539,6 +542,7 @@ report_merge(struct report *d, const struct report *s)
 		d->start_at = s->start_at;
 		memcpy(d->reply, s->reply, sizeof(d->reply));
 		memcpy(d->message, s->message, sizeof(d->message));
+		d->tls = s->tls;
 		memcpy(d->machine, s->machine, sizeof(d->machine));
 	} else {
 		if (strcmp(d->mode, s->mode) != 0)
@@ -594,6 +598,16 @@ report_merge(struct report *d, const struct report *s)
 	d->open_end += s->open_end;
 	d->unserved += s->unserved;
 	d->reconnects += s->reconnects;
+	if (d->tls_version[0] == '\0') {
+		memcpy(d->tls_version, s->tls_version, sizeof(d->tls_version));
+		memcpy(d->tls_cipher, s->tls_cipher, sizeof(d->tls_cipher));
+		memcpy(d->tls_alpn, s->tls_alpn, sizeof(d->tls_alpn));
+	}
+	d->tls = d->tls || s->tls;
+	d->hs_new += s->hs_new;
+	d->hs_resumed += s->hs_resumed;
+	d->hs_new_w += s->hs_new_w;
+	d->hs_resumed_w += s->hs_resumed_w;
 	d->msgs += s->msgs;
 	d->bytes_in += s->bytes_in;
 	d->bytes_out += s->bytes_out;
@@ -606,6 +620,7 @@ report_merge(struct report *d, const struct report *s)
 	hist_merge(&d->lat, &s->lat);
 	hist_merge(&d->lat_unc, &s->lat_unc);
 	hist_merge(&d->conn_lat, &s->conn_lat);
+	hist_merge(&d->hs_lat, &s->hs_lat);
 	if (series_merge(&d->series, &s->series) == -1)
 		fatal("merge: series");
 }
@@ -625,6 +640,33 @@ report_ramp_rate(const struct report *r)
 	double	s = report_secs(r->t_ramp_first, r->t_ramp_last);
 
 	return r->attempted > 1 && s > 0 ? (double)(r->attempted - 1) / s : 0;
+}
+
+/* TLS handshakes per second in the measured window: all, new, resumed. */
+static double
+per_s(const struct report *r, uint64_t n)
+{
+	uint64_t	us = report_measured(r);
+
+	return us > 0 ? (double)n * 1e6 / (double)us : 0;
+}
+
+double
+report_hs_rate(const struct report *r)
+{
+	return per_s(r, r->hs_new_w + r->hs_resumed_w);
+}
+
+double
+report_hs_new_rate(const struct report *r)
+{
+	return per_s(r, r->hs_new_w);
+}
+
+double
+report_hs_resumed_rate(const struct report *r)
+{
+	return per_s(r, r->hs_resumed_w);
 }
 
 /* Microseconds measured: the windows' union, or the one window's span. */

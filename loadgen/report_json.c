@@ -131,19 +131,37 @@ static const struct field fields[] = {
 	E("closed", ERR_CLOSED),
 	E("ports", ERR_PORTS),
 	E("fdlimit", ERR_FDLIMIT),
-	E("other", ERR_OTHER)
+	E("tls", ERR_TLS),
+	E("other", ERR_OTHER),
+
+	I("tls", "on", tls),
+	S("tls", "version", tls_version),
+	S("tls", "cipher", tls_cipher),
+	S("tls", "alpn", tls_alpn),
+	U("tls", "handshakes_new", hs_new),
+	U("tls", "handshakes_resumed", hs_resumed),
+	U("tls", "window_new", hs_new_w),
+	U("tls", "window_resumed", hs_resumed_w),
+	{ "tls", "handshakes_per_s", F_DR, 0, 0, NULL, report_hs_rate },
+	{ "tls", "new_per_s", F_DR, 0, 0, NULL, report_hs_new_rate },
+	{ "tls", "resumed_per_s", F_DR, 0, 0, NULL, report_hs_resumed_rate }
 };
 
 #define NFIELDS		(sizeof(fields) / sizeof(fields[0]))
 
-/* The histograms, in the order written, after the fields. */
+/*
+ * The histograms, in the order written, after the fields; a report
+ * from before TLS has no handshake latency.
+ */
 static const struct {
 	const char	*key;
 	size_t		 off;
+	int		 optional;
 } hists[] = {
-	{ "latency", OFF(lat) },
-	{ "latency_uncorrected", OFF(lat_unc) },
-	{ "connect_latency", OFF(conn_lat) }
+	{ "latency", OFF(lat), 0 },
+	{ "latency_uncorrected", OFF(lat_unc), 0 },
+	{ "connect_latency", OFF(conn_lat), 0 },
+	{ "handshake_latency", OFF(hs_lat), 1 }
 };
 
 #define NHISTS		(sizeof(hists) / sizeof(hists[0]))
@@ -481,10 +499,13 @@ report_json_read(const char *buf, size_t len, struct report *r,
 	/* A report from before the framings replied in echo. */
 	if (r->reply[0] == '\0')
 		strlcpy(r->reply, "echo", sizeof(r->reply));
-	for (i = 0; i < NHISTS; i++)
+	for (i = 0; i < NHISTS; i++) {
+		if (hists[i].optional && json_get(&root, hists[i].key) == NULL)
+			continue;
 		if (hist_read(json_get(&root, hists[i].key), hist_at(r, i),
 		    errstr) == -1)
 			goto out;
+	}
 	if (series_read(json_get(&root, "series"), &r->series, errstr) == -1)
 		goto out;
 	ret = 0;

@@ -135,6 +135,19 @@ report_print(FILE *f, const struct report *r)
 	    report_secs(r->t_start, r->t_ramp_end));
 	fprintf(f, "  ");
 	print_hist(f, "connect latency", r, &r->conn_lat);
+	if (r->tls) {
+		fprintf(f, "  tls: %s %s, alpn %s; handshakes %llu (new %llu, "
+		    "resumed %llu), %.1f/s in the window (new %.1f/s, resumed "
+		    "%.1f/s)\n", r->tls_version[0] != '\0' ? r->tls_version :
+		    "none", r->tls_cipher, r->tls_alpn[0] != '\0' ?
+		    r->tls_alpn : "none",
+		    (unsigned long long)(r->hs_new + r->hs_resumed),
+		    (unsigned long long)r->hs_new,
+		    (unsigned long long)r->hs_resumed, report_hs_rate(r),
+		    report_hs_new_rate(r), report_hs_resumed_rate(r));
+		fprintf(f, "  ");
+		print_hist(f, "handshake latency", r, &r->hs_lat);
+	}
 
 	fprintf(f, "traffic: %.3f s measured, %llu msgs, %.1f msgs/s, "
 	    "in %.2f MB/s, out %.2f MB/s\n",

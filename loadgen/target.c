@@ -7,7 +7,8 @@
  *	unix:PATH, unix:@NAME		a unix(7) stream socket, @ for the
  *					abstract namespace
  *	http://HOST[:PORT][/PATH]	HTTP/1.1 over TCP, port 80 by default
- *	https://HOST[:PORT][/PATH]	parsed, refused until TLS is built in
+ *	https://HOST[:PORT][/PATH]	the same over TLS, port 443 by
+ *					default (tlsopt.c)
  *
  * A URL's request is a template (template.c), so that its path, its -H
  * headers and its --body take placeholders:

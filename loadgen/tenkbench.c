@@ -50,7 +50,7 @@ usage(FILE *f, int status)
 	    "\t\t [-i idle] [-o dir] [-r repeat] [-s size] [-t threads]\n"
 	    "\t\t [-w warmup] [--connect-rate rate] [--load-threads n]\n"
 	    "\t\t [--syscalls] [--syscall-time duration] [--tenkd path]\n"
-	    "\t\t [--tenkload path]\n");
+	    "\t\t [--tenkload path] [--tls-cert file --tls-key file]\n");
 	if (f == stdout)
 		fprintf(f, "\n"
 		    "  -a, --active N          active ping-pong connections "
@@ -81,6 +81,9 @@ usage(FILE *f, int status)
 		    "tenkbench)\n"
 		    "      --tenkload PATH     the load generator (default: "
 		    "next to tenkbench)\n"
+		    "      --tls-cert FILE     over TLS: tenkd's certificate "
+		    "(PEM)\n"
+		    "      --tls-key FILE      and its key\n"
 		    "  -V, --version           print the version\n"
 		    "  -w, --warmup DUR        unmeasured time before each run "
 		    "(default 1s)\n");
@@ -239,6 +242,8 @@ parse_args(int argc, char *argv[])
 		{ "tenkd", required_argument, NULL, 'D' },
 		{ "tenkload", required_argument, NULL, 'G' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "tls-cert", required_argument, NULL, 'E' },
+		{ "tls-key", required_argument, NULL, 'K' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 }
@@ -310,6 +315,13 @@ parse_args(int argc, char *argv[])
 			conf.systime = tk_cli_duration(opt, optarg,
 			    100 * TK_MSEC, 600 * TK_SEC, NULL);
 			break;
+		case 'E':
+		case 'K':
+			if (access(optarg, R_OK) == -1)
+				tk_cli_bad(opt, optarg, "%s", strerror(errno));
+			*(ch == 'E' ? &conf.tls_cert : &conf.tls_key) =
+			    optarg;
+			break;
 		case 'V':
 			printf("tenkbench %s\n", TENK_VERSION);
 			exit(0);
@@ -321,6 +333,9 @@ parse_args(int argc, char *argv[])
 	}
 	if (optind != argc)
 		tk_cli_bad(argv[optind], NULL, "unexpected argument");
+	if ((conf.tls_cert == NULL) != (conf.tls_key == NULL))
+		tk_cli_bad(conf.tls_cert == NULL ? "--tls-key" : "--tls-cert",
+		    NULL, "--tls-cert and --tls-key go together");
 	len = strlen(conf.out);
 	while (len > 1 && conf.out[len - 1] == '/')
 		len--;

@@ -38,6 +38,7 @@
 #include "tenk/parse.h"
 #include "tenk/sock.h"
 #include "tenk/timer.h"
+#include "tenk/tls.h"
 #include "tenk/xmalloc.h"
 #include "framing.h"
 #include "loadgen.h"
@@ -91,7 +92,8 @@ enum {
 	OPT_FIRST_MESSAGE,
 	OPT_REPLY,
 	OPT_REPLY_CHECK,
-	OPT_CONN_LIFETIME
+	OPT_CONN_LIFETIME,
+	OPT_TLS				/* --tls and every --tls-* */
 };
 
 static const struct option longopts[] = {
@@ -132,6 +134,14 @@ static const struct option longopts[] = {
 	{ "source",		required_argument, NULL, OPT_SOURCE },
 	{ "start-at",		required_argument, NULL, OPT_START_AT },
 	{ "threads",		required_argument, NULL, 't' },
+	{ "tls",		no_argument,	   NULL, OPT_TLS },
+	{ "tls-alpn",		required_argument, NULL, OPT_TLS },
+	{ "tls-ca",		required_argument, NULL, OPT_TLS },
+	{ "tls-ciphers",	required_argument, NULL, OPT_TLS },
+	{ "tls-resume",		no_argument,	   NULL, OPT_TLS },
+	{ "tls-sni",		required_argument, NULL, OPT_TLS },
+	{ "tls-verify",		no_argument,	   NULL, OPT_TLS },
+	{ "tls-version",	required_argument, NULL, OPT_TLS },
 	{ "version",		no_argument,	   NULL, 'V' },
 	{ "warmup",		required_argument, NULL, OPT_WARMUP },
 	{ "window",		required_argument, NULL, OPT_WINDOW },
@@ -162,10 +172,13 @@ usage(void)
 	    "[--source list]\n"
 	    "\t\t[--start-at time] [--warmup duration] "
 	    "[--window messages]\n"
-	    "\t\thost:port | unix:path ...\n"
+	    "\t\t[--tls] [--tls-alpn list] [--tls-ca file] "
+	    "[--tls-ciphers list]\n"
+	    "\t\t[--tls-resume] [--tls-sni name] [--tls-verify]\n"
+	    "\t\t[--tls-version 1.2 | 1.3] host:port | unix:path ...\n"
 	    "       tenkload [options] [-H header] [--method method]\n"
 	    "\t\t[--body text | --body-file file] "
-	    "http://host[:port][/path]\n"
+	    "http[s]://host[:port][/path]\n"
 	    "       tenkload merge [-q] [--csv file | -] [--hgrm file | -] "
 	    "[--json file | -]\n"
 	    "\t\t[--max-errors count] [--max-unserved count] "
@@ -266,6 +279,27 @@ usage(void)
 	    "+DURATION or\n"
 	    "                           YYYY-MM-DDTHH:MM:SSZ (default: "
 	    "after the warm-up)\n"
+	    "      --tls                over TLS (any --tls-* option "
+	    "implies it)\n"
+	    "      --tls-alpn LIST      ALPN protocols to offer, "
+	    "comma-separated\n"
+	    "                           (default: none)\n"
+	    "      --tls-ca FILE        trusted CA certificates, PEM; "
+	    "implies --tls-verify\n"
+	    "                           (default: the system's)\n"
+	    "      --tls-ciphers LIST   TLS 1.2 ciphers and TLS 1.3 "
+	    "suites (TLS_*), colon-\n"
+	    "                           separated (default: OpenSSL's)\n"
+	    "      --tls-resume         resume sessions (tickets); the "
+	    "report counts new and\n"
+	    "                           resumed handshakes\n"
+	    "      --tls-sni NAME       the server name to ask for and "
+	    "verify (default: the\n"
+	    "                           target's host)\n"
+	    "      --tls-verify         verify the server's certificate "
+	    "(default: not)\n"
+	    "      --tls-version VER    1.2 or 1.3 only (default: "
+	    "either)\n"
 	    "      --warmup DUR         unmeasured time after the ramp "
 	    "(default 0)\n"
 	    "      --window N           requests in flight per connection "
@@ -1010,7 +1044,7 @@ struct cmdline {
 
 /*
  * The operands: targets of one kind, a URL alone; a URL's request and
- * framing.  https:// is refused until TLS is built in.
+ * framing.  https:// speaks TLS, as --tls (tlsopt.c).
  */
 static void
 set_targets(struct lg_conf *conf, struct cmdline *cl, int argc,
@@ -1024,9 +1058,6 @@ set_targets(struct lg_conf *conf, struct cmdline *cl, int argc,
 		tk_cli_bad("host:port", NULL, "no target given");
 	conf->targets = xcalloc((size_t)argc, sizeof(*conf->targets));
 	for (i = 0; i < argc; i++) {
-		if (strncasecmp(argv[i], "https://", 8) == 0)
-			tk_cli_bad(argv[i], NULL, "https:// needs TLS, not "
-			    "built in yet");
 		sch = target_parse(argv[i], &conf->targets[i], &cl->url);
 		if (i == 0)
 			first = sch;
@@ -1159,6 +1190,7 @@ main(int argc, char *argv[], char *envp[])
 	struct cmdline	 cl;
 	struct report	 r;
 	struct lg_prog	 prog;
+	struct tlsopt	 tlsopt;
 	struct tp_err	 err;
 	const char	*errstr, *opt;
 	unsigned char	*first = NULL;
@@ -1181,6 +1213,7 @@ main(int argc, char *argv[], char *envp[])
 
 	memset(&conf, 0, sizeof(conf));
 	memset(&cl, 0, sizeof(cl));
+	memset(&tlsopt, 0, sizeof(tlsopt));
 	conf.conns = 1;
 	conf.connect_rate = 2000;
 	conf.connect_timeout = 5 * TK_SEC;
@@ -1303,7 +1336,8 @@ main(int argc, char *argv[], char *envp[])
 			    MAXTHREADS);
 			break;
 		case 'V':
-			printf("tenkload %s\n", TENK_VERSION);
+			printf("tenkload %s, TLS %s\n", TENK_VERSION,
+			    tk_tls_library());
 			exit(0);
 		case OPT_BACKEND:
 			if ((conf.backend = tk_cli_backend(opt, optarg)) ==
@@ -1344,12 +1378,17 @@ main(int argc, char *argv[], char *envp[])
 			conf.procs = (int)tk_cli_num(opt, optarg, 1,
 			    LG_MAXPROCS);
 			break;
+		case OPT_TLS:
+			tlsopt_set(&tlsopt, &conf, opt, optarg);
+			break;
 		}
 	}
 	argc -= optind;
 	argv += optind;
 
 	set_targets(&conf, &cl, argc, argv);
+	if (conf.url != NULL && conf.url->scheme == SCHEME_HTTPS)
+		tlsopt.on = 1;
 	check_conf(&conf, &cl);
 	conf.first = first;
 	set_requests(&conf, &cl);
@@ -1360,6 +1399,7 @@ main(int argc, char *argv[], char *envp[])
 			    "from the target's");
 	tk_cli_sources_check("--source", conf.sources, conf.nsources);
 	check_outputs(&conf);
+	tlsopt_apply(&tlsopt, &conf, argc, argv);
 
 	/*
 	 * One process holds what fits under RLIMIT_NOFILE (raised to the
@@ -1418,6 +1458,7 @@ main(int argc, char *argv[], char *envp[])
 	}
 	i = finish(&conf, &r);
 	report_free(&r);
+	tlsopt_free(&conf);
 	free(conf.targets);
 	free(conf.sources);
 	free(cl.http.hdrs);

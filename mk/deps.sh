@@ -6,7 +6,8 @@
 # make variables on stdout.  liburing-dev is installed the same way when
 # missing, and a failure there only leaves the backend out.  URING=no
 # leaves io_uring out even when liburing is there (how a build without it
-# is checked).
+# is checked).  OpenSSL 3 (optional: TLS in the three programs) is found
+# and installed the same way (libssl-dev); TLS=no leaves it out.
 # deps.sh lint: the same for what only `make lint` needs, shellcheck and
 # mandoc; print nothing.
 # deps.sh test: the same for the test-only tools (the Prometheus text
@@ -150,6 +151,43 @@ else
 	echo "deps: liburing (2.3 or later) not found: building without the io_uring backend (apt install liburing-dev)" >&2
 	echo "URING_CFLAGS :="
 	echo "URING_LIBS :="
+fi
+
+# OpenSSL 3.0 or later (libssl, libcrypto): optional, for TLS.  A
+# compile and link probe as for liburing, so an OpenSSL 1.1 counts as
+# missing.
+have_tls() {
+	[ "${TLS-}" != no ] || return 1
+	tflags=$("$PKG_CONFIG" --cflags openssl 2>/dev/null)
+	tlibs=$("$PKG_CONFIG" --libs openssl 2>/dev/null) ||
+	    tlibs="-lssl -lcrypto"
+	probe=$(mktemp) || return 1
+	# shellcheck disable=SC2086 # word splitting of the flags is meant
+	printf '%s\n' '#include <openssl/ssl.h>' \
+	    '#if OPENSSL_VERSION_MAJOR < 3' '#error OpenSSL 3 needed' \
+	    '#endif' \
+	    'int main(void) { SSL_CTX *c = SSL_CTX_new(TLS_method());' \
+	    'SSL_CTX_free(c); return 0; }' |
+	    ${CC:-cc} -x c $tflags -o "$probe" - $tlibs >/dev/null 2>&1
+	st=$?
+	rm -f "$probe"
+	return $st
+}
+
+if ! have_tls && [ "${TLS-}" != no ]; then
+	( apt_install libssl-dev ) || true
+fi
+if have_tls; then
+	echo "TLS_CFLAGS := -DTENK_HAVE_TLS $tflags"
+	echo "TLS_LIBS := $tlibs"
+else
+	if [ "${TLS-}" = no ]; then
+		echo "deps: TLS=no: building without TLS" >&2
+	else
+		echo "deps: OpenSSL 3 not found: building without TLS (apt install libssl-dev)" >&2
+	fi
+	echo "TLS_CFLAGS :="
+	echo "TLS_LIBS :="
 fi
 
 # The fast path: clang that compiles for the BPF target, bpftool for the

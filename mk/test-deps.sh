@@ -4,10 +4,11 @@
 # the benchmark against them need (test/integ/load_redis.sh, load_http.sh,
 # proxy_peers.sh, ops_promtool.sh, test/bench/load-compare.sh,
 # proxy-iperf.sh): redis-server, redis-benchmark, nginx (and its stream
-# module), wrk, haproxy, iperf3, and promtool (Debian's prometheus
-# package, whose server is a service too); and what the proxy's
-# --fastpath is built with (clang, libbpf-dev, bpftool: large, so never
-# a plain make's), so that its tests run.
+# module), wrk, haproxy, iperf3, promtool (Debian's prometheus
+# package, whose server is a service too), openssl (the TLS tests'
+# certificates); and what the proxy's --fastpath is built with (clang,
+# libbpf-dev, bpftool: large, so never a plain make's), so that its
+# tests run.
 # Installs the missing ones with apt-get when we are root on Debian or
 # Ubuntu, with their services kept from starting (see below); otherwise
 # one line on stderr naming the packages, and exit 1.
@@ -42,6 +43,8 @@ missing() {
 	have haproxy || _m="$_m haproxy"
 	have iperf3 || _m="$_m iperf3"
 	have promtool || _m="$_m prometheus"
+	# The TLS tests make their certificates with openssl req.
+	have openssl || _m="$_m openssl"
 	have clang || _m="$_m clang"
 	have bpftool || _m="$_m bpftool"
 	[ -e /usr/include/bpf/libbpf.h ] ||
@@ -61,7 +64,7 @@ fi
 need=$(missing)
 if [ -z "$need" ]; then
 	echo "test-deps: redis-server, redis-benchmark, nginx, wrk, haproxy," \
-	    "iperf3, promtool, clang, libbpf and bpftool found"
+	    "iperf3, promtool, openssl, clang, libbpf and bpftool found"
 	exit 0
 fi
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The option values of config.c that have a syntax of their own: an
- * upstream ("HOST:PORT[,weight=N][,backup][,name=NAME]"), the networks
- * of --accept-proxy-from, a --listen address, and the --metrics address
- * against the listeners.  Each adds to a struct config or checks one,
- * and says what is wrong in a struct tk_cli_err; none has a side effect
- * but on the config it is given.
+ * upstream ("HOST:PORT[,weight=N][,backup][,name=NAME]", and over TLS
+ * ",tls,sni=NAME,ca=FILE,noverify"), the networks of
+ * --accept-proxy-from, a --listen address, the --metrics address
+ * against the listeners, and the routes of --sni-route.  Each adds to
+ * a struct config or checks one, and says what is wrong in a struct
+ * tk_cli_err; none has a side effect but on the config it is given.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -19,12 +20,58 @@
 
 #include "tenk/cli.h"
 #include "tenk/sock.h"
+#include "tenk/xmalloc.h"
 #include "tenkd.h"
 
 #define MAXWEIGHT	100
 #define NAME_CHARS	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
 			"0123456789._-:"
 #define DEFAULT_PORT	7777		/* --listen HOST */
+#define MAXROUTES	256		/* --sni-route names */
+
+/* An owned copy of w[0..n). */
+static char *
+strndup_x(const char *w, size_t n)
+{
+	char	*s = xmalloc(n + 1);
+
+	memcpy(s, w, n);
+	s[n] = '\0';
+	return s;
+}
+
+/*
+ * A TLS parameter of an upstream (tlsorig.c's), the n bytes at w, into
+ * u: 0 when it is one, 1 when not, -1 with *why when it is one and
+ * bad.  Any of them marks the upstream "tls".
+ */
+static int
+up_tls(struct upconf *u, const char *w, size_t n, const char **why)
+{
+	if (n == 3 && strncmp(w, "tls", 3) == 0)
+		u->tls = 1;
+	else if (n == 8 && strncmp(w, "noverify", 8) == 0)
+		u->tls = u->noverify = 1;
+	else if (n >= 4 && strncmp(w, "sni=", 4) == 0) {
+		if (n == 4 || n - 4 > 255) {
+			*why = "bad sni= (a name of 1 to 255 bytes)";
+			return -1;
+		}
+		free(u->sni);
+		u->sni = strndup_x(w + 4, n - 4);
+		u->tls = 1;
+	} else if (n >= 3 && strncmp(w, "ca=", 3) == 0) {
+		if (n == 3) {
+			*why = "bad ca= (a file of PEM certificates)";
+			return -1;
+		}
+		free(u->ca);
+		u->ca = strndup_x(w + 3, n - 3);
+		u->tls = 1;
+	} else
+		return 1;
+	return 0;
+}
 
 /*
  * One parameter of an upstream, the n bytes at w, into u.  Returns
@@ -35,7 +82,10 @@ up_param(struct upconf *u, const char *w, size_t n)
 {
 	const char	*e;
 	char		 num[16];
+	int		 r;
 
+	if (n > 0 && (r = up_tls(u, w, n, &e)) != 1)
+		return r == -1 ? e : NULL;
 	if (n == 6 && strncmp(w, "backup", 6) == 0) {
 		u->backup = 1;
 		return NULL;
@@ -49,7 +99,8 @@ up_param(struct upconf *u, const char *w, size_t n)
 		return NULL;
 	}
 	if (n == 0 || strncmp(w, "weight=", 7) != 0)
-		return "unknown parameter (weight=N, backup, name=NAME)";
+		return "unknown parameter (weight=N, backup, name=NAME, tls, "
+		    "sni=NAME, ca=FILE, noverify)";
 	if (n - 7 >= sizeof(num))
 		return "bad weight (1 to 100)";
 	memcpy(num, w + 7, n - 7);
@@ -59,7 +110,8 @@ up_param(struct upconf *u, const char *w, size_t n)
 }
 
 /*
- * -u arg (opt as typed): "HOST:PORT[,weight=N][,backup][,name=NAME]",
+ * -u arg (opt as typed): "HOST:PORT[,weight=N][,backup][,name=NAME]"
+ * and the TLS parameters,
  * where blanks may separate the parameters as well as the comma, for
  * the -f file's "upstream HOST:PORT weight=N backup".
  */
@@ -224,6 +276,109 @@ cfgval_metrics(const struct config *c, struct tk_cli_err *e)
 			return tk_cli_errf(e, "--metrics", name, "overlaps "
 			    "--listen %s", tk_addr_fmt(&c->listen[i], hl,
 			    sizeof(hl)));
+	}
+	return 0;
+}
+
+/*
+ * --sni-route NAME=HOST:PORT[,NAME=HOST:PORT...], repeatable.  Names
+ * are host names (lowercased), "*.suffix" or "*"; each HOST:PORT is
+ * found among the upstreams once all are given (cfgval_tls).
+ */
+int
+cfgval_sniroute(struct config *c, const char *opt, const char *arg,
+    struct tk_cli_err *e)
+{
+	struct sniroute	*r;
+	char		*copy, *p, *tok, *eq;
+	size_t		 i;
+	int		 k, ret = 0;
+
+	copy = xstrdup(arg);
+	for (p = copy; ret == 0 && (tok = strsep(&p, ",")) != NULL; ) {
+		if ((eq = strchr(tok, '=')) == NULL || eq == tok ||
+		    eq[1] == '\0') {
+			ret = tk_cli_errf(e, opt, arg, "%s is not "
+			    "NAME=HOST:PORT", tok);
+			break;
+		}
+		*eq = '\0';
+		if (eq - tok > 255) {
+			ret = tk_cli_errf(e, opt, arg, "a name over 255 bytes");
+			break;
+		}
+		for (i = 0; tok[i] != '\0'; i++)
+			tok[i] = (char)(tok[i] >= 'A' && tok[i] <= 'Z' ?
+			    tok[i] - 'A' + 'a' : tok[i]);
+		if (strchr(tok + 1, '*') != NULL || (tok[0] == '*' &&
+		    tok[1] != '\0' && tok[1] != '.')) {
+			ret = tk_cli_errf(e, opt, arg, "%s: a wildcard is "
+			    "\"*\" or \"*.suffix\"", tok);
+			break;
+		}
+		for (k = 0; k < c->nroutes; k++)
+			if (strcmp(c->routes[k].name, tok) == 0)
+				break;
+		if (k < c->nroutes)
+			ret = tk_cli_errf(e, opt, arg, "%s routed twice", tok);
+		else if (c->nroutes == MAXROUTES)
+			ret = tk_cli_errf(e, opt, arg, "more than %d routes",
+			    MAXROUTES);
+		else {
+			c->routes = xreallocarray(c->routes,
+			    (size_t)c->nroutes + 1, sizeof(*c->routes));
+			r = &c->routes[c->nroutes++];
+			r->name = xstrdup(tok);
+			r->to = xstrdup(eq + 1);
+			r->up = -1;
+		}
+	}
+	free(copy);
+	return ret;
+}
+
+/*
+ * After the proxy's options: each TLS upstream's name to ask for and
+ * verify (sni=, else its host, checked as an address and not sent),
+ * and each route's upstream, given with -u, and plain.
+ */
+int
+cfgval_tls(struct config *c, struct tk_cli_err *e)
+{
+	struct upconf	*u;
+	struct tk_addr	 a;
+	const char	*err;
+	char		 name[TK_ADDRSTRLEN];
+	int		 i, k;
+
+	for (i = 0; i < c->nups; i++) {
+		u = &c->ups[i];
+		if (!u->tls || u->sni != NULL)
+			continue;
+		strlcpy(name, u->name, sizeof(name));
+		name[strcspn(name, "]")] = '\0';
+		if (name[0] == '[')
+			memmove(name, name + 1, strlen(name));
+		else
+			name[strcspn(name, ":")] = '\0';
+		u->sni = xstrdup(name);
+	}
+	for (i = 0; i < c->nroutes; i++) {
+		if (tk_addr_parse(c->routes[i].to, -1, &a, &err) == -1)
+			return tk_cli_errf(e, "--sni-route", c->routes[i].to,
+			    "%s", err);
+		tk_addr_fmt(&a, name, sizeof(name));
+		for (k = 0; k < c->nups; k++)
+			if (strcmp(c->ups[k].name, name) == 0)
+				break;
+		if (k == c->nups)
+			return tk_cli_errf(e, "--sni-route", c->routes[i].to,
+			    "not an upstream (give it with -u too)");
+		if (c->ups[k].tls)
+			return tk_cli_errf(e, "--sni-route", c->routes[i].to,
+			    "a \"tls\" upstream: routing passes the client's "
+			    "TLS on");
+		c->routes[i].up = k;
 	}
 	return 0;
 }

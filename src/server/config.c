@@ -15,11 +15,11 @@
  * options (opts[]) and one function that applies an option to a config
  * (opt_apply), so an option means the same in both places, and the
  * command line's take precedence: for a list (--listen, --upstream,
- * --source, --accept-proxy-from) one given on the command line replaces
- * all of the file's.  An option that is not a list given twice in the
- * file is said, naming both lines, and the last one used, as on the
- * command line, where getopt(3) gives each in turn, and as HAProxy does
- * with most of its keywords.
+ * --source, --accept-proxy-from, --tls-cert, --tls-key, --sni-route) one
+ * given on the command line replaces all of the file's.  An option that
+ * is not a list given twice in the file is said, naming both lines, and
+ * the last one used, as on the command line, where getopt(3) gives each
+ * in turn, and as HAProxy does with most of its keywords.
  *
  * Building a config has no side effect but on the config: nothing is
  * opened, bound or set, and an error is one line in a struct
@@ -65,6 +65,8 @@
 #define MAXPIPES		4096
 #define MAXSOURCES		256		/* --source addresses */
 #define CONF_REPEATS		10		/* repeated options said */
+#define DEFAULT_TLS_HS		(10 * TK_SEC)	/* --tls-handshake-timeout */
+#define DEFAULT_TLS_TICKETS	(3600 * TK_SEC)	/* --tls-ticket-period */
 
 /* How an option's value is read, and into what. */
 enum okind {
@@ -103,8 +105,9 @@ struct optdef {
 static opt_fn	opt_accept_from, opt_backend, opt_check_interval,
 		opt_check_expect, opt_check_send, opt_group, opt_hash_key,
 		opt_idle, opt_listen, opt_log_level, opt_max_memory,
-		opt_metrics, opt_ring_buffers, opt_source, opt_facility,
-		opt_upstream, opt_user;
+		opt_metrics, opt_ring_buffers, opt_sni_route, opt_source,
+		opt_facility, opt_tls_cert, opt_tls_ciphers, opt_tls_key,
+		opt_tls_tickets, opt_tls_version, opt_upstream, opt_user;
 
 #define F(f)		offsetof(struct config, f)
 #define INT(f, a, b)	.kind = K_INT, .off = F(f), .min = (a), .max = (b)
@@ -179,6 +182,7 @@ static const struct optdef opts[] = {
 	{ "send-proxy", 0, PX, .kind = K_CHOICE, .off = F(px.send_proxy),
 	    .words = { "v1", "v2" }, .vals = { 1, 2 },
 	    .range = "not a version (v1, v2)" },
+	{ "sni-route", 0, PX | O_LIST, FN(opt_sni_route) },
 	{ "source", 0, PX | O_LIST, FN(opt_source) },
 	{ "splice", 0, PX, .kind = K_CHOICE, .off = F(splice),
 	    .words = { "auto", "off" }, .vals = { 1, 0 },
@@ -187,6 +191,13 @@ static const struct optdef opts[] = {
 	{ "syslog", 0, 0, .kind = K_FLAG, .off = F(syslog) },
 	{ "syslog-facility", 0, ARG, FN(opt_facility) },
 	{ "threads", 't', ARG, INT(threads, 1, MAXTHREADS) },
+	{ "tls-cert", 0, ARG | O_LIST, FN(opt_tls_cert) },
+	{ "tls-ciphers", 0, ARG, FN(opt_tls_ciphers) },
+	{ "tls-handshake-timeout", 0, ARG,
+	    DUR(tls.hs_timeout, 10 * TK_MSEC, 3600 * TK_SEC, "10ms to 1h") },
+	{ "tls-key", 0, ARG | O_LIST, FN(opt_tls_key) },
+	{ "tls-ticket-period", 0, ARG, FN(opt_tls_tickets) },
+	{ "tls-version", 0, ARG, FN(opt_tls_version) },
 	{ "upstream", 'u', PX | O_LIST, FN(opt_upstream) },
 	{ "user", 0, ARG, FN(opt_user) },
 	{ "version", 'V', O_CMDLINE, .kind = K_NONE },
@@ -215,6 +226,7 @@ static int	 file_option(void *, const char *, const char *,
 		    const char *, struct tk_cli_err *);
 static int	 finish(struct build *, struct tk_cli_err *);
 static int	 finish_proxy(struct config *, struct tk_cli_err *);
+static int	 finish_tls(const struct config *, struct tk_cli_err *);
 
 /* The getopt table of opts[], built once.  Start-up. */
 static const struct option *
@@ -322,6 +334,8 @@ defaults(struct config *c)
 	c->hc.rise = 2;
 	c->hc.fall = 3;
 	c->pin.timeout = 5 * TK_SEC;
+	c->tls.hs_timeout = DEFAULT_TLS_HS;
+	c->tls.ticket_period = DEFAULT_TLS_TICKETS;
 }
 
 /*
@@ -515,6 +529,77 @@ opt_source(struct config *c, const char *opt, const char *arg,
 {
 	return tk_cli_get_sources(e, opt, arg, MAXSOURCES, &c->sources,
 	    &c->nsources);
+}
+
+static int
+opt_sni_route(struct config *c, const char *opt, const char *arg,
+    struct tk_cli_err *e)
+{
+	return cfgval_sniroute(c, opt, arg, e);
+}
+
+/* --tls-cert and --tls-key: one more of the pairs, in order. */
+static int
+tls_file(char **v, int *n, const char *opt, const char *arg,
+    struct tk_cli_err *e)
+{
+	if (*arg == '\0')
+		return tk_cli_errf(e, opt, NULL, "empty file name");
+	if (*n == TLS_MAXPAIRS)
+		return tk_cli_errf(e, opt, arg, "more than %d", TLS_MAXPAIRS);
+	v[(*n)++] = xstrdup(arg);
+	return 0;
+}
+
+static int
+opt_tls_cert(struct config *c, const char *opt, const char *arg,
+    struct tk_cli_err *e)
+{
+	c->tls.given = 1;
+	return tls_file(c->tls.cert, &c->tls.ncert, opt, arg, e);
+}
+
+static int
+opt_tls_key(struct config *c, const char *opt, const char *arg,
+    struct tk_cli_err *e)
+{
+	c->tls.given = 1;
+	return tls_file(c->tls.key, &c->tls.nkey, opt, arg, e);
+}
+
+static int
+opt_tls_ciphers(struct config *c, const char *opt, const char *arg,
+    struct tk_cli_err *e)
+{
+	(void)opt;
+	(void)e;
+	c->tls.given = 1;
+	free(c->tls.ciphers);
+	c->tls.ciphers = xstrdup(arg);
+	return 0;
+}
+
+static int
+opt_tls_tickets(struct config *c, const char *opt, const char *arg,
+    struct tk_cli_err *e)
+{
+	c->tls.given = 1;
+	if (tk_cli_get_duration(e, opt, arg, 0, 7 * 24 * 3600 * TK_SEC,
+	    "0, or 1s to 7d", &c->tls.ticket_period) == -1)
+		return -1;
+	if (c->tls.ticket_period != 0 && c->tls.ticket_period < TK_SEC)
+		return tk_cli_errf(e, opt, arg, "too small (0, or 1s to 7d)");
+	return 0;
+}
+
+static int
+opt_tls_version(struct config *c, const char *opt, const char *arg,
+    struct tk_cli_err *e)
+{
+	c->tls.given = 1;
+	if ((c->tls.version = tk_tls_version_parse(arg)) == -1)
+		return tk_cli_errf(e, opt, arg, "not 1.2 or 1.3");
+	return 0;
 }
 
 /* A compiled-in backend, by its name in the registry's storage. */
@@ -744,6 +829,8 @@ finish(struct build *b, struct tk_cli_err *e)
 		c->splice = 0;
 	} else if (finish_proxy(c, e) == -1)
 		return -1;
+	if (finish_tls(c, e) == -1)
+		return -1;
 	/* --group given before --user: keep the group. */
 	if (c->user != NULL && c->group != NULL &&
 	    (gr = getgrnam(c->group)) != NULL)
@@ -806,17 +893,46 @@ finish_proxy(struct config *c, struct tk_cli_err *e)
 	if (c->hc.timeout == 0)
 		c->hc.timeout = c->hc.interval < c->px.connect_timeout ?
 		    c->hc.interval : c->px.connect_timeout;
+	return cfgval_tls(c, e);
+}
+
+/*
+ * The TLS options agree: with any, a certificate and a key for each;
+ * none beside --sni-route, which passes the client's TLS on.
+ */
+static int
+finish_tls(const struct config *c, struct tk_cli_err *e)
+{
+	const struct tlsconf	*t = &c->tls;
+
+	if (!t->given)
+		return 0;
+	if (t->ncert == 0)
+		return tk_cli_errf(e, "--tls-cert", NULL, "the TLS options "
+		    "need a certificate and its key (--tls-cert FILE --tls-key "
+		    "FILE)");
+	if (t->nkey != t->ncert)
+		return tk_cli_errf(e, "--tls-key", NULL, "%d certificate%s and "
+		    "%d key%s: one --tls-key for each --tls-cert, in order",
+		    t->ncert, t->ncert == 1 ? "" : "s", t->nkey,
+		    t->nkey == 1 ? "" : "s");
+	if (c->nroutes > 0)
+		return tk_cli_errf(e, "--sni-route", NULL, "routes TLS without "
+		    "decrypting it: not with --tls-cert");
 	return 0;
 }
 
 /*
  * What c asks of the system, checked once: every --source address is
  * local (bound once: a typo is a usage error now, rather than a run of
- * EADDRNOTAVAIL connects that would read as exhausted ports).  Returns
- * 0, or -1 with e set.
+ * EADDRNOTAVAIL connects that would read as exhausted ports); and the
+ * TLS files, read into c's contexts (tlsterm_load), by the process that
+ * checks: at start before privileges are dropped, at a reload by the
+ * master as the user it runs as.  Returns 0, or -1 with e set (c is
+ * then to be freed all the same).
  */
 int
-config_check(const struct config *c, struct tk_cli_err *e)
+config_check(struct config *c, struct tk_cli_err *e)
 {
 	char	 a[TK_ADDRSTRLEN];
 	size_t	 i;
@@ -837,7 +953,7 @@ config_check(const struct config *c, struct tk_cli_err *e)
 		}
 		close(fd);
 	}
-	return 0;
+	return tlsterm_load(c, e);
 }
 
 static int
@@ -901,6 +1017,25 @@ config_master(const struct config *c)
 void
 config_free(struct config *c)
 {
+	int	i;
+
+	for (i = 0; i < c->tls.ncert; i++)
+		free(c->tls.cert[i]);
+	for (i = 0; i < c->tls.nkey; i++)
+		free(c->tls.key[i]);
+	free(c->tls.ciphers);
+	tk_tls_ctx_free(c->tls.ctx);
+	/* All: a list's last one may be half made (cfgval_upstream). */
+	for (i = 0; i < MAXUPSTREAMS; i++) {
+		free(c->ups[i].sni);
+		free(c->ups[i].ca);
+		tk_tls_ctx_free(c->ups[i].tctx);
+	}
+	for (i = 0; i < c->nroutes; i++) {
+		free(c->routes[i].name);
+		free(c->routes[i].to);
+	}
+	free(c->routes);
 	free(c->conf);
 	free(c->access_log);
 	free(c->pidfile);

@@ -73,7 +73,7 @@ struct access_fields {
 
 const char *const conn_reasons[CONN_NREASONS] = {
 	"eof", "reset", "error", "timeout", "shutdown", "nomem",
-	"memory", "proxy-header", "proxy-untrusted"
+	"memory", "proxy-header", "proxy-untrusted", "tls"
 };
 
 static void	conn_io(struct tk_loop *, struct tk_io *);
@@ -214,7 +214,7 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 	struct conn_acct	*a;
 	enum conn_reason	 why;
 	uint64_t		 now = tk_loop_now(w->l), skipped;
-	size_t			 size = w->proto->size;
+	size_t			 size = w->proto->size, tail = 0;
 	int			 acct;
 
 	if (srv.cfg.pin.on && pin_take(w, fd, sa, salen))
@@ -226,6 +226,8 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 	(void)tk_sock_nodelay(fd);
 	if (acct)
 		size += sizeof(struct conn_acct);
+	if (w->proto->tail != NULL && (tail = w->proto->tail()) > 0)
+		size += tail;
 	if ((c = calloc(1, size)) == NULL) {
 		why = CONN_NOMEM;
 		conn_warn_nomem(w);
@@ -243,6 +245,7 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 		goto fail;
 	}
 	c->last = (uint32_t)(now >> CONN_TSHIFT);
+	c->tail = tail > 0;
 	if (acct) {
 		c->acct = 1;
 		a = CONN_ACCT(w, c);
@@ -296,13 +299,16 @@ conn_close(struct worker *w, struct conn *c, enum conn_reason why)
 	/* Unwatch and close; on epoll without an EPOLL_CTL_DEL. */
 	(void)tk_io_close(w->l, &c->io);
 	LIST_REMOVE(c, slot);
-	/* The hook and the log see what was left queued; then it goes. */
-	if (w->proto->close != NULL)
-		w->proto->close(w, c, why);
 	w->st.closed[why]++;
 	/* Before the count drops: active= counts c, as for the proxy. */
 	if (c->acct && !w->proto->own_log)
 		access_line(w, c, why);
+	/*
+	 * The hook (the proxy's own record, echo's TLS state) sees what
+	 * was left queued; then it goes.
+	 */
+	if (w->proto->close != NULL)
+		w->proto->close(w, c, why);
 	tk_bufq_clear(&c->outq, &w->pool);
 	w->nconns--;
 	log_debug("%s: thread %d fd %d: %s", __func__, w->id, fd,
@@ -491,6 +497,14 @@ access_json(char *line, size_t size, const struct access_fields *f)
 	    ", \"tries\": %d", f->r->tries) == -1 ||
 	    json_kv(line, size, &n, "term", f->r->term) == -1))
 		return 0;
+	if ((f->r->sni != NULL &&
+	    json_kv(line, size, &n, "sni", f->r->sni) == -1) ||
+	    (f->r->tls_version != NULL &&
+	    (json_kv(line, size, &n, "tls_version", f->r->tls_version) == -1 ||
+	    json_kv(line, size, &n, "tls_cipher", f->r->tls_cipher) == -1)) ||
+	    (f->r->tls_fail != NULL &&
+	    json_kv(line, size, &n, "tls_fail", f->r->tls_fail) == -1))
+		return 0;
 	if (json_kv(line, size, &n, "why", f->r->why) == -1 ||
 	    json_fmt(line, size, &n, "}\n") == -1)
 		return 0;
@@ -509,21 +523,30 @@ access_text(char *line, size_t size, const struct access_fields *f)
 {
 	const struct acct_rec	*r = f->r;
 	char			 raw[512], up[TK_ADDRSTRLEN + 16];
-	char			 tries[32];
+	char			 tries[32], tls[384];
 	size_t			 n;
 	int			 m;
 
-	up[0] = tries[0] = '\0';
+	up[0] = tries[0] = tls[0] = '\0';
 	if (r->upstream != NULL)
 		snprintf(up, sizeof(up), " %s", r->upstream);
 	if (r->term != NULL)
 		snprintf(tries, sizeof(tries), " tries=%d", r->tries);
+	/* " sni=a.test tls=TLSv1.3/TLS_AES_256_GCM_SHA384", " tls=fail/eof" */
+	if (r->tls_version != NULL || r->tls_fail != NULL)
+		snprintf(tls, sizeof(tls), " tls=%s/%s", r->tls_version !=
+		    NULL ? r->tls_version : "fail", r->tls_version != NULL ?
+		    r->tls_cipher : r->tls_fail);
+	if (r->sni != NULL) {
+		snprintf(raw, sizeof(raw), " sni=%s%s", r->sni, tls);
+		strlcpy(tls, raw, sizeof(tls));
+	}
 	m = snprintf(raw, sizeof(raw), "%s %s%s %ss accept=%s tc=%s%s "
-	    "active=%llu in=%llu out=%llu%s%s%s %s", f->client, f->proto, up,
-	    f->dur, f->accept, r->connected ? f->tc : "-",
+	    "active=%llu in=%llu out=%llu%s%s%s%s %s", f->client, f->proto,
+	    up, f->dur, f->accept, r->connected ? f->tc : "-",
 	    r->connected ? "s" : "", f->active, (unsigned long long)r->in,
 	    (unsigned long long)r->out, tries, r->term != NULL ? " " : "",
-	    r->term != NULL ? r->term : "", r->why);
+	    r->term != NULL ? r->term : "", tls, r->why);
 	if (m < 0 || (size_t)m >= sizeof(raw))
 		return 0;
 	n = strlcpy(line, f->now, size);
@@ -605,5 +628,7 @@ access_line(struct worker *w, struct conn *c, enum conn_reason why)
 		.out = a->in - c->outq.len, .why = conn_reasons[why],
 	};
 
+	if (w->proto->acct_tls != NULL)
+		w->proto->acct_tls(c, &r);
 	conn_access_record(w, &r);
 }

@@ -52,6 +52,20 @@
  * empty pool (--splice-pipes per thread) leaves the flow copying.
  * EINVAL or ENOSYS from splice(2) moves what the pipe holds into the
  * queue and turns splicing off for the flow for good.
+ *
+ * TLS (tls.h): a flow whose source or destination speaks TLS (f->tsrc,
+ * f->tdst) reads plaintext with tk_tls_read() and sends it with
+ * tk_tls_write(), which block on the watcher what they wait for (READ
+ * or WRITE, whichever the library asked): so the loops here test
+ * readiness for what the TLS side waits for, and a TLS read that
+ * drained the socket has blocked READ itself, where a plain one is
+ * short.  A TLS write takes a record (16 KiB) at most, and once it has
+ * said EAGAIN must be offered the same bytes again: the queue keeps
+ * them, and a queue whose first buffer holds fewer than a record's
+ * bytes is gathered into the scratch buffer first.  Passing the FIN on
+ * is close_notify, then the FIN (tk_tls_shutdown); should the socket
+ * not take the alert, DP_F_FINWAIT waits for it to.  TLS flows never
+ * splice: the bytes must pass through the library.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -75,6 +89,7 @@
 #define DP_PIPE_DEFAULT	(64 * 1024)	/* a fresh pipe's size (pipe(7)) */
 #define DP_SPLICE_SIZE	(256 * 1024)	/* a splice's most, by measure */
 #define DP_PIPE_MAX	(1024 * 1024)	/* fs.pipe-max-size's default */
+#define DP_RECORD	16384		/* a TLS record's plaintext */
 
 static int	flush(struct worker *, struct dp_flow *);
 static int	splice_out(struct worker *, struct dp_flow *);
@@ -93,6 +108,8 @@ static void	pipe_put(struct worker *, struct dp_pipe *);
 static void	pipe_close(struct worker *, struct dp_pipe *);
 static void	pipes_idle(struct tk_loop *, struct tk_timer *);
 static inline void spend(size_t *, size_t);
+static int	flush_tls(struct worker *, struct dp_flow *);
+static void	pass_fin(struct worker *, struct dp_flow *);
 
 /*
  * The pipes' size, which is also the most one splice moves and so what a
@@ -155,6 +172,19 @@ spend(size_t *budget, size_t n)
 	*budget -= n < *budget ? n : *budget;
 }
 
+/* What reading f's source, and writing its destination, wait for. */
+static inline unsigned int
+src_ev(const struct dp_flow *f)
+{
+	return f->tsrc != NULL ? f->tsrc->rwant : TK_EV_READ;
+}
+
+static inline unsigned int
+dst_ev(const struct dp_flow *f)
+{
+	return f->tdst != NULL ? f->tdst->wwant : TK_EV_WRITE;
+}
+
 /*
  * Note a failure of f for dp_settle to report: what is one of
  * DP_F_SRCERR, DP_F_DSTERR or DP_F_NOMEM, e its errno, which is logged
@@ -177,7 +207,7 @@ dp_fail(struct dp_flow *f, unsigned int what, int e)
  * everything read from it is out (as readiness sends at once what it
  * reads, so that a peer that sends and then resets loses nothing it
  * sent first); else, once the source has finished and nothing is
- * left, pass the FIN on (shutdown SHUT_WR) and set DP_F_SHUT.  Returns
+ * left, pass the FIN on (pass_fin) and set DP_F_SHUT.  Returns
  * 0, or -1 with f->err set and errno ECONNRESET (a reset) or EIO.
  */
 int
@@ -193,12 +223,8 @@ dp_settle(struct worker *w, struct dp_flow *f)
 		return -1;
 	}
 	if ((fl & (DP_F_END | DP_F_SHUT | DP_F_SENDING)) == DP_F_EOF &&
-	    dp_pending(f) == 0) {
-		/* ENOTCONN if the peer already reset: the send will tell. */
-		(void)shutdown(f->dst->fd, SHUT_WR);
-		*f->flags |= DP_F_SHUT;
-		dp_release(w, f);
-	}
+	    dp_pending(f) == 0)
+		pass_fin(w, f);
 	return 0;
 }
 
@@ -218,13 +244,13 @@ dp_pump(struct worker *w, struct dp_flow *f, size_t *budget)
 	if (w->cq)
 		return dp_cq_pump(w, f);
 
-	if ((n = dp_pending(f)) > 0 && (f->dst->ready & TK_EV_WRITE) &&
+	if ((n = dp_pending(f)) > 0 && (f->dst->ready & dst_ev(f)) &&
 	    *budget > 0) {
-		if (flush(w, f) == -1)
+		if ((f->tdst != NULL ? flush_tls(w, f) : flush(w, f)) == -1)
 			return -1;
 		spend(budget, n - dp_pending(f));
 	}
-	while (!(*f->flags & DP_F_END) && (f->src->ready & TK_EV_READ) &&
+	while (!(*f->flags & DP_F_END) && (f->src->ready & src_ev(f)) &&
 	    *budget > 0) {
 		n = dp_pending(f);
 		if (n >= conn_limit(n))
@@ -248,6 +274,30 @@ dp_pump(struct worker *w, struct dp_flow *f, size_t *budget)
 }
 
 /*
+ * f's source finished and everything is out: pass the FIN on, after a
+ * close_notify on TLS, and set DP_F_SHUT; or, when the socket does not
+ * take the close_notify now, DP_F_FINWAIT until it does.  ENOTCONN if
+ * the peer already reset: the next send will tell.
+ */
+static void
+pass_fin(struct worker *w, struct dp_flow *f)
+{
+	if (f->tdst != NULL) {
+		if ((*f->flags & DP_F_FINWAIT) &&
+		    (f->dst->ready & f->tdst->wwant) == 0)
+			return;
+		if (tk_tls_shutdown(f->tdst) == -1 && errno == EAGAIN) {
+			*f->flags |= DP_F_FINWAIT;
+			return;
+		}
+		*f->flags &= ~DP_F_FINWAIT;
+	} else
+		(void)shutdown(f->dst->fd, SHUT_WR);
+	*f->flags |= DP_F_SHUT;
+	dp_release(w, f);
+}
+
+/*
  * A read from f's source (recv or splice) that brought no bytes: 0 the
  * peer finished (unless f->more says bytes the kernel passed on for it
  * are still to come: then READ waits for them), -1 with errno: EAGAIN
@@ -262,9 +312,11 @@ read_end(struct dp_flow *f, ssize_t n)
 		tk_io_block(f->src, TK_EV_READ);
 	else if (n == 0)
 		*f->flags |= DP_F_EOF;
-	else if (errno == EAGAIN || errno == EWOULDBLOCK)
-		tk_io_block(f->src, TK_EV_READ);
-	else
+	else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		/* TLS blocked what it waits for itself. */
+		if (f->tsrc == NULL)
+			tk_io_block(f->src, TK_EV_READ);
+	} else
 		dp_fail(f, DP_F_SRCERR, errno);
 }
 
@@ -283,9 +335,12 @@ copy_in(struct worker *w, struct dp_flow *f, size_t pending, size_t *budget)
 	room = conn_limit(pending) - pending;
 	if (room > SCRATCH_SIZE)
 		room = SCRATCH_SIZE;
-	do {
-		n = recv(src->fd, w->scratch, room, 0);
-	} while (n == -1 && errno == EINTR);
+	if (f->tsrc != NULL)
+		n = tk_tls_read(f->tsrc, w->scratch, room);
+	else
+		do {
+			n = recv(src->fd, w->scratch, room, 0);
+		} while (n == -1 && errno == EINTR);
 	if (n <= 0) {
 		read_end(f, n);
 		return 0;
@@ -294,7 +349,11 @@ copy_in(struct worker *w, struct dp_flow *f, size_t pending, size_t *budget)
 	if (send_tail(w, f, w->scratch, n) == -1)
 		return -1;
 	spend(budget, n);
-	if ((size_t)n < room && (src->ready & TK_EV_HUP) == 0) {
+	if (f->tsrc != NULL) {
+		/* A TLS read that drained the socket blocked READ. */
+		if ((src->ready & TK_EV_READ) == 0)
+			f->stop = 1;
+	} else if ((size_t)n < room && (src->ready & TK_EV_HUP) == 0) {
 		tk_io_block(src, TK_EV_READ);
 		f->stop = 1;
 	}
@@ -369,9 +428,24 @@ send_failed(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 static inline int
 send_tail(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 {
-	ssize_t	k = 0;
+	ssize_t	k = 0, r;
 
-	if (dp_pending(f) == 0) {
+	if (dp_pending(f) == 0 && f->tdst != NULL) {
+		/* A record a call; EAGAIN blocked what the library wants. */
+		while ((size_t)k < n) {
+			if ((r = tk_tls_write(f->tdst, (const char *)p + k,
+			    n - k)) == -1) {
+				if (errno != EAGAIN)
+					return send_failed(w, f,
+					    (const char *)p + k, n - k);
+				break;
+			}
+			dp_count_out(w, f, r);
+			k += r;
+		}
+		if ((size_t)k == n)
+			return 0;
+	} else if (dp_pending(f) == 0) {
 		do {
 			k = send(f->dst->fd, p, n, MSG_NOSIGNAL);
 		} while (k == -1 && errno == EINTR);
@@ -434,6 +508,50 @@ flush(struct worker *w, struct dp_flow *f)
 	}
 	if ((*f->pipe)->len > 0)
 		return splice_out(w, f);
+	return 0;
+}
+
+/*
+ * flush() to a TLS destination: a record a call, from the queue's
+ * first buffer, or, when that holds less than a record and more
+ * follows, from up to a record's bytes gathered into the scratch
+ * buffer (a retry after EAGAIN must be offered at least tdst->wpend).
+ * Returns 0, or -1 with f->err set.
+ */
+static int
+flush_tls(struct worker *w, struct dp_flow *f)
+{
+	struct iovec	 iov[DP_IOV];
+	const char	*p;
+	size_t		 len, want;
+	ssize_t		 n;
+	int		 i, niov;
+
+	while (f->q->len > 0) {
+		niov = tk_bufq_iov(f->q, iov, DP_IOV);
+		want = f->q->len < DP_RECORD ? f->q->len : DP_RECORD;
+		p = iov[0].iov_base;
+		len = iov[0].iov_len;
+		if (len < want) {
+			for (len = 0, i = 0; i < niov && len < want; i++) {
+				n = (ssize_t)(want - len < iov[i].iov_len ?
+				    want - len : iov[i].iov_len);
+				memcpy(w->scratch + len, iov[i].iov_base,
+				    (size_t)n);
+				len += (size_t)n;
+			}
+			p = w->scratch;
+		}
+		if ((n = tk_tls_write(f->tdst, p, len)) == -1) {
+			if (errno == EAGAIN)
+				return 0;
+			f->err = DP_ERR_DST;
+			return -1;
+		}
+		tk_bufq_consume(f->q, &w->pool, n);
+		dp_count_out(w, f, n);
+		conn_touch(f->c, tk_loop_now(w->l));
+	}
 	return 0;
 }
 

@@ -8,6 +8,12 @@
  * The connection's state byte is the flow's flags: DP_F_EOF once the
  * peer's FIN is read (the queue is still flushed), DP_F_SHUT once
  * everything is echoed and our FIN sent, which ends the connection.
+ *
+ * Over TLS (--tls-cert; tlsterm.c) the connection is a struct tconn,
+ * its TLS beside it: the handshake runs first, under its deadline
+ * (--tls-handshake-timeout), then the same flow, whose source and
+ * destination speak TLS; the peer's close_notify (or its FIN) is its
+ * end, and ours is close_notify and the FIN.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -26,10 +32,23 @@
  */
 #define ECHO_BUDGET	(2 * SCRATCH_SIZE)
 
+/* An echo connection over TLS. */
+struct tconn {
+	struct conn		 c;	/* first */
+	struct tk_tls		*t;
+	struct tk_timer		 hs;	/* the handshake's deadline */
+};
+
 static void	echo_start(struct worker *, struct conn *,
 		    const struct sockaddr *, socklen_t);
 static void	echo_step(struct worker *, struct conn *);
 static struct conn *echo_flow(struct tk_io *, int, struct dp_flow *);
+static void	tls_start(struct worker *, struct conn *,
+		    const struct sockaddr *, socklen_t);
+static void	tls_step(struct worker *, struct conn *);
+static void	tls_close(struct worker *, struct conn *, enum conn_reason);
+static void	tls_acct(const struct conn *, struct acct_rec *);
+static void	tls_timeout(struct tk_loop *, struct tk_timer *);
 
 const struct proto proto_echo = {
 	.name = "echo",
@@ -40,6 +59,19 @@ const struct proto proto_echo = {
 	.sides = 1,
 	.units = 1,
 	.noun = { "connection", "connections" },
+};
+
+/* Never on io_uring's completions, so no .flow (tlsterm.c). */
+const struct proto proto_echo_tls = {
+	.name = "echo",
+	.size = sizeof(struct tconn),
+	.start = tls_start,
+	.step = tls_step,
+	.close = tls_close,
+	.sides = 1,
+	.units = 1,
+	.noun = { "connection", "connections" },
+	.acct_tls = tls_acct,
 };
 
 static void
@@ -73,6 +105,8 @@ echo_flow(struct tk_io *io, int role, struct dp_flow *f)
 	(void)role;
 	memset(f, 0, sizeof(*f));
 	f->src = f->dst = &c->io;
+	if (((struct worker *)io->arg)->proto == &proto_echo_tls)
+		f->tsrc = f->tdst = ((struct tconn *)c)->t;
 	f->q = &c->outq;
 	f->flags = &c->state;
 	f->pipe = &nopipe;		/* never spliced */
@@ -117,4 +151,75 @@ echo_step(struct worker *w, struct conn *c)
 		log_warn("%s: fd %d", __func__, c->io.fd);
 		conn_close(w, c, CONN_ERROR);
 	}
+}
+
+/* A TLS client: its TLS, and the handshake's deadline. */
+static void
+tls_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
+    socklen_t salen)
+{
+	struct tconn	*tc = (struct tconn *)c;
+
+	(void)sa;
+	(void)salen;
+	c->state = 0;
+	tk_timer_init(&tc->hs, tls_timeout, tc);
+	if ((tc->t = tlsterm_new(&c->io)) == NULL) {
+		conn_close(w, c, CONN_NOMEM);
+		return;
+	}
+	if (tk_timer_arm(w->l, &tc->hs, srv.cfg.tls.hs_timeout) == -1)
+		conn_close(w, c, CONN_NOMEM);
+}
+
+/* The handshake, then the echo's step. */
+static void
+tls_step(struct worker *w, struct conn *c)
+{
+	struct tconn	*tc = (struct tconn *)c;
+	int		 r;
+
+	if (!tc->t->done) {
+		if ((r = tlsterm_handshake(w, tc->t)) == -1) {
+			conn_close(w, c, CONN_TLS);
+			return;
+		}
+		if (r == 0) {
+			if (tk_io_want(w->l, &c->io, tc->t->rwant) == -1)
+				conn_close(w, c, CONN_ERROR);
+			return;
+		}
+		tk_timer_cancel(w->l, &tc->hs);
+		conn_touch(c, tk_loop_now(w->l));
+	}
+	echo_step(w, c);
+}
+
+static void
+tls_timeout(struct tk_loop *l, struct tk_timer *t)
+{
+	struct tconn	*tc = t->arg;
+	struct worker	*w = tc->c.io.arg;
+
+	(void)l;
+	tlsterm_timeout(w, tc->t);
+	conn_close(w, &tc->c, CONN_TLS);
+}
+
+/* conn_close's hook, after the access log's record. */
+static void
+tls_close(struct worker *w, struct conn *c, enum conn_reason why)
+{
+	struct tconn	*tc = (struct tconn *)c;
+
+	(void)why;
+	tk_timer_cancel(w->l, &tc->hs);
+	tk_tls_free(tc->t);
+}
+
+/* The access log's TLS fields. */
+static void
+tls_acct(const struct conn *c, struct acct_rec *r)
+{
+	tlsterm_acct(((const struct tconn *)c)->t, r);
 }

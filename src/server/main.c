@@ -216,6 +216,7 @@ static void
 config_apply(void)
 {
 	log_setlevel(srv.cfg.log_level);
+	srv.proto = worker_proto(&srv.cfg);	/* echo over TLS or not */
 	srv.fastpath = srv.fastpath && srv.cfg.fastpath;
 	limits_set();
 	mem_init();
@@ -254,7 +255,7 @@ configure(int argc, char *argv[], char *envp[])
 		    getprogname(), cfg->backend, strerror(errno));
 		exit(1);
 	}
-	srv.proto = worker_proto(cfg->mode);
+	srv.proto = worker_proto(cfg);
 	if (cfg->facility != -1)
 		log_facility(cfg->facility);
 	log_init("tenkd", cfg->log_level, cfg->syslog ? LOG_F_SYSLOG :
@@ -363,6 +364,7 @@ main_loop(void)
 		fatal("main loop");
 	tk_timer_init(&srv.drain_timer, drain_deadline, NULL);
 	metrics_start(srv.l);
+	tlsterm_start(srv.l);
 	if (tk_signal_watch(srv.l, SIGTERM, on_signal, NULL) == -1 ||
 	    tk_signal_watch(srv.l, SIGINT, on_signal, NULL) == -1 ||
 	    tk_signal_watch(srv.l, SIGHUP, on_signal, NULL) == -1 ||
@@ -427,6 +429,7 @@ say_ready(void)
 	    tk_fmt_duration(cfg->idle_timeout, idle, sizeof(idle)),
 	    cfg->buffer_limit, tk_fmt_duration(cfg->drain_timeout, drain,
 	    sizeof(drain)));
+	tlsterm_log();
 	systemd_notify("READY=1\nSTATUS=%s: %d thread%s, %s%s", cfg->mode,
 	    srv.nworkers, s, name, more);
 }
@@ -453,6 +456,7 @@ shut_down(void)
 	alog_stop();
 	upstream_check_stop();
 	tk_timer_cancel(srv.l, &srv.drain_timer);
+	tlsterm_stop(srv.l);
 	metrics_stop();
 	tk_loop_free(srv.l);
 	if (srv.access_fd != -1)

@@ -403,6 +403,10 @@ snap_add(const struct master *m, struct msnap *a, const struct msnap *b,
 	a->st.cq_overflow += b->st.cq_overflow;
 	a->st.ms_accepted += b->st.ms_accepted;
 	a->st.accept_dropped += b->st.accept_dropped;
+	a->st.tls_new += b->st.tls_new;
+	a->st.tls_resumed += b->st.tls_resumed;
+	for (i = 0; i < TK_TLS_F_MAX; i++)
+		a->st.tls_fail[i] += b->st.tls_fail[i];
 	a->st.log_dropped += b->st.log_dropped;
 	for (i = 0; i < CAP_NKINDS; i++)
 		a->caps[i] += b->caps[i];

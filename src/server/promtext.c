@@ -34,6 +34,7 @@ enum lab {
 	LAB_LIMIT,		/* one per cap_names[] */
 	LAB_SIDE,		/* client, and upstream in proxy mode */
 	LAB_UPSTREAM,		/* one per upstream, proxy only */
+	LAB_TLSFAIL,		/* one per tk_tls_fail_names[], but none */
 };
 
 #define U64(f)		offsetof(struct msnap, f)
@@ -42,6 +43,7 @@ enum lab {
 #define F_PROXY		0x01	/* with an upstream side (proto->sides) */
 #define F_URING		0x02	/* --backend io_uring only */
 #define F_HASH		0x04	/* --balance hash only, see hashed() */
+#define F_TLS		0x08	/* TLS spoken or peeked at (tlsterm_any) */
 
 static const char *const side_names[SIDE_N] = { "client", "upstream" };
 
@@ -113,6 +115,15 @@ static const struct fam {
 	{ "tenkd_uring_accept_dropped_total", "counter",
 	    "io_uring: connections accepted by the kernel, closed unserved.",
 	    U64(st.accept_dropped), LAB_NONE, F_URING },
+	{ "tenkd_tls_handshakes_total", "counter",
+	    "TLS handshakes of clients done in full.", U64(st.tls_new),
+	    LAB_NONE, F_TLS },
+	{ "tenkd_tls_resumed_total", "counter",
+	    "TLS handshakes of clients that resumed a session.",
+	    U64(st.tls_resumed), LAB_NONE, F_TLS },
+	{ "tenkd_tls_failures_total", "counter",
+	    "TLS handshakes (or, routing by name, ClientHellos) that "
+	    "failed, by reason.", U64(st.tls_fail), LAB_TLSFAIL, F_TLS },
 	{ "tenkd_access_log_dropped_total", "counter",
 	    "Access-log records dropped: the log fell --access-log-buffer "
 	    "behind.", U64(st.log_dropped), LAB_NONE, 0 },
@@ -260,6 +271,14 @@ family(FILE *f, const struct fam *m, const struct msnap *s, int n,
 		listed(f, m, s, n, workers, "side", side_names,
 		    srv.proto->sides);
 		break;
+	case LAB_TLSFAIL:
+		for (i = TK_TLS_F_NONE + 1; i < TK_TLS_F_MAX; i++) {
+			snprintf(lb, sizeof(lb), "reason=\"%s\"",
+			    tk_tls_fail_names[i]);
+			series(f, m->name, lb, s, n, workers,
+			    m->off + (size_t)i * sizeof(uint64_t), 0);
+		}
+		break;
 	case LAB_UPSTREAM:
 		for (i = 0; i < srv.cfg.nups; i++) {
 			snprintf(lb, sizeof(lb), "upstream=\"%s\"",
@@ -380,6 +399,8 @@ promtext_write(FILE *f, const struct msnap *s, int n, int workers)
 	if (srv.cfg.backend != NULL && strcmp(srv.cfg.backend, "io_uring") ==
 	    0)
 		on |= F_URING;
+	if (tlsterm_any())
+		on |= F_TLS;
 	for (k = 0; k < sizeof(fams) / sizeof(fams[0]); k++)
 		if ((fams[k].flags & ~on) == 0)
 			family(f, &fams[k], s, n, workers);

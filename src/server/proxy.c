@@ -46,6 +46,24 @@
  * before accept, the upstream's here, and both go back through
  * worker_conn_gone().
  *
+ * TLS (tlsterm.c, tlsorig.c, sniroute.c) adds phases, its state a
+ * struct pxtls after the session's allocation (conn.c's tail), in every
+ * session of a process that speaks TLS and in no other:
+ *
+ *	PX_HANDSHAKE	--tls-cert: the client's handshake, before any
+ *			upstream is chosen; its flows then read and write
+ *			the client through TLS, and the upstream gets the
+ *			plaintext.
+ *	PX_PEEK		--sni-route: the client's ClientHello, read and
+ *			never past; its name chooses the upstream, which
+ *			gets the bytes read first, untouched.
+ *	PX_UPHS		an upstream marked tls: its handshake, after the
+ *			connect; a failure counts as a failed connect.
+ *
+ * The first two run under --tls-handshake-timeout, the third under the
+ * connect timeout; each on the session's timer.  TLS flows never
+ * splice.
+ *
  * --fastpath sockmap: once connected, a session's sockets go into a BPF
  * map and a direction whose queue is empty is forwarded by the kernel
  * until something needs tenkd (a FIN, an RST, a full window); pxfast.c
@@ -69,6 +87,17 @@
 enum proxy_state {
 	PX_CONNECT = 0,		/* connecting to an upstream */
 	PX_DATA,		/* connected: bytes flow */
+	PX_HANDSHAKE,		/* TLS: the client's handshake, first */
+	PX_PEEK,		/* --sni-route: reading the ClientHello */
+	PX_UPHS,		/* TLS: the upstream's handshake */
+};
+
+/* A session's TLS: conn.c's tail, in a process that speaks TLS. */
+struct pxtls {
+	struct tk_tls		*ct;	/* toward the client, or NULL */
+	struct tk_tls		*ut;	/* toward the upstream, or NULL */
+	struct upstream		*route;	/* --sni-route: where to */
+	struct sni_peek		 peek;	/* --sni-route: the ClientHello */
 };
 
 /* Who ended a session: the first part of the termination code. */
@@ -100,12 +129,16 @@ enum px_why {
 	WHY_CONNERROR,
 	WHY_FINTIMEOUT,
 	WHY_IDLE,
+	WHY_TLS,		/* a TLS handshake failed */
+	WHY_TLSTIMEOUT,
+	WHY_HELLO,		/* --sni-route: a bad ClientHello */
+	WHY_NOROUTE,
 };
 
 static const char *const why_names[] = {
 	NULL, "eof", "reset", "error", "nomem", "no-port", "no-fd", "ip-limit",
 	"no-upstream", "connect-timeout", "refused", "connect-error",
-	"fin-timeout", "idle"
+	"fin-timeout", "idle", "tls", "tls-timeout", "hello", "no-route"
 };
 
 #define C2U		0	/* client to upstream */
@@ -208,6 +241,15 @@ static uint32_t	hash_slot(struct worker *, struct psess *);
 static const struct sockaddr_in6 *peer(struct worker *, struct psess *);
 static int	wait_new(struct psess *);
 static void	wait_free(struct worker *, struct psess *);
+static inline struct pxtls *tls_of(const struct psess *);
+static size_t	proxy_tail(void);
+static int	front(struct worker *, struct psess *);
+static int	up_tls(struct worker *, struct psess *);
+static int	up_handshake(struct worker *, struct psess *);
+static void	up_drop(struct worker *, struct psess *, int);
+static int	send_first(struct worker *, struct psess *);
+static void	send_ended(struct worker *, struct psess *,
+		    const struct dp_flow *);
 static void	proxy_idle(struct worker *, struct conn *);
 static void	proxy_init(void);
 
@@ -231,6 +273,7 @@ const struct proto proto_proxy = {
 	.sides = SIDE_N,
 	.units = 2,
 	.noun = { "session", "sessions" },
+	.tail = proxy_tail,
 };
 
 /* The upstreams' schedule and the splice pipes' size, from srv.cfg. */
@@ -279,9 +322,89 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 	}
 	worker_reserve_more();
 	s->unit = 1;
+	if (srv.cfg.tls.ctx != NULL) {
+		/* TLS flows never splice: the bytes pass through OpenSSL. */
+		s->spl[C2U] = s->spl[U2C] = DP_S_OFF;
+		if ((tls_of(s)->ct = tlsterm_new(&c->io)) == NULL) {
+			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+			return;
+		}
+	}
+	if (srv.cfg.tls.ctx != NULL || sniroute_on()) {
+		/* The client first: its handshake, or its ClientHello. */
+		c->state = srv.cfg.tls.ctx != NULL ? PX_HANDSHAKE : PX_PEEK;
+		if (tk_timer_arm(w->l, &s->wait->t,
+		    srv.cfg.tls.hs_timeout) == -1) {
+			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+			return;
+		}
+		set_wants(w, s, NULL);
+		return;
+	}
 	if (connect_next(w, s, 0) == -1)
 		return;
 	set_wants(w, s, NULL);
+}
+
+/*
+ * conn.c's tail: a struct pxtls in every session of a process that
+ * speaks TLS, none otherwise.  Set once at start, as a reload is a new
+ * process.
+ */
+static size_t
+proxy_tail(void)
+{
+	return tlsterm_any() ? sizeof(struct pxtls) : 0;
+}
+
+/* s's TLS state, or NULL in a process without TLS. */
+static inline struct pxtls *
+tls_of(const struct psess *s)
+{
+	if (!s->c.tail)
+		return NULL;
+	return (struct pxtls *)((char *)s + sizeof(*s) + (s->c.acct ?
+	    sizeof(struct conn_acct) : 0));
+}
+
+/*
+ * The client's side before any upstream: its TLS handshake, or its
+ * ClientHello and the route it names; then the first connect.  Returns
+ * 0 (waiting, or connecting now), or -1 after ending the session.
+ */
+static int
+front(struct worker *w, struct psess *s)
+{
+	struct pxtls	*t = tls_of(s);
+	int		 r;
+
+	if (s->c.state == PX_HANDSHAKE) {
+		if ((r = tlsterm_handshake(w, t->ct)) == -1) {
+			end(w, s, WHO_CLIENT, WHY_TLS, CONN_TLS);
+			return -1;
+		}
+	} else if ((r = sniroute_read(w, &s->c.io, &t->peek)) == -1) {
+		if (errno == ENOMEM)
+			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+		else
+			end(w, s, WHO_CLIENT, WHY_HELLO, CONN_TLS);
+		return -1;
+	} else if (r == 1 && ((t->route = sniroute_pick(t->peek.sni)) ==
+	    NULL)) {
+		end(w, s, WHO_TENKD, WHY_NOROUTE, CONN_ERROR);
+		return -1;
+	}
+	if (r == 0) {
+		set_wants(w, s, NULL);
+		return 0;
+	}
+	tk_timer_cancel(w->l, &s->wait->t);
+	conn_touch(&s->c, tk_loop_now(w->l));
+	s->c.state = PX_CONNECT;
+	if (connect_next(w, s, 0) == -1)
+		return -1;
+	set_wants(w, s, NULL);
+	return 0;
 }
 
 /*
@@ -424,11 +547,17 @@ connect_next(struct worker *w, struct psess *s, int err)
 				    CONN_TIMEOUT);
 			else
 				end(w, s, WHO_UPSTREAM, err == ECONNREFUSED ?
-				    WHY_REFUSED : WHY_CONNERROR, CONN_ERROR);
+				    WHY_REFUSED : err == EPROTO ? WHY_TLS :
+				    WHY_CONNERROR, CONN_ERROR);
 			return -1;
 		}
-		if ((u = upstream_pick(pxc->balance == BALANCE_HASH ?
-		    hash_slot(w, s) : 0, s->wait->tried, now)) == NULL) {
+		/* A routed session tries its own upstream only. */
+		if (tls_of(s) != NULL && tls_of(s)->route != NULL)
+			u = upstream_pick_this(tls_of(s)->route, now);
+		else
+			u = upstream_pick(pxc->balance == BALANCE_HASH ?
+			    hash_slot(w, s) : 0, s->wait->tried, now);
+		if (u == NULL) {
 			end(w, s, WHO_TENKD, WHY_NOUPSTREAM, CONN_ERROR);
 			return -1;
 		}
@@ -503,16 +632,18 @@ connect_done(struct worker *w, struct psess *s)
 	/* On completions, the connect's watcher gives way to requests. */
 	if (w->cq)
 		tk_io_stop(w->l, &s->up);
-	upstream_connected(up_of(s));
 	tc = tk_loop_now(w->l) - s->wait->cstart;
 	upstream_connect_time(tc);
 	if (s->c.acct)
 		CONN_ACCT(w, &s->c)->tc = tc / 1000 < UINT32_MAX ?
 		    (uint32_t)(tc / 1000) : UINT32_MAX;
-	wait_free(w, s);
 	(void)tk_sock_nodelay(s->up.fd);
-	s->c.state = PX_DATA;
 	conn_touch(&s->c, tk_loop_now(w->l));
+	if (tls_of(s) != NULL && tlsorig_on(up_of(s)))
+		return up_tls(w, s);
+	upstream_connected(up_of(s));
+	wait_free(w, s);
+	s->c.state = PX_DATA;
 	if (pxc->send_proxy != 0) {
 		n = pp_header(pxc->send_proxy, peer(w, s), s->c.io.fd, hdr,
 		    sizeof(hdr));
@@ -520,17 +651,139 @@ connect_done(struct worker *w, struct psess *s)
 		/* Sent, or queued still: a failed send's bytes stay. */
 		s->hdr = (uint8_t)n;
 		if (dp_send(w, &f, hdr, n) == -1) {
-			if (f.err == DP_ERR_NOMEM) {
+			if (f.err == DP_ERR_NOMEM)
 				s->hdr = 0;
-				end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
-			} else
-				end(w, s, WHO_UPSTREAM, dp_reason(errno) ==
-				    CONN_RESET ? WHY_RESET : WHY_ERROR,
-				    dp_reason(errno));
+			send_ended(w, s, &f);
 			return -1;
 		}
 	}
+	return send_first(w, s);
+}
+
+/*
+ * Connected to an upstream marked tls: its handshake starts, under the
+ * connect timeout still.  The PROXY header goes before the TLS, in the
+ * clear, as HAProxy's send-proxy does: whole into a fresh socket, or
+ * not.  Returns 0, or -1 after ending the session.
+ */
+static int
+up_tls(struct worker *w, struct psess *s)
+{
+	struct pxtls	*t = tls_of(s);
+	char		 hdr[PP_MAXLEN];
+	int		 n;
+
+	if (pxc->send_proxy != 0) {
+		n = pp_header(pxc->send_proxy, peer(w, s), s->c.io.fd, hdr,
+		    sizeof(hdr));
+		if (send(s->up.fd, hdr, n, MSG_NOSIGNAL) != n) {
+			end(w, s, WHO_UPSTREAM, WHY_ERROR, CONN_ERROR);
+			return -1;
+		}
+		s->hdr = (uint8_t)n;
+	}
+	if ((t->ut = tlsorig_new(w, up_of(s), &s->up)) == NULL) {
+		end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+		return -1;
+	}
+	s->spl[C2U] = s->spl[U2C] = DP_S_OFF;
+	s->c.state = PX_UPHS;
+	if (tk_timer_arm(w->l, &s->wait->t, pxc->connect_timeout) == -1) {
+		end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+		return -1;
+	}
 	return 0;
+}
+
+/*
+ * --sni-route: the ClientHello read from the client goes first to the
+ * upstream, as it was; its buffer goes back.  Returns 0, or -1 after
+ * ending the session.
+ */
+static int
+send_first(struct worker *w, struct psess *s)
+{
+	struct sni_peek	*p;
+	struct dp_flow	 f;
+	int		 r;
+
+	if (tls_of(s) == NULL || tls_of(s)->peek.buf == NULL)
+		return 0;
+	p = &tls_of(s)->peek;
+	flow(s, C2U, &f);
+	r = dp_send(w, &f, p->buf, p->len);
+	s->in += p->len;
+	w->st.bytes_in[SIDE_CLIENT] += p->len;
+	free(p->buf);
+	p->buf = NULL;
+	if (r == -1) {
+		send_ended(w, s, &f);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * End s after dp_send() of f failed: tenkd's lack of memory, or the
+ * upstream's error (errno).
+ */
+static void
+send_ended(struct worker *w, struct psess *s, const struct dp_flow *f)
+{
+	if (f->err == DP_ERR_NOMEM)
+		end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+	else
+		end(w, s, WHO_UPSTREAM, dp_reason(errno) == CONN_RESET ?
+		    WHY_RESET : WHY_ERROR, dp_reason(errno));
+}
+
+/*
+ * The upstream's TLS handshake: 1 once done (the session's bytes may
+ * flow), 0 while it waits, -1 after ending the session; a failure
+ * counts against the upstream, as a failed connect, and the next one
+ * is tried.
+ */
+static int
+up_handshake(struct worker *w, struct psess *s)
+{
+	int	r;
+
+	if ((r = tlsorig_handshake(w, up_of(s), tls_of(s)->ut)) == 0) {
+		set_wants(w, s, NULL);
+		return 0;
+	}
+	if (r == -1) {
+		up_drop(w, s, EPROTO);
+		if (connect_next(w, s, EPROTO) == -1)
+			return -1;
+		set_wants(w, s, NULL);
+		return 0;
+	}
+	upstream_connected(up_of(s));
+	wait_free(w, s);
+	s->c.state = PX_DATA;
+	return send_first(w, s) == -1 ? -1 : 1;
+}
+
+/*
+ * Give up the upstream connection of a session that is still setting it
+ * up (connecting, or its TLS handshake), counting err against it.
+ */
+static void
+up_drop(struct worker *w, struct psess *s, int err)
+{
+	struct upstream	*u = up_of(s);
+	struct pxtls	*t = tls_of(s);
+
+	(void)tk_io_close(w->l, &s->up);
+	if (t != NULL && t->ut != NULL) {
+		tk_tls_free(t->ut);
+		t->ut = NULL;
+	}
+	s->ups = 0;
+	s->hdr = 0;
+	s->c.state = PX_CONNECT;
+	upstream_failed(u, tk_loop_now(w->l), err);
 }
 
 /* Connect timeout (one attempt) or fin timeout. */
@@ -541,12 +794,20 @@ px_timer(struct tk_loop *l, struct tk_timer *t)
 	struct worker	*w = s->c.io.arg;
 	uint64_t	 last;
 
-	if (s->c.state == PX_CONNECT) {
+	if (s->c.state == PX_HANDSHAKE || s->c.state == PX_PEEK) {
+		if (tls_of(s)->ct != NULL)
+			tlsterm_timeout(w, tls_of(s)->ct);
+		else {
+			tls_of(s)->peek.fail = TK_TLS_F_TIMEOUT;
+			w->st.tls_fail[TK_TLS_F_TIMEOUT]++;
+		}
+		end(w, s, WHO_TIMEOUT, WHY_TLSTIMEOUT, CONN_TLS);
+		return;
+	}
+	if (s->c.state == PX_CONNECT || s->c.state == PX_UPHS) {
 		log_debug("%s: %s: connect timeout", __func__,
 		    upstream_name(up_of(s)));
-		(void)tk_io_close(l, &s->up);
-		upstream_failed(up_of(s), tk_loop_now(l), ETIMEDOUT);
-		s->ups = 0;
+		up_drop(w, s, ETIMEDOUT);
 		if (connect_next(w, s, ETIMEDOUT) == -1)
 			return;
 		set_wants(w, s, NULL);
@@ -579,6 +840,10 @@ proxy_step(struct worker *w, struct conn *c)
 	uint32_t	 it;
 	int		 r;
 
+	if (c->state == PX_HANDSHAKE || c->state == PX_PEEK) {
+		(void)front(w, s);
+		return;
+	}
 	if (c->state == PX_CONNECT) {
 		if (s->up.fd == -1 || (s->up.ready & (TK_EV_WRITE |
 		    TK_EV_ERR | TK_EV_HUP)) == 0) {
@@ -592,6 +857,8 @@ proxy_step(struct worker *w, struct conn *c)
 			return;
 		}
 	}
+	if (c->state == PX_UPHS && up_handshake(w, s) <= 0)
+		return;
 	/*
 	 * One budget per session and pass of the run queue: a pass is one
 	 * iteration of the loop (its low 32 bits: two passes 2^32 apart
@@ -619,7 +886,8 @@ proxy_step(struct worker *w, struct conn *c)
 		return;
 	}
 	if (s->fp == NULL && !s->fp_tried && srv.fastpath && !w->cq &&
-	    s->pipe[C2U] == &dp_nopipe && s->pipe[U2C] == &dp_nopipe)
+	    s->pipe[C2U] == &dp_nopipe && s->pipe[U2C] == &dp_nopipe &&
+	    fl[C2U].tsrc == NULL && fl[C2U].tdst == NULL)
 		fast_start(w, s, fl);
 	if (s->flags[C2U] & s->flags[U2C] & DP_F_SHUT) {
 		end(w, s, s->first_fin, WHY_EOF, CONN_EOF);
@@ -681,6 +949,12 @@ set_wants(struct worker *w, struct psess *s, const struct dp_flow *fl)
 
 	if (s->c.state == PX_CONNECT)
 		uw = TK_EV_WRITE;
+	else if (s->c.state == PX_HANDSHAKE)
+		cw = tls_of(s)->ct->rwant;
+	else if (s->c.state == PX_PEEK)
+		cw = TK_EV_READ;
+	else if (s->c.state == PX_UPHS)
+		uw = tls_of(s)->ut->rwant;
 	else if (w->cq)
 		return;		/* the data path's requests are the wants */
 	else {
@@ -700,9 +974,11 @@ set_wants(struct worker *w, struct psess *s, const struct dp_flow *fl)
 }
 
 /*
- * Connected, read, and splicing neither way: the kernel may forward s
- * from here (--fastpath).  splice(2) reads past a socket in the map and
- * sees no byte the program passed, so s never splices again.
+ * Connected, read, splicing neither way and no side in TLS (OpenSSL
+ * holds those records; a session routed by SNI passes them untouched):
+ * the kernel may forward s from here (--fastpath).  splice(2) reads
+ * past a socket in the map and sees no byte the program passed, so s
+ * never splices again.
  */
 static void
 fast_start(struct worker *w, struct psess *s, struct dp_flow *fl)
@@ -741,6 +1017,10 @@ flow(struct psess *s, int d, struct dp_flow *f)
 	f->spl = &s->spl[d];
 	f->nin = d == C2U ? &s->in : &s->rx;
 	f->c = &s->c;
+	if (s->c.tail) {
+		f->tsrc = d == C2U ? tls_of(s)->ct : tls_of(s)->ut;
+		f->tdst = d == C2U ? tls_of(s)->ut : tls_of(s)->ct;
+	}
 	if (s->fp != NULL)
 		f->more = d == C2U ? more_c2u : more_u2c;
 }
@@ -859,7 +1139,7 @@ end(struct worker *w, struct psess *s, int who, enum px_why why,
 {
 	s->who = who;
 	s->why = why;
-	if (s->c.state == PX_CONNECT)
+	if (s->c.state != PX_DATA)
 		/* Never read: a FIN, not the RST of unread bytes. */
 		dp_discard(w, &s->c.io);
 	conn_close(w, &s->c, reason);
@@ -882,7 +1162,9 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 		s->who = reason == CONN_TIMEOUT ? WHO_TIMEOUT : WHO_TENKD;
 		s->why = reason == CONN_TIMEOUT ? WHY_IDLE : WHY_CONN;
 	}
-	if (c->state == PX_CONNECT)
+	if (c->state == PX_HANDSHAKE || c->state == PX_PEEK)
+		phase = "tls";
+	else if (c->state == PX_CONNECT || c->state == PX_UPHS)
 		phase = "connect";
 	else if ((s->flags[C2U] & s->flags[U2C]) & DP_F_SHUT)
 		phase = "eof";
@@ -917,6 +1199,13 @@ proxy_close(struct worker *w, struct conn *c, enum conn_reason reason)
 	if (srv.access_fd != -1)
 		access_line(w, s, phase, s->why != WHY_CONN ?
 		    why_names[s->why] : conn_reasons[reason], out);
+	if (tls_of(s) != NULL) {
+		if (tls_of(s)->ut != NULL && s->ups != 0)
+			tlsorig_end(w, up_of(s), tls_of(s)->ut);
+		tk_tls_free(tls_of(s)->ct);
+		tk_tls_free(tls_of(s)->ut);
+		free(tls_of(s)->peek.buf);
+	}
 }
 
 /* /stats, after the thread totals: the upstreams and the sockets. */
@@ -955,6 +1244,7 @@ access_line(struct worker *w, struct psess *s, const char *phase,
     const char *why, uint64_t out)
 {
 	struct conn_acct	*a = CONN_ACCT(w, &s->c);
+	struct pxtls		*t = tls_of(s);
 	char			 term[64];
 	struct acct_rec		 r = {
 		.peer = &a->peer, .start = a->start, .in = s->in,
@@ -966,5 +1256,13 @@ access_line(struct worker *w, struct psess *s, const char *phase,
 	};
 
 	snprintf(term, sizeof(term), "%s/%s", who_names[s->who], phase);
+	if (t != NULL && t->ct != NULL)
+		tlsterm_acct(t->ct, &r);
+	else if (t != NULL && sniroute_on()) {
+		if (t->peek.fail != TK_TLS_F_NONE)
+			r.tls_fail = tk_tls_fail_names[t->peek.fail];
+		else if (s->c.state != PX_PEEK)
+			r.sni = t->peek.sni;
+	}
 	conn_access_record(w, &r);
 }

@@ -62,6 +62,10 @@ stats_add(struct stats *dst, const struct stats *src)
 	dst->cq_overflow += src->cq_overflow;
 	dst->ms_accepted += src->ms_accepted;
 	dst->accept_dropped += src->accept_dropped;
+	dst->tls_new += src->tls_new;
+	dst->tls_resumed += src->tls_resumed;
+	for (i = 0; i < TK_TLS_F_MAX; i++)
+		dst->tls_fail[i] += src->tls_fail[i];
 	dst->log_dropped += src->log_dropped;
 }
 

@@ -28,6 +28,7 @@
 #include "tenk/loop.h"
 #include "tenk/sock.h"
 #include "tenk/timer.h"
+#include "tenk/tls.h"
 
 #define MAXLISTEN	16		/* --listen addresses */
 #define MAXTHREADS	256		/* --threads */
@@ -62,6 +63,7 @@ enum conn_reason {
 	CONN_MEMORY,		/* shed at the --max-memory budget */
 	CONN_PROXYHDR,		/* --accept-proxy: no good header in time */
 	CONN_PROXYFROM,		/* its peer not in --accept-proxy-from */
+	CONN_TLS,		/* TLS: a handshake or ClientHello failed */
 	CONN_NREASONS
 };
 
@@ -101,13 +103,56 @@ struct pxconf {
 	enum hash_key	 hash_key;
 };
 
-/* An upstream: -u HOST:PORT[,weight=N][,backup][,name=NAME]. */
+/*
+ * An upstream: -u HOST:PORT[,weight=N][,backup][,name=NAME], and over
+ * TLS ([,tls][,sni=NAME][,ca=FILE][,noverify]: tlsorig.c).
+ */
 struct upconf {
 	struct tk_addr	 addr;
 	char		 name[TK_ADDRSTRLEN];	/* the address, as written */
 	char		 hname[UPS_NAMEMAX];	/* name=, or the address */
 	int		 weight;
 	int		 backup;
+	int		 tls;			/* any of the TLS ones */
+	int		 noverify;
+	char		*sni;			/* sni=, else its host */
+	char		*ca;			/* ca=, or NULL */
+	/* Made by config_check() from ca=: its client context. */
+	struct tk_tls_ctx *tctx;
+};
+
+/*
+ * --sni-route NAME=HOST:PORT (sniroute.c): a name ("a.test",
+ * "*.a.test" or "*") and the upstream it routes to.
+ */
+struct sniroute {
+	char		*name;
+	char		*to;			/* HOST:PORT as given */
+	int		 up;			/* into ups[], once finished */
+};
+
+/*
+ * TLS toward clients: --tls-cert and the rest (tlsterm.c).  The
+ * certificate files and keys pair by order.
+ */
+#define TLS_MAXPAIRS	16
+
+struct tlsconf {
+	char		*cert[TLS_MAXPAIRS];	/* --tls-cert */
+	char		*key[TLS_MAXPAIRS];	/* --tls-key */
+	int		 ncert;
+	int		 nkey;
+	char		*ciphers;		/* --tls-ciphers */
+	int		 version;		/* 0: 1.2 and 1.3 */
+	uint64_t	 hs_timeout;		/* ns */
+	uint64_t	 ticket_period;		/* ns, 0: no tickets */
+	int		 given;			/* any but the timeout */
+	/*
+	 * Made by config_check() from the files, before privileges go:
+	 * the server context, and why it has no kTLS ("" if it has).
+	 */
+	struct tk_tls_ctx *ctx;
+	char		 ktls_why[600];
 };
 
 /* Active health checks: --check-interval and the rest. */
@@ -178,6 +223,9 @@ struct config {
 	size_t		 nsources;
 	struct hcconf	 hc;
 	struct pinconf	 pin;
+	struct tlsconf	 tls;
+	struct sniroute	*routes;		/* --sni-route */
+	int		 nroutes;
 };
 
 /*
@@ -211,6 +259,9 @@ struct stats {
 	uint64_t	 cq_overflow;		/* io_uring: CQ was full */
 	uint64_t	 ms_accepted;		/* io_uring: by ms accept */
 	uint64_t	 accept_dropped;	/* io_uring: closed unserved */
+	uint64_t	 tls_new;		/* full TLS handshakes */
+	uint64_t	 tls_resumed;		/* resumed ones */
+	uint64_t	 tls_fail[TK_TLS_F_MAX]; /* failed, by kind */
 	uint64_t	 log_dropped;		/* access-log records */
 };
 
@@ -218,6 +269,8 @@ struct worker;
 struct dp_flow;
 struct dp_pipe;
 struct pin;
+struct upstream;
+struct acct_rec;
 
 /*
  * A connection, kept small: an idle one holds no data buffer, so this
@@ -225,7 +278,8 @@ struct pin;
  * watcher comes first, so the handler finds the conn from its tk_io; its
  * arg is the worker.  When the access log is on, or the protocol wants
  * its peer's address (proto->peer), a struct conn_acct follows the
- * protocol's struct (proto->size bytes) in the same allocation.
+ * protocol's struct (proto->size bytes) in the same allocation; then,
+ * when the protocol has one in this process (proto->tail), its tail.
  */
 struct conn {
 	struct tk_io		 io;		/* arg: the worker */
@@ -234,6 +288,7 @@ struct conn {
 	uint32_t		 last;		/* activity, see CONN_TSHIFT */
 	uint8_t			 state;		/* protocol's own */
 	uint8_t			 acct:1;	/* a conn_acct follows */
+	uint8_t			 tail:1;	/* then proto->tail()'s */
 };
 
 /*
@@ -292,7 +347,7 @@ struct proto {
 	void		(*start)(struct worker *, struct conn *,
 			    const struct sockaddr *, socklen_t);
 	void		(*step)(struct worker *, struct conn *);
-	/* Optional: called by conn_close() before the free. */
+	/* Optional: called by conn_close() after its access-log record. */
 	void		(*close)(struct worker *, struct conn *,
 			    enum conn_reason);
 	/* Optional: the protocol's own lines of /stats (stats.c), */
@@ -326,6 +381,14 @@ struct proto {
 	int		 sides;		/* SIDE_N: an upstream side too */
 	int		 units;		/* --max-conns units a session */
 	const char	*noun[2];	/* a session, sessions, in messages */
+	/* Optional: the TLS fields of c's access-log record. */
+	void		(*acct_tls)(const struct conn *, struct acct_rec *);
+	/*
+	 * Optional: the bytes every connection of this process keeps
+	 * after its conn_acct (the proxy's TLS state), or 0; the same
+	 * from start to exit.
+	 */
+	size_t		(*tail)(void);
 };
 
 /* A listening socket of one worker, one per --listen address. */
@@ -367,6 +430,7 @@ enum warn_kind {
 	WARN_ACCEPT,		/* accept4, or watching its fd, failed */
 	WARN_NOMEM,		/* no memory for a connection */
 	WARN_NOPORT,		/* proxy: connect found no local port */
+	WARN_TLSUP,		/* proxy: an upstream's TLS failed */
 	WARN_ALOG,		/* access-log records dropped */
 	WARN_NKINDS
 };
@@ -426,6 +490,10 @@ struct worker {
 	/* Rate-limited warnings: when the last one went out, how many since. */
 	uint64_t		 warn_last[WARN_NKINDS];
 	uint64_t		 warn_skipped[WARN_NKINDS];
+
+	/* TLS to upstreams: the newest session of each (tlsorig.c). */
+	struct tk_tls_sess	*upsess[64];	/* MAXUPSTREAMS */
+	struct tk_timer		 tls_timer;	/* tk_tls_sweep (tlsterm.c) */
 
 	/* Messages from main, and replies to it. */
 	struct tk_msg		 m_drain;
@@ -517,7 +585,7 @@ void		 worker_free(struct worker *);
 void		 worker_conn_gone(struct worker *);
 int		 worker_warn_ok(struct worker *, enum warn_kind, uint64_t *);
 void		 worker_mem_resume(struct worker *);
-const struct proto *worker_proto(const char *);
+const struct proto *worker_proto(const struct config *);
 const char	*worker_sessions(uint64_t);
 int		 worker_cap(enum cap_kind, uint64_t *);
 void		 worker_snapshot(struct worker *, struct stats *);
@@ -551,6 +619,10 @@ struct acct_rec {
 	const char		*why;		/* how it closed */
 	uint64_t		 tc;		/* proxy: ns to connect */
 	int			 connected;	/* proxy: tc is set */
+	const char		*sni;		/* TLS: the name asked */
+	const char		*tls_version;	/* TLS: agreed, or NULL */
+	const char		*tls_cipher;
+	const char		*tls_fail;	/* TLS: the failure's kind */
 };
 void		 conn_access_record(struct worker *, const struct acct_rec *);
 void		 conn_access_init(struct worker *);
@@ -581,6 +653,7 @@ void		 alog_stop(void);
 #define DP_F_RESET	0x40	/* the first failure was a reset */
 #define DP_F_ERR	(DP_F_SRCERR | DP_F_DSTERR | DP_F_NOMEM)
 #define DP_F_END	(DP_F_EOF | DP_F_SRCERR)	/* no more reads */
+#define DP_F_FINWAIT	0x80	/* TLS: close_notify waits to be sent */
 
 #define DP_SRC		0	/* roles for proto->flow */
 #define DP_DST		1
@@ -614,6 +687,8 @@ extern struct dp_pipe	 dp_nopipe;	/* none: holds no bytes */
 struct dp_flow {
 	struct tk_io		*src;
 	struct tk_io		*dst;
+	struct tk_tls		*tsrc;	/* TLS on src, or NULL */
+	struct tk_tls		*tdst;	/* TLS on dst, or NULL */
 	struct tk_bufq		*q;
 	uint8_t			*flags;	/* DP_F_* */
 	struct dp_pipe	       **pipe;	/* its pipe, or &dp_nopipe */
@@ -696,18 +771,70 @@ dp_want_src(const struct dp_flow *f)
 	if ((*f->flags & DP_F_END) || n >= conn_limit(n) ||
 	    (*f->pipe)->len > 0)
 		return 0;
-	return TK_EV_READ;
+	return f->tsrc != NULL ? f->tsrc->rwant : TK_EV_READ;
 }
 
-/* What f's destination socket waits for: WRITE while bytes wait. */
+/*
+ * What f's destination socket waits for: WRITE while bytes wait, or a
+ * TLS close_notify (with TLS, what its writes wait for).
+ */
 static inline unsigned int
 dp_want_dst(const struct dp_flow *f)
 {
-	return dp_pending(f) > 0 ? TK_EV_WRITE : 0;
+	if (dp_pending(f) == 0 && !(*f->flags & DP_F_FINWAIT))
+		return 0;
+	return f->tdst != NULL ? f->tdst->wwant : TK_EV_WRITE;
 }
 
 /* echo.c */
 extern const struct proto proto_echo;
+extern const struct proto proto_echo_tls;
+
+/*
+ * tlsterm.c: TLS toward clients (the server context is the
+ * configuration's, srv.cfg.tls), and the checks of tenkd's TLS.
+ */
+int		 tlsterm_load(struct config *, struct tk_cli_err *);
+int		 tlsterm_any(void);
+void		 tlsterm_log(void);
+void		 tlsterm_start(struct tk_loop *);
+void		 tlsterm_stop(struct tk_loop *);
+void		 tlsterm_worker_init(struct worker *);
+void		 tlsterm_worker_free(struct worker *);
+struct tk_tls	*tlsterm_new(struct tk_io *);
+int		 tlsterm_handshake(struct worker *, struct tk_tls *);
+void		 tlsterm_timeout(struct worker *, struct tk_tls *);
+void		 tlsterm_acct(const struct tk_tls *, struct acct_rec *);
+
+/*
+ * tlsorig.c: TLS toward upstreams marked "tls" (-u HOST:PORT,tls
+ * [,sni=NAME][,ca=FILE][,noverify]), verified by default.
+ */
+int		 tlsorig_load(struct config *, struct tk_cli_err *);
+int		 tlsorig_any(void);
+int		 tlsorig_on(const struct upstream *);
+struct tk_tls	*tlsorig_new(struct worker *, const struct upstream *,
+		    struct tk_io *);
+int		 tlsorig_handshake(struct worker *, const struct upstream *,
+		    struct tk_tls *);
+void		 tlsorig_end(struct worker *, const struct upstream *,
+		    struct tk_tls *);
+void		 tlsorig_worker_free(struct worker *);
+
+/*
+ * sniroute.c: --sni-route NAME=HOST:PORT,...: the ClientHello read
+ * without TLS, never past it, and the upstream its name routes to.
+ */
+struct sni_peek {
+	unsigned char	*buf;		/* the records read, while peeking */
+	size_t		 len;
+	uint8_t		 fail;		/* enum tk_tls_fail, once failed */
+	char		 sni[256];	/* once read; "" without a name */
+};
+int		 sniroute_on(void);
+int		 sniroute_read(struct worker *, struct tk_io *,
+		    struct sni_peek *);
+struct upstream	*sniroute_pick(const char *);
 
 /* stats.c */
 extern const char *const cap_names[CAP_NKINDS];
@@ -791,6 +918,7 @@ int		 upstream_connect(const struct upstream *);
 int		 upstream_port_error(int);
 struct upstream	*upstream_pick(uint32_t, uint64_t, uint64_t);
 int		 upstream_index(const struct upstream *);
+struct upstream	*upstream_pick_this(struct upstream *, uint64_t);
 const char	*upstream_name(const struct upstream *);
 void		 upstream_connected(struct upstream *);
 void		 upstream_failed(struct upstream *, uint64_t, int);
@@ -965,7 +1093,7 @@ typedef void	 config_warn_fn(const char *);
 void		 cmdline_read(struct cmdline *, int, char *[]);
 int		 config_load(struct config *, const struct cmdline *,
 		    config_warn_fn *, struct tk_cli_err *);
-int		 config_check(const struct config *, struct tk_cli_err *);
+int		 config_check(struct config *, struct tk_cli_err *);
 const char	*config_fixed(const struct config *, const struct config *);
 int		 config_master(const struct config *);
 void		 config_free(struct config *);
@@ -986,6 +1114,9 @@ int		 cfgval_nets(struct config *, const char *, const char *,
 int		 cfgval_listen(struct config *, const char *, const char *,
 		    struct tk_cli_err *);
 int		 cfgval_metrics(const struct config *, struct tk_cli_err *);
+int		 cfgval_sniroute(struct config *, const char *, const char *,
+		    struct tk_cli_err *);
+int		 cfgval_tls(struct config *, struct tk_cli_err *);
 
 /* listen.c, limits.c and help.c: start-up */
 int		*listen_open(void);

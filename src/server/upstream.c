@@ -333,6 +333,19 @@ upstream_pick(uint32_t slot, uint64_t tried, uint64_t now)
 	return best;
 }
 
+/*
+ * u itself, for a session routed to it (--sni-route), counted as
+ * upstream_pick() counts its pick; NULL while u is down.  Any thread.
+ */
+struct upstream *
+upstream_pick_this(struct upstream *u, uint64_t now)
+{
+	if (!healthy(u, now))
+		return NULL;
+	atomic_fetch_add(&u->active, 1);
+	return u;
+}
+
 int
 upstream_index(const struct upstream *u)
 {

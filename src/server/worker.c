@@ -126,8 +126,11 @@ worker_init(struct worker *w, int id, const int *lfds)
 	if ((w->l = tk_loop_new(srv.cfg.backend, (int)srv.nofile)) == NULL)
 		fatal("thread %d: %s backend", id,
 		    srv.cfg.backend != NULL ? srv.cfg.backend : "default");
-	/* io_uring on Linux 6.1 or later: the completion data path. */
-	w->cq = tk_loop_completion(w->l);
+	/*
+	 * io_uring on Linux 6.1 or later: the completion data path; poll
+	 * mode where TLS is spoken or peeked at (tlsterm.c).
+	 */
+	w->cq = tk_loop_completion(w->l) && !tlsterm_any();
 	if (w->cq && tk_loop_bufring(w->l, mem_ring_bufs(),
 	    DP_RING_BUFSIZE) == -1)
 		fatal("thread %d: io_uring buffer ring", id);
@@ -150,6 +153,7 @@ worker_init(struct worker *w, int id, const int *lfds)
 		w->park = xcalloc(w->park_cap, sizeof(*w->park));
 	}
 	conn_access_init(w);
+	tlsterm_worker_init(w);
 	atomic_init(&w->resume_posted, 0);
 	mem_worker_init(w);
 
@@ -246,8 +250,10 @@ worker_free(struct worker *w)
 	tk_timer_cancel(w->l, &w->park_timer);
 	tk_timer_cancel(w->l, &w->wheel_timer);
 	tk_timer_cancel(w->l, &w->mem_timer);
+	tlsterm_worker_free(w);
 	tk_bufpool_drain(&w->pool);
 	dp_pipes_free(w);
+	tlsorig_worker_free(w);
 	free(w->scratch);
 	tk_loop_free(w->l);
 	w->l = NULL;
@@ -273,11 +279,16 @@ worker_warn_ok(struct worker *w, enum warn_kind kind, uint64_t *skipped)
 	return 1;
 }
 
-/* The protocol of a mode (config.c checked it: "echo" or "proxy"). */
+/*
+ * The protocol of c's mode (config.c checked it: "echo" or "proxy"),
+ * echo's over TLS with a certificate.
+ */
 const struct proto *
-worker_proto(const char *mode)
+worker_proto(const struct config *c)
 {
-	return strcmp(mode, "proxy") == 0 ? &proto_proxy : &proto_echo;
+	if (strcmp(c->mode, "proxy") == 0)
+		return &proto_proxy;
+	return c->tls.ctx != NULL ? &proto_echo_tls : &proto_echo;
 }
 
 /*

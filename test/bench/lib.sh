@@ -172,6 +172,16 @@ jget() {
 	END { if (!f) print "nan" }' "$1"
 }
 
+# bench_prog NAME: the path of NAME, on PATH or in /usr/sbin, /sbin
+# (nginx), or die saying how to get it.
+bench_prog() {
+	command -v "$1" 2>/dev/null && return 0
+	for _d in /usr/sbin /sbin; do
+		[ -x "$_d/$1" ] && { echo "$_d/$1"; return 0; }
+	done
+	die "no $1 (make test-deps installs it)"
+}
+
 load1() {
 	read -r l _ </proc/loadavg
 	echo "$l"

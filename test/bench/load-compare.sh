@@ -52,6 +52,11 @@
 # the others from 0.5 s after their start (the connects) to the last
 # sample.  The server's the same way, for who was the bottleneck.
 #
+# With -T everything runs over TLS 1.3 (OpenSSL's defaults, AES-256-GCM,
+# an ECDSA P-256 certificate made here by openssl req): redis-server on
+# its --tls-port and redis-benchmark --tls --insecure, nginx with ssl
+# and wrk on https://, tenkload --tls (which verifies nothing either).
+#
 # Options:
 #   -b DIR    tenk build directory (default: build/ next to test/)
 #   -c LIST   redis connection counts, comma-separated (default 50,1000)
@@ -64,6 +69,7 @@
 #   -S RATE   the stall phase's requests/s (default 5000; 0 skips it)
 #   -K N      requests per run of phase 4 (default 300000; 0 skips it)
 #   -o DIR    keep raw results here (default: a temporary directory)
+#   -T        over TLS
 #
 # Output: tables on stdout; raw CSV, JSON and logs in DIR.
 # Not run by `make test`.
@@ -71,7 +77,7 @@
 set -u
 
 USAGE="[-b dir] [-c list] [-P list] [-H conns] [-d secs] [-w secs]
-	[-r runs] [-t threads] [-S rate] [-K requests] [-o dir]"
+	[-r runs] [-t threads] [-S rate] [-K requests] [-o dir] [-T]"
 here=$(cd "$(dirname "$0")" && pwd)
 B=$here/../../build
 # shellcheck source=test/bench/lib.sh
@@ -86,9 +92,10 @@ CT=1
 SRATE=5000
 KEYN=300000
 OUT=
+TLS=
 
 bench_opts 'b:B c:CONNS P:PIPES H:HCONNS d:DUR w:WARM r:RUNS t:CT S:SRATE
-    K:KEYN o:OUT' "$@"
+    K:KEYN o:OUT T=TLS=1' "$@"
 shift $((OPTIND - 1))
 [ $# -eq 0 ] || bench_usage
 bench_init load-compare
@@ -96,19 +103,28 @@ HZ=$(getconf CLK_TCK)
 CONNS=$(echo "$CONNS" | tr ',' ' ')
 PIPES=$(echo "$PIPES" | tr ',' ' ')
 
-# prog NAME: the path of NAME, on PATH or in /usr/sbin, /sbin (nginx).
-prog() {
-	command -v "$1" 2>/dev/null && return 0
-	for _d in /usr/sbin /sbin; do
-		[ -x "$_d/$1" ] && { echo "$_d/$1"; return 0; }
-	done
-	die "no $1 (make test-deps installs it)"
-}
-REDIS=$(prog redis-server) || exit 1
-RBENCH=$(prog redis-benchmark) || exit 1
+REDIS=$(bench_prog redis-server) || exit 1
+RBENCH=$(bench_prog redis-benchmark) || exit 1
 if [ "$HCONNS" -gt 0 ]; then
-	NGINX=$(prog nginx) || exit 1
-	WRK=$(prog wrk) || exit 1
+	NGINX=$(bench_prog nginx) || exit 1
+	WRK=$(bench_prog wrk) || exit 1
+fi
+
+# -T: the certificate, and each tool's words for TLS.
+TLSOPT=
+RTLS=
+SCHEME=http
+if [ -n "$TLS" ]; then
+	mkdir -p "$OUT/tls"
+	CERT=$OUT/tls/cert.pem
+	TLSKEY=$OUT/tls/key.pem
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	    -keyout "$TLSKEY" -out "$CERT" -days 2 -subj /CN=localhost \
+	    >"$OUT/tls/req.log" 2>&1 || die "openssl req: $(cat "$OUT/tls/req.log")"
+	# redis-benchmark waits for its handshakes without a limit.
+	TLSOPT="--tls --connect-timeout 60s"
+	RTLS="--tls --insecure"
+	SCHEME=https
 fi
 
 SPID=
@@ -133,7 +149,11 @@ start_redis() {
 	free_port
 	rm -rf "$OUT/redis"
 	mkdir -p "$OUT/redis"
-	"$REDIS" --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
+	_rp="--port $PORT"
+	[ -n "$TLS" ] && _rp="--port 0 --tls-port $PORT --tls-cert-file $CERT
+	    --tls-key-file $TLSKEY --tls-ca-cert-file $CERT --tls-auth-clients no"
+	# shellcheck disable=SC2086	# $_rp is a list of words
+	"$REDIS" $_rp --bind 127.0.0.1 --save '' --appendonly no \
 	    --daemonize no --dir "$OUT/redis" --maxclients 10000 \
 	    >"$OUT/redis/log" 2>&1 &
 	SPID=$!
@@ -157,6 +177,11 @@ start_nginx() {
 "
 		fi
 	done
+	_ssl=
+	[ -n "$TLS" ] && _ssl=" ssl;
+		ssl_certificate $CERT;
+		ssl_certificate_key $TLSKEY;
+		ssl_protocols TLSv1.2 TLSv1.3"
 	cat >"$_d/nginx.conf" <<EOF
 daemon off;
 master_process off;
@@ -172,7 +197,7 @@ http {
 	keepalive_timeout 60s;
 	keepalive_requests 100000000;
 $_temps	server {
-		listen 127.0.0.1:$PORT;
+		listen 127.0.0.1:$PORT$_ssl;
 		root $_d/html;
 	}
 }
@@ -266,6 +291,7 @@ echo "# $("$REDIS" --version | cut -d' ' -f1-3); $("$RBENCH" --version 2>&1 |
     head -n 1)"
 [ "$HCONNS" -gt 0 ] && echo "# $("$NGINX" -v 2>&1); $("$WRK" -v 2>&1 |
     head -n 1 | cut -d' ' -f1-2)"
+[ -n "$TLS" ] && echo "# over TLS: $(openssl version)"
 echo "# -t $CT, -d ${DUR}s, tenkload --warmup ${WARM}s, $RUNS runs;" \
     "raw results in $OUT"
 
@@ -290,8 +316,9 @@ for c in $CONNS; do
 			while [ "$r" -le "$RUNS" ]; do
 				start_redis
 				j=$OUT/$cell-$r.json
+				# shellcheck disable=SC2086	# $TLSOPT
 				run_client "$OUT/$cell-$r.tenkload" \
-				    "$TENKLOAD" -q -c "$c" -t "$CT" \
+				    "$TENKLOAD" $TLSOPT -q -c "$c" -t "$CT" \
 				    -d "${DUR}s" --warmup "${WARM}s" \
 				    --connect-rate 100000 -m "$msg" \
 				    --reply redis --reply-check +PONG \
@@ -305,7 +332,8 @@ for c in $CONNS; do
 				    print (n > 10000) ? n : 10000 }')
 				start_redis
 				o=$OUT/$cell-$r.rbench
-				run_client "$o" "$RBENCH" -h 127.0.0.1 \
+				# shellcheck disable=SC2086	# $RTLS
+				run_client "$o" "$RBENCH" $RTLS -h 127.0.0.1 \
 				    -p "$PORT" -c "$c" -n "$n" -P "$p" \
 				    --threads "$CT" -t "$test" --csv
 				rbench_row "$o" '^PING'
@@ -323,17 +351,18 @@ if [ "$HCONNS" -gt 0 ]; then
 	while [ "$r" -le "$RUNS" ]; do
 		start_nginx
 		j=$OUT/$cell-$r.json
-		run_client "$OUT/$cell-$r.tenkload" "$TENKLOAD" -q \
+		# shellcheck disable=SC2086	# $TLSOPT
+		run_client "$OUT/$cell-$r.tenkload" "$TENKLOAD" $TLSOPT -q \
 		    -c "$HCONNS" -t "$CT" -d "${DUR}s" --warmup "${WARM}s" \
 		    --connect-rate 100000 --json "$j" \
-		    "http://127.0.0.1:$PORT/f"
+		    "$SCHEME://127.0.0.1:$PORT/f"
 		tenkload_row "$cell" "$r" "$j" >>"$CSV"
 		tail -n 1 "$CSV" >&2
 		stop_server
 		start_nginx
 		o=$OUT/$cell-$r.wrk
 		run_client "$o" "$WRK" -t "$CT" -c "$HCONNS" -d "${DUR}s" \
-		    --latency "http://127.0.0.1:$PORT/f"
+		    --latency "$SCHEME://127.0.0.1:$PORT/f"
 		rps=$(awk '/^Requests\/sec:/ { print $2 }' "$o")
 		# "99%   26.95ms" (us, ms or s)
 		p99=$(awk '$1 == "99%" { v = $2; u = v; sub(/[a-z]+$/, "", v)
@@ -363,7 +392,8 @@ predicted() {
 # keys_row CLIENT: a row of keys.csv for run $r of $cell: the server's
 # DBSIZE after CLIENT's $KEYN SETs, what it should be, and their ratio
 keys_row() {
-	_d=$("$RCLI" -p "$PORT" dbsize)
+	# shellcheck disable=SC2086	# $RTLS
+	_d=$("$RCLI" $RTLS -p "$PORT" dbsize)
 	_q=$(predicted "$KEYN")
 	printf '%s,%s,%s,%s,%s,%s,%s\n' "$r" "$1" "$cell" "$KEYN" "$_d" "$_q" \
 	    "$(awk -v d="$_d" -v q="$_q" 'BEGIN { printf "%.4f", d / q }')" \
@@ -371,7 +401,7 @@ keys_row() {
 	tail -n 1 "$KCSV" >&2
 }
 if [ "$KEYN" -gt 0 ]; then
-	RCLI=$(prog redis-cli) || exit 1
+	RCLI=$(bench_prog redis-cli) || exit 1
 	# "$16", "$3" are RESP lengths, not parameters
 	# shellcheck disable=SC2016
 	KEY='key:{rand:000000000000-000000099999}'
@@ -392,9 +422,11 @@ if [ "$KEYN" -gt 0 ]; then
 				while [ "$r" -le "$RUNS" ]; do
 					start_redis
 					j=$OUT/$cell-$r.json
+					# shellcheck disable=SC2086
 					run_client "$OUT/$cell-$r.tenkload" \
-					    "$TENKLOAD" -q -c "$c" -t "$CT" \
-					    -n "$KEYN" --connect-rate 100000 \
+					    "$TENKLOAD" $TLSOPT -q -c "$c" \
+					    -t "$CT" -n "$KEYN" \
+					    --connect-rate 100000 \
 					    -m "$msg" --reply redis \
 					    --reply-check "$chk" --window "$p" \
 					    --json "$j" "127.0.0.1:$PORT"
@@ -404,8 +436,10 @@ if [ "$KEYN" -gt 0 ]; then
 					stop_server
 					start_redis
 					o=$OUT/$cell-$r.rbench
-					run_client "$o" "$RBENCH" -h 127.0.0.1 \
-					    -p "$PORT" -c "$c" -n "$KEYN" -P "$p" \
+					# shellcheck disable=SC2086
+					run_client "$o" "$RBENCH" $RTLS \
+					    -h 127.0.0.1 -p "$PORT" -c "$c" \
+					    -n "$KEYN" -P "$p" \
 					    --threads "$CT" -t "$op" -r "$KEYS" \
 					    --csv
 					rbench_row "$o" "^$(echo "$op" |
@@ -479,7 +513,8 @@ if [ "$HCONNS" -gt 0 ] && [ "$SRATE" -gt 0 ]; then
 		j=$OUT/stall-$r.json
 		stall &
 		STPID=$!
-		"$TENKLOAD" -q --mode rate -R "$SRATE" -c "$SCONNS" -t "$CT" \
+		# shellcheck disable=SC2086	# $TLSOPT
+		"$TENKLOAD" $TLSOPT -q --mode rate -R "$SRATE" -c "$SCONNS" -t "$CT" \
 		    -d 5s --connect-rate 100000 \
 		    -m "GET /f HTTP/1.1\\r\\nHost: 127.0.0.1:$PORT\\r\\n\\r\\n" \
 		    --reply http --reply-check 'HTTP/1.1 200' --json "$j" \
@@ -504,7 +539,7 @@ if [ "$HCONNS" -gt 0 ] && [ "$SRATE" -gt 0 ]; then
 		stall &
 		STPID=$!
 		"$WRK" -t "$CT" -c "$SCONNS" -d 5s --latency \
-		    "http://127.0.0.1:$PORT/f" >"$o" 2>&1
+		    "$SCHEME://127.0.0.1:$PORT/f" >"$o" 2>&1
 		wait "$STPID"
 		awk -v r="$r" '
 		function ms(x, u) { u = x; sub(/[a-z]+$/, "", x)

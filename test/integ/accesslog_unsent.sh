@@ -6,7 +6,8 @@
 # (rstout.py), with in= all tenkd read.  Before, out= was what was read
 # less what was still queued, and a send that failed queued nothing: on
 # readiness backends out= counted the reset client's 1,000 bytes.  A
-# clean run logs out= equal to in= on every line.
+# clean run logs out= equal to in= on every line.  The reset clients
+# again over TLS, whose failed record writes keep their plaintext queued.
 # timeout: 90
 . "$(dirname "$0")/lib.sh"
 
@@ -67,4 +68,22 @@ clean "$log" 5
 got=$("$PY" "$RSTOUT" "$ADDR" "$UP_PID" "${UPADDR##*:}") ||
     fail "proxy: rstout"
 unsent "$log" 6 "$got"
+
+# The same over TLS (tenkd --tls-cert): a record write that fails
+# leaves its plaintext queued too.
+. "$(dirname "$0")/lib_tls.sh"
+"$TOOLS/tlspeer" >/dev/null 2>&1
+[ $? -eq 77 ] && { echo "no TLS: the rest skipped"; pass; }
+tls_certs
+log=$T/echo_tls.log
+tenkd_start echo --threads 1 --access-log "$log" --tls-cert "$EC_CERT" \
+    --tls-key "$EC_KEY"
+got=$("$PY" "$RSTOUT" --tls "$ADDR" "$TENKD_PID") || fail "echo: rstout"
+unsent "$log" 1 "$got"
+log=$T/proxy_tls.log
+tenkd_start proxy --threads 1 -u "$UPADDR" --access-log "$log" \
+    --tls-cert "$EC_CERT" --tls-key "$EC_KEY"
+got=$("$PY" "$RSTOUT" --tls "$ADDR" "$UP_PID" "${UPADDR##*:}") ||
+    fail "proxy: rstout"
+unsent "$log" 1 "$got"
 pass

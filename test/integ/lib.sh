@@ -290,11 +290,13 @@ _gone() {
 }
 
 # The sanitizer the binaries were built with ("thread", "address-undefined"),
-# or nothing for a plain build: the Makefile builds those into build/NAME.
+# or nothing for a plain build: the Makefile builds those into build/NAME,
+# and a build without TLS into build/notls or build/NAME/notls.
 sanitizer() {
-	case $TK_BIN in
+	_sb=${TK_BIN%/notls}
+	case $_sb in
 	*/build)	;;
-	*)		printf '%s' "${TK_BIN##*/}" ;;
+	*)		printf '%s' "${_sb##*/}" ;;
 	esac
 }
 

@@ -68,14 +68,20 @@ _serve_wait() {
 
 # redis_start [ARGS...]: redis-server on 127.0.0.1 with no persistence,
 # its files in $T/redis; sets REDIS_PID, REDIS_PORT, REDIS_LOG and RADDR
-# (host:port).
+# (host:port).  With TLS_CERT and TLS_KEY set, the port speaks TLS only
+# (--tls-port; clients need no certificate).
 redis_start() {
 	_prog=$(server_prog redis-server) || fail "no redis-server"
 	mkdir -p "$T/redis"
 	REDIS_LOG=$T/redis/redis.log
 	for _try in 1 2 3; do
 		REDIS_PORT=$(free_port)
-		"$_prog" --port "$REDIS_PORT" --bind 127.0.0.1 --save '' \
+		_rp="--port $REDIS_PORT"
+		[ -n "${TLS_CERT:-}" ] && _rp="--port 0 --tls-port $REDIS_PORT
+		    --tls-cert-file $TLS_CERT --tls-key-file $TLS_KEY
+		    --tls-ca-cert-file $TLS_CERT --tls-auth-clients no"
+		# shellcheck disable=SC2086 # $_rp is a list of words
+		"$_prog" $_rp --bind 127.0.0.1 --save '' \
 		    --appendonly no --daemonize no --dir "$T/redis" \
 		    "$@" >"$REDIS_LOG" 2>&1 &
 		REDIS_PID=$!
@@ -99,7 +105,8 @@ redis_stop() {
 # nginx_conf DIR PORT PROG: an nginx.conf in DIR serving DIR/html on
 # 127.0.0.1:PORT over HTTP/1.1 with keep-alive, and /ok, which answers
 # any method (a POST's body read and dropped) with "ok", every path nginx
-# writes in DIR.  nginx creates the temporary directory of each module it was
+# writes in DIR; over TLS 1.2 and 1.3 with TLS_CERT and TLS_KEY set.
+# nginx creates the temporary directory of each module it was
 # built with at start-up: where nginx -V names one (an absolute path,
 # /var/lib/nginx/... on Debian, not ours to write) it gets one in DIR;
 # the others default to the prefix, which -p makes DIR.
@@ -111,6 +118,11 @@ nginx_conf() {
 "
 		fi
 	done
+	_ssl=
+	[ -n "${TLS_CERT:-}" ] && _ssl=" ssl;
+		ssl_certificate $TLS_CERT;
+		ssl_certificate_key $TLS_KEY;
+		ssl_protocols TLSv1.2 TLSv1.3"
 	cat >"$1/nginx.conf" <<EOF
 daemon off;
 master_process off;
@@ -126,7 +138,7 @@ http {
 	keepalive_timeout 60s;
 	keepalive_requests 1000000;
 $_temps	server {
-		listen 127.0.0.1:$2;
+		listen 127.0.0.1:$2$_ssl;
 		root $1/html;
 		location = /ok {
 			return 200 "ok\n";

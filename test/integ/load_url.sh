@@ -7,8 +7,8 @@
 # (Content-Length right-aligned) and one from --body-file, each answered
 # 200 on connections kept open, which a wrong Content-Length would break
 # (nginx would read the next request from the body's bytes); a path that
-# is not there, whose 404 fails the run; and https:// refused until TLS
-# is built in.  Skipped, saying why, without nginx (make test-deps).
+# is not there, whose 404 fails the run.  (https:// is load_tls_peers'.)
+# Skipped, saying why, without nginx (make test-deps).
 # backends: none
 # timeout: 120
 . "$(dirname "$0")/lib.sh"
@@ -53,8 +53,6 @@ load_has nf errors.mismatch -gt 0 "404: no mismatch"
 grep -q 'status 400 or above' "$T/nf.err" ||
     fail "404: not said: $(cat "$T/nf.err")"
 
-load_bad 'https://127.0.0.1:1/: https:// needs TLS, not built in yet' \
-    https://127.0.0.1:1/
 load_bad '-H: only with an http:// URL' -H 'X: y' "$NADDR"
 load_bad '--message: not with a URL' -m x "$U/"
 load_bad "$U/{rand:}: column $((${#U} + 8)): rand takes LO-HI" "$U/{rand:}"

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# rstout.py ADDR:PORT PID [UPPORT]: a client that resets (SO_LINGER 0)
+# rstout.py [--tls] ADDR:PORT PID [UPPORT]: a client that resets
+# (SO_LINGER 0)
 # before tenkd can send it what it sent, for accesslog_unsent.sh.  It
 # connects, sends one byte and reads it back, so that the connection
 # (and a proxy's to its upstream) is established, then:
@@ -12,12 +13,15 @@
 #   them (CLOSE_WAIT), resets, waits until the proxy's socket has taken
 #   the reset, and lets the upstream go on: it echoes the N bytes, the
 #   proxy reads them, and its sends to the client fail.
-# Prints "received K": the bytes the client read, all it could have.
+# With --tls the client speaks TLS (verifying nothing), its FIN without
+# close_notify.  Prints "received K": the bytes the client read, all it
+# could have.
 # SIGSTOP takes effect after kill(2) returns: each thread's state says
 # when.  A wait is bounded (20 s); PID goes on whatever happens.
 import os
 import signal
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -58,12 +62,21 @@ def wait(what, cond):
 
 
 def main():
-    host, port = sys.argv[1].rsplit(":", 1)
+    args = sys.argv[1:]
+    tls = args[0] == "--tls"
+    if tls:
+        args = args[1:]
+    host, port = args[0].rsplit(":", 1)
     port = int(port)
-    pid = int(sys.argv[2])
-    upport = int(sys.argv[3]) if len(sys.argv) > 3 else None
+    pid = int(args[1])
+    upport = int(args[2]) if len(args) > 2 else None
     c = socket.create_connection((host, port), timeout=20)
     me = c.getsockname()[1]
+    if tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        c = ctx.wrap_socket(c)
     c.sendall(b"x")
     got = len(c.recv(1))
     os.kill(pid, signal.SIGSTOP)
