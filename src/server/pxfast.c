@@ -312,7 +312,9 @@ pxfast_want(const struct pxfast *fp, int dir)
 
 /*
  * The kernel's last activity on the session, if later than c->last: for
- * the idle wheel and the fin timeout.
+ * the idle wheel and the fin timeout.  A segment forwarded since the
+ * loop read its clock is stamped after now: it counts as now (refused,
+ * a session whose talker wrote just as its idle tick came was closed).
  */
 void
 pxfast_touch(struct worker *w, struct pxfast *fp, struct conn *c)
@@ -324,7 +326,9 @@ pxfast_touch(struct worker *w, struct pxfast *fp, struct conn *c)
 	for (i = 0; i < 2; i++)
 		if (fastpath_out(&fp->d[i], &out) == 0 && out.last > last)
 			last = out.last;
-	if (last > conn_last_ns(c, now) && last <= now)
+	if (last > now)
+		last = now;
+	if (last > conn_last_ns(c, now))
 		conn_touch(c, last);
 }
 
