@@ -467,6 +467,15 @@ send_tail(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 	return 0;
 }
 
+/* n bytes of f's queue went out: dropped from it, counted, a touch. */
+static void
+sent(struct worker *w, struct dp_flow *f, size_t n)
+{
+	tk_bufq_consume(f->q, &w->pool, n);
+	dp_count_out(w, f, n);
+	conn_touch(f->c, tk_loop_now(w->l));
+}
+
 /*
  * Send from f's queue, then from its pipe, until both are empty or the
  * socket is full.  Returns 0, or -1 with f->err set.
@@ -498,9 +507,7 @@ flush(struct worker *w, struct dp_flow *f)
 			f->err = DP_ERR_DST;
 			return -1;
 		}
-		tk_bufq_consume(f->q, &w->pool, n);
-		dp_count_out(w, f, n);
-		conn_touch(f->c, tk_loop_now(w->l));
+		sent(w, f, (size_t)n);
 		if ((size_t)n < len) {
 			tk_io_block(f->dst, TK_EV_WRITE);
 			return 0;
@@ -548,9 +555,7 @@ flush_tls(struct worker *w, struct dp_flow *f)
 			f->err = DP_ERR_DST;
 			return -1;
 		}
-		tk_bufq_consume(f->q, &w->pool, n);
-		dp_count_out(w, f, n);
-		conn_touch(f->c, tk_loop_now(w->l));
+		sent(w, f, (size_t)n);
 	}
 	return 0;
 }

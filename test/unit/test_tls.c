@@ -300,6 +300,19 @@ end_free(struct tk_loop *l, struct end *e)
 		free(e->out);
 }
 
+/* The end of a test of one client c and server s: all of it freed. */
+static void
+pair_end(struct tk_loop *l, struct end *c, struct end *s,
+    struct tk_tls_ctx *sc, struct tk_tls_ctx *cc)
+{
+	end_free(l, c);
+	end_free(l, s);
+	tk_loop_free(l);
+	tk_tls_ctx_free(sc);
+	tk_tls_ctx_free(cc);
+	certs_gone();
+}
+
 /* Run l until done(c, s) or 20 s pass. */
 static void
 run(struct tk_loop *l, struct end *c, struct end *s,
@@ -377,12 +390,7 @@ echo_run(size_t size, size_t chunk, int raw)
 	/* The small buffers made writes wait, mid-record. */
 	if (size == BIG)
 		T_GT(c.wagain + s.wagain, 0);
-	end_free(l, &c);
-	end_free(l, &s);
-	tk_loop_free(l);
-	tk_tls_ctx_free(sc);
-	tk_tls_ctx_free(cc);
-	certs_gone();
+	pair_end(l, &c, &s, sc, cc);
 }
 
 TEST_BE(tls_echo_big)
@@ -602,12 +610,7 @@ TEST(tls_sweep)
 	tk_tls_sweep();
 	T_EQ(c.t->warmed, 0);
 	T_EQ(s.t->warmed, 0);
-	end_free(l, &c);
-	end_free(l, &s);
-	tk_loop_free(l);
-	tk_tls_ctx_free(sc);
-	tk_tls_ctx_free(cc);
-	certs_gone();
+	pair_end(l, &c, &s, sc, cc);
 }
 
 /* Plaintext to a server is "not-tls"; a client that closes, "eof". */
