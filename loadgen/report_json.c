@@ -420,7 +420,9 @@ report_json_write(FILE *f, const struct report *r)
 /*
  * Rebuild a histogram from its buckets.  The buckets holding min and max
  * give one of their counts to the exact value, so that min, max and the
- * percentiles capped by max come back as they were.
+ * percentiles capped by max come back as they were; the other samples of
+ * min's bucket are recorded at min, which is in the same bucket, so that
+ * they do not lower it to the bucket's floor.
  */
 static int
 hist_read(const struct jv *o, struct lg_hist *lh, const char **errstr)
@@ -461,7 +463,8 @@ hist_read(const struct jv *o, struct lg_hist *lh, const char **errstr)
 			tk_hist_record(lh->h, max);
 			n--;
 		}
-		tk_hist_record_n(lh->h, lo, n);
+		/* The rest of min's bucket stays at min, not below it. */
+		tk_hist_record_n(lh->h, count > 0 && lo < min ? min : lo, n);
 	}
 	if (total != count) {
 		*errstr = "bucket counts do not add up to count";
