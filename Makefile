@@ -82,7 +82,11 @@ LIB_SRCS	:= $(filter-out $(TLS_SRCS),$(LIB_SRCS))
 else
 LIB_SRCS	:= $(filter-out src/net/tlsnone.c,$(LIB_SRCS))
 endif
-TENKD_SRCS	:= $(filter-out %.bpf.c,$(wildcard src/server/*.c))
+# tenkd: the control plane (start-up, config, master, pidfile, metrics,
+# stats) calls into the data plane (workers, connections, echo, proxy),
+# never back.
+TENKD_SRCS	:= $(filter-out %.bpf.c,$(wildcard src/server/control/*.c \
+		   src/server/data/*.c))
 FRAME_SRCS	:= loadgen/framing.c loadgen/frame_bytes.c loadgen/frame_http.c \
 		   loadgen/frame_prefix.c loadgen/frame_redis.c \
 		   loadgen/frame_until.c loadgen/frame_memcache.c \
@@ -99,14 +103,14 @@ TENKBENCH_SRCS	:= loadgen/tenkbench.c loadgen/bench_cell.c \
 LOOPBENCH_SRCS	:= loadgen/loopbench.c
 # What the fuzz targets of test/fuzz/ link besides libtenk; the runner
 # links them too, to replay their corpora.
-FUZZ_LINK	:= src/server/proxyproto.c src/server/conffile.c \
-		   src/server/safefile.c \
+FUZZ_LINK	:= src/server/data/proxyproto.c src/server/control/conffile.c \
+		   src/server/control/safefile.c \
 		   $(FRAME_SRCS)
 FUZZ_SRCS	:= $(wildcard test/fuzz/fuzz_*.c)
 RUNNER_SRCS	:= test/run.c $(wildcard test/unit/*.c) loadgen/json.c \
-		   src/server/chash.c \
+		   src/server/data/chash.c \
 		   $(FUZZ_LINK) $(FUZZ_SRCS) test/fuzz/replay.c \
-		   src/server/fastpath.c
+		   src/server/data/fastpath.c
 TOOL_SRCS	:= $(wildcard test/tools/*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
@@ -188,14 +192,14 @@ $(eval $(call program,$(LOOPBENCH),$(LOOPBENCH_SRCS)))
 $(eval $(call program,$(RUNNER),$(RUNNER_SRCS)))
 $(foreach t,$(TOOL_SRCS),$(eval $(call program,$(call tool,$(t)),$(t))))
 
-# The proxy's fast path (src/server/fastpath.c): its BPF program built by
-# clang's BPF target into a bpftool skeleton, where mk/deps.sh found
-# clang, libbpf and bpftool (FP_LIBS); else fastpath.c builds without
-# it and says so when asked.  Only tenkd and the runner link libbpf.
+# The proxy's fast path (src/server/data/fastpath.c): its BPF program
+# built by clang's BPF target into a bpftool skeleton, where mk/deps.sh
+# found clang, libbpf and bpftool (FP_LIBS); else fastpath.c builds
+# without it and says so when asked.  Only tenkd and the runner link libbpf.
 ifneq ($(FP_LIBS),)
 FP_SKEL	:= $(B)/gen/fastpath.skel.h
-$(B)/gen/fastpath.bpf.o: src/server/fastpath.bpf.c src/server/fastpath_bpf.h \
-    $(B)/config.mk
+$(B)/gen/fastpath.bpf.o: src/server/data/fastpath.bpf.c \
+    src/server/data/fastpath_bpf.h $(B)/config.mk
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  BPF     $<")
 	$(Q)$(BPF_CLANG) -O2 -g -target bpf $(BPF_CFLAGS) -Wall -c -o $@ $<
@@ -204,8 +208,8 @@ $(FP_SKEL): $(B)/gen/fastpath.bpf.o
 	@$(if $(Q),echo "  GEN     $@")
 	$(Q)$(BPFTOOL) gen skeleton $< name fastpath >$@.tmp && mv $@.tmp $@
 
-$(B)/obj/src/server/fastpath.o: $(FP_SKEL)
-$(B)/obj/src/server/fastpath.o: ALL_CFLAGS += $(FP_CFLAGS) -I$(B)/gen
+$(B)/obj/src/server/data/fastpath.o: $(FP_SKEL)
+$(B)/obj/src/server/data/fastpath.o: ALL_CFLAGS += $(FP_CFLAGS) -I$(B)/gen
 $(B)/tenkd $(RUNNER): ALL_LIBS += $(FP_LIBS)
 endif
 
@@ -322,6 +326,7 @@ lint: all
 	$(Q)sh mk/deps.sh lint
 	$(Q)st=0; \
 	sh mk/lint-unused.sh $(LINT_OBJS) || st=1; \
+	sh mk/lint-planes.sh $(B)/obj || st=1; \
 	sh mk/lint-width.sh $(LINT_C) || st=1; \
 	out=$$(printf '%s\n' $(LINT_SH) | \
 	    xargs -P "$$(nproc 2>/dev/null || echo 2)" -n 8 $(SHELLCHECK) \

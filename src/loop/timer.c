@@ -14,8 +14,8 @@
  *
  * The heap holds the rarer timers (connect, half-close, drain) and the
  * one timer per thread that sweeps tenkd's idle timing wheel
- * (src/server/conn.c); idle timeouts themselves never enter it, so a read
- * costs no heap work.
+ * (src/server/data/conn.c); idle timeouts themselves never enter it, so
+ * a read costs no heap work.
  * XXX A 4-ary heap halves the depth; at 10k timers the binary heap is
  * 14 levels and costs nothing we can measure next to a system call.
  */

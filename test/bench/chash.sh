@@ -10,7 +10,7 @@
 #
 #  1. The table against the schemes it was chosen over (Maglev,
 #     rendezvous per key, jump hashing, a ring of 160 points a weight):
-#     test/bench/chash/schemes.c (which includes src/server/chash.c),
+#     test/bench/chash/schemes.c (which includes src/server/data/chash.c),
 #     over 100,000 clients and five upstreams, for each of -s seeds.
 #  2. Three tenkd proxies in network namespaces, the upstreams in a
 #     different order in each: test/integ/proxy_hash_ns.sh with a sample

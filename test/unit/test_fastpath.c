@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The fast path's kernel half (src/server/fastpath.c) on real loopback
+ * The fast path's kernel half (src/server/data/fastpath.c) on real loopback
  * sockets, before any proxy: a client c talks to a through the relay's
  * socket a, whose peer b talks to the server s:
  *
@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../src/server/fastpath.h"
+#include "../../src/server/data/fastpath.h"
 #include "../t.h"
 
 #define WINDOW		(256 * 1024)

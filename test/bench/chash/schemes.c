@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * schemes: tenkd's --balance hash table (src/server/chash.c, included
+ * schemes: tenkd's --balance hash table (src/server/data/chash.c, included
  * whole, so that its statics serve here too)
  * against the consistent hashing schemes it was chosen over, on the
  * targets of issue 28, over 100,000 random IPv4 clients and five
@@ -37,7 +37,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../../src/server/chash.c"
+#include "../../../src/server/data/chash.c"
 
 #define NKEYS		100000
 #define MAXN		64
