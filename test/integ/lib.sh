@@ -583,13 +583,24 @@ load_bad() {
 
 # load_run NAME ARGS...: tenkload -q -t 2 -d 1s with ARGS (options, then
 # the target), its report in $T/NAME.json, its output in $T/NAME.out and
-# $T/NAME.err; it must exit 0 with no error.
+# $T/NAME.err; it must exit 0 with no error.  On a machine busier than
+# it has CPUs a connect can wait out a dropped SYN (1 s, then 3 s more)
+# and complete nothing in a 1 s window: a run that failed only so, with
+# no error but unserved connections, runs again for 3 s, then 9 s.
 load_run() {
 	_lr=$1
 	shift
-	timeout 30 "$TENKLOAD" -q -t 2 -d 1s --json "$T/$_lr.json" "$@" \
-	    >"$T/$_lr.out" 2>"$T/$_lr.err" ||
-	    fail "$_lr: exit $?: $(cat "$T/$_lr.out" "$T/$_lr.err")"
+	for _d in 1 3 9; do
+		_st=0
+		timeout 60 "$TENKLOAD" -q -t 2 -d "${_d}s" --json "$T/$_lr.json" \
+		    "$@" >"$T/$_lr.out" 2>"$T/$_lr.err" || _st=$?
+		[ "$_st" -eq 0 ] && break
+		[ "$_d" -lt 9 ] && machine_busy &&
+		    [ "$(json_get "$T/$_lr.json" errors.total 2>/dev/null)" = 0 ] &&
+		    [ "$(json_get "$T/$_lr.json" connections.unserved \
+		    2>/dev/null || echo 0)" != 0 ] && continue
+		fail "$_lr: exit $_st: $(cat "$T/$_lr.out" "$T/$_lr.err")"
+	done
 	[ "$(json_get "$T/$_lr.json" errors.total)" -eq 0 ] ||
 	    fail "$_lr: errors: $(grep errors: "$T/$_lr.out")"
 }
