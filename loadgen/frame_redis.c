@@ -75,6 +75,13 @@ rd_type(struct fr_redis *r, unsigned char c)
 	return 0;
 }
 
+/* A simple string, an error or a double: its line is text, any bytes. */
+static int
+rd_text(int kind)
+{
+	return kind == '+' || kind == '-' || kind == ',';
+}
+
 /* A byte of a header line (not CR): returns NULL or why it is wrong. */
 static const char *
 rd_line(struct fr_redis *r, unsigned char c)
@@ -83,11 +90,9 @@ rd_line(struct fr_redis *r, unsigned char c)
 		return "LF without CR";
 	if (++r->linelen > FR_REDIS_MAXLINE)
 		return "line too long";
-	switch (r->kind) {
-	case '+':
-	case '-':
-	case ',':
+	if (rd_text(r->kind))
 		return NULL;
+	switch (r->kind) {
 	case '#':
 		return r->linelen == 1 && (c == 't' || c == 'f') ? NULL :
 		    "bad boolean";
@@ -120,11 +125,9 @@ rd_line(struct fr_redis *r, unsigned char c)
 static const char *
 rd_line_end(struct fr_redis *r)
 {
-	switch (r->kind) {
-	case '+':
-	case '-':
-	case ',':
+	if (rd_text(r->kind))
 		return NULL;
+	switch (r->kind) {
 	case '#':
 		return r->linelen == 1 ? NULL : "bad boolean";
 	case '_':

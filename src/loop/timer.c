@@ -34,6 +34,14 @@ before(const struct tk_timer *a, const struct tk_timer *b)
 	return a->seq < b->seq;
 }
 
+/* Put t in slot i of the heap; t learns its slot, for cancel and re-arm. */
+static inline void
+heap_set(struct tk_timer **h, size_t i, struct tk_timer *t)
+{
+	h[i] = t;
+	t->idx = i;
+}
+
 static void
 sift_up(struct tk_timer **h, size_t i)
 {
@@ -44,12 +52,10 @@ sift_up(struct tk_timer **h, size_t i)
 		parent = (i - 1) / 2;
 		if (!before(t, h[parent]))
 			break;
-		h[i] = h[parent];
-		h[i]->idx = i;
+		heap_set(h, i, h[parent]);
 		i = parent;
 	}
-	h[i] = t;
-	t->idx = i;
+	heap_set(h, i, t);
 }
 
 static void
@@ -66,12 +72,10 @@ sift_down(struct tk_timer **h, size_t n, size_t i)
 			child++;
 		if (!before(h[child], t))
 			break;
-		h[i] = h[child];
-		h[i]->idx = i;
+		heap_set(h, i, h[child]);
 		i = child;
 	}
-	h[i] = t;
-	t->idx = i;
+	heap_set(h, i, t);
 }
 
 static void
@@ -82,8 +86,7 @@ heap_remove(struct tk_loop *l, struct tk_timer *t)
 
 	last = l->heap[--l->nheap];
 	if (i != l->nheap) {
-		l->heap[i] = last;
-		last->idx = i;
+		heap_set(l->heap, i, last);
 		if (i > 0 && before(last, l->heap[(i - 1) / 2]))
 			sift_up(l->heap, i);
 		else

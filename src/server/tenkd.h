@@ -605,6 +605,7 @@ struct conn	*conn_new(struct worker *, int, const struct sockaddr *,
 void		 conn_close(struct worker *, struct conn *, enum conn_reason);
 void		 conn_step(struct worker *, struct conn *);
 void		 conn_warn_nomem(struct worker *);
+void		 conn_warn_watch(struct worker *, int, const char *);
 void		 conn_wheel_init(struct worker *);
 void		 conn_close_all(struct worker *, enum conn_reason);
 /* One access-log record: conn_access_record() writes it. */
@@ -839,6 +840,7 @@ struct upstream	*sniroute_pick(const char *);
 /* stats.c */
 extern const char *const cap_names[CAP_NKINDS];
 void		 stats_request(void);
+void		 stats_add(struct stats *, const struct stats *, int);
 
 /* stats.c, for the metrics listener (issue 14) */
 struct msnap;

@@ -189,6 +189,14 @@ w_open(struct w *x, enum mode mode)
 	T_EQ(x->io.active, 0);
 }
 
+/* w_open(), then x watched for ev on l. */
+static void
+w_start(struct tk_loop *l, struct w *x, enum mode mode, unsigned int ev)
+{
+	w_open(x, mode);
+	T_EQ(tk_io_start(l, &x->io, ev), 0);
+}
+
 static void
 w_close(struct tk_loop *l, struct w *x)
 {
@@ -295,8 +303,7 @@ TEST_BE(loop_new_free)
 		struct w	x;
 
 		l = newloop();
-		w_open(&x, M_DRAIN);
-		T_EQ(tk_io_start(l, &x.io, TK_EV_READ), 0);
+		w_start(l, &x, M_DRAIN, TK_EV_READ);
 		put(x.peer, "a");
 		tk_loop_free(l);
 		T_EQ(x.calls, 0);
@@ -316,8 +323,7 @@ TEST_BE(loop_readable)
 	struct w	 x;
 	int		 i;
 
-	w_open(&x, M_DRAIN);
-	T_EQ(tk_io_start(l, &x.io, TK_EV_READ), 0);
+	w_start(l, &x, M_DRAIN, TK_EV_READ);
 	T_EQ(x.io.active, 1);
 	T_EQ(x.io.want, TK_EV_READ);
 	passes(l, SETTLE);
@@ -348,8 +354,7 @@ TEST_BE(loop_one_wakeup)
 	struct tk_loop	*l = newloop();
 	struct w	 x;
 
-	w_open(&x, M_DRAIN);
-	T_EQ(tk_io_start(l, &x.io, TK_EV_READ), 0);
+	w_start(l, &x, M_DRAIN, TK_EV_READ);
 	put(x.peer, "a");
 	put(x.peer, "b");
 	put(x.peer, "c");
@@ -379,8 +384,7 @@ TEST_BE(loop_writable)
 	size_t		 back = 0;
 	int		 c;
 
-	w_open(&x, M_FILL);
-	T_EQ(tk_io_start(l, &x.io, TK_EV_WRITE), 0);
+	w_start(l, &x, M_FILL, TK_EV_WRITE);
 	until_gt(l, &x.calls, 0, "write call");
 	T_OK(x.first_ready & TK_EV_WRITE);
 	T_EQ(x.rcalls, 0);
@@ -488,8 +492,7 @@ TEST_BE(loop_partial_reads)
 	struct tk_loop	*l = newloop();
 	struct w	 x;
 
-	w_open(&x, M_ONEBYTE);
-	T_EQ(tk_io_start(l, &x.io, TK_EV_READ), 0);
+	w_start(l, &x, M_ONEBYTE, TK_EV_READ);
 	put(x.peer, "0123456789");
 	until_gt(l, &x.calls, 10, "eleven calls");
 	passes(l, SETTLE);
@@ -510,8 +513,7 @@ TEST_BE(loop_want_changes)
 	struct w	 x;
 	int		 c;
 
-	w_open(&x, M_DRAIN);
-	T_EQ(tk_io_start(l, &x.io, TK_EV_READ), 0);
+	w_start(l, &x, M_DRAIN, TK_EV_READ);
 	put(x.peer, "r1");
 	until_gt(l, &x.rcalls, 0, "read call");
 	passes(l, SETTLE);
@@ -595,8 +597,7 @@ TEST_BE(loop_stop_close)
 	close(x.peer);
 
 	/* Stop, close, and another fd takes the same number at once. */
-	w_open(&y, M_DRAIN);
-	T_EQ(tk_io_start(l, &y.io, TK_EV_READ), 0);
+	w_start(l, &y, M_DRAIN, TK_EV_READ);
 	put(y.peer, "old");
 	tk_loop_run(l, TK_RUN_NOWAIT);
 	cy = y.calls;
@@ -848,8 +849,7 @@ TEST_BE(loop_high_fd)
 	close(x.io.fd);
 	tk_io_init(&x.io, fd, handler, &x);
 	T_EQ(tk_io_start(l, &x.io, TK_EV_READ), 0);
-	w_open(&y, M_DRAIN);
-	T_EQ(tk_io_start(l, &y.io, TK_EV_READ), 0);
+	w_start(l, &y, M_DRAIN, TK_EV_READ);
 	put(x.peer, "hi");
 	until_gt(l, &x.calls, 0, "call on high fd");
 	T_EQ(x.got, 2);
@@ -867,8 +867,7 @@ TEST_BE(loop_peer_close)
 	struct tk_loop	*l = newloop();
 	struct w	 x, y;
 
-	w_open(&x, M_DRAIN);
-	T_EQ(tk_io_start(l, &x.io, TK_EV_READ), 0);
+	w_start(l, &x, M_DRAIN, TK_EV_READ);
 	close(x.peer);
 	x.peer = -1;
 	until_gt(l, &x.calls, 0, "call on close");
@@ -878,8 +877,7 @@ TEST_BE(loop_peer_close)
 	w_close(l, &x);
 
 	/* Data then close, both before the loop looks: nothing is lost. */
-	w_open(&y, M_ONEBYTE);
-	T_EQ(tk_io_start(l, &y.io, TK_EV_READ), 0);
+	w_start(l, &y, M_ONEBYTE, TK_EV_READ);
 	put(y.peer, "tail");
 	close(y.peer);
 	y.peer = -1;
@@ -898,8 +896,7 @@ TEST_BE(loop_peer_close_write)
 	char		 buf[65536];
 	ssize_t		 n;
 
-	w_open(&x, M_FILL);
-	T_EQ(tk_io_start(l, &x.io, TK_EV_WRITE), 0);
+	w_start(l, &x, M_FILL, TK_EV_WRITE);
 	until_gt(l, &x.calls, 0, "write call");
 	passes(l, SETTLE);
 	T_EQ(x.calls, 1);
@@ -936,8 +933,7 @@ TEST_BE(loop_nowait)
 	uint64_t	 t0;
 	int		 i, r;
 
-	w_open(&x, M_DRAIN);
-	T_EQ(tk_io_start(l, &x.io, TK_EV_READ), 0);
+	w_start(l, &x, M_DRAIN, TK_EV_READ);
 	tk_timer_init(&t, guard_fn, NULL);
 	T_EQ(tk_timer_arm(l, &t, 30 * TK_SEC), 0);
 	t0 = tk_clock_mono();
@@ -972,8 +968,7 @@ TEST_BE(loop_stop_from_handler)
 	struct w	 x;
 	int		 round, fired = 0;
 
-	w_open(&x, M_STOP);
-	T_EQ(tk_io_start(l, &x.io, TK_EV_READ), 0);
+	w_start(l, &x, M_STOP, TK_EV_READ);
 	tk_timer_init(&guard, guard_fn, NULL);
 	/* Twice: a stop must not linger into the next run. */
 	for (round = 1; round <= 2; round++) {
@@ -1015,8 +1010,7 @@ TEST_BE(loop_blocking_wait)
 	struct w	 x;
 	uint64_t	 t0;
 
-	w_open(&x, M_STOP);
-	T_EQ(tk_io_start(l, &x.io, TK_EV_READ), 0);
+	w_start(l, &x, M_STOP, TK_EV_READ);
 	tk_timer_init(&guard, guard_fn, NULL);
 	tk_timer_init(&t, late_write, &x);
 	tk_loop_update_now(l);
@@ -1081,8 +1075,7 @@ TEST_BE(loop_io_close)
 
 	/* The freed numbers are reused; the backend must accept them. */
 	for (i = 0; i < 7; i++) {
-		w_open(&y[i], M_DRAIN);
-		T_EQ(tk_io_start(l, &y[i].io, TK_EV_READ), 0);
+		w_start(l, &y[i], M_DRAIN, TK_EV_READ);
 	}
 	passes(l, SETTLE);
 	for (i = 0; i < 7; i++) {
@@ -1123,8 +1116,7 @@ TEST_BE(loop_closed_shared)
 	T_EQ(x.calls, 1);
 	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
 
-	w_open(&y, M_IDLE);
-	T_EQ(tk_io_start(l, &y.io, TK_EV_READ), 0);
+	w_start(l, &y, M_IDLE, TK_EV_READ);
 	put(y.peer, "c");
 	until_gt(l, &y.calls, 0, "first call");
 	tk_io_stop(l, &y.io);

@@ -61,6 +61,14 @@ newloop(struct tk_timer *guard, uint64_t ns)
 	return l;
 }
 
+/* The end of a loop from newloop(): its guard disarmed, the loop freed. */
+static void
+endloop(struct tk_loop *l, struct tk_timer *guard)
+{
+	tk_timer_cancel(l, guard);
+	tk_loop_free(l);
+}
+
 /* Runs on the loop's thread. */
 static void
 pmsg_run(struct tk_loop *l, struct tk_msg *m)
@@ -138,8 +146,7 @@ TEST_BE_T(wake_post_threads, 120)
 	for (i = 0; i < 10; i++)
 		tk_loop_run(l, TK_RUN_NOWAIT);
 	T_EQ(nran, NTHR * NPER);
-	tk_timer_cancel(l, &guard);
-	tk_loop_free(l);
+	endloop(l, &guard);
 	for (i = 0; i < NTHR; i++)
 		free(ps[i].msgs);
 }
@@ -235,8 +242,7 @@ TEST_BE(wake_stop_other_thread)
 	T_EQ(pthread_join(h.tid, NULL), 0);
 	T_EQ(atomic_load(&h.done), 1);
 	T_GE(tk_clock_mono() - t0, 50 * TK_MSEC);
-	tk_timer_cancel(l, &guard);
-	tk_loop_free(l);
+	endloop(l, &guard);
 }
 
 /* tk_loop_wake ends one blocked TK_RUN_ONCE wait and does nothing else. */
@@ -261,8 +267,7 @@ TEST_BE(wake_wake_other_thread)
 	T_LE(i, 3);
 	T_GE(tk_clock_mono(), h.at);
 	T_OK(tk_timer_pending(&guard));
-	tk_timer_cancel(l, &guard);
-	tk_loop_free(l);
+	endloop(l, &guard);
 }
 
 /* A wake sent before the loop blocks is not lost. */
@@ -278,8 +283,7 @@ TEST_BE(wake_before_wait)
 	t0 = tk_clock_mono();
 	T_EQ(tk_loop_run(l, TK_RUN_ONCE), 1);
 	T_LT(tk_clock_mono() - t0, 5 * TK_SEC);
-	tk_timer_cancel(l, &guard);
-	tk_loop_free(l);
+	endloop(l, &guard);
 }
 
 /* A post from another thread wakes a blocked loop and runs there. */
@@ -301,8 +305,7 @@ TEST_BE(wake_post_wakes)
 	T_EQ(tk_loop_run(l, 0), 0);
 	T_EQ(posted_ran, 1);
 	T_EQ(pthread_join(h.tid, NULL), 0);
-	tk_timer_cancel(l, &guard);
-	tk_loop_free(l);
+	endloop(l, &guard);
 }
 
 /*

@@ -386,28 +386,7 @@ snap_add(const struct master *m, struct msnap *a, const struct msnap *b,
 {
 	int	i;
 
-	a->st.accepted += b->st.accepted;
-	for (i = 0; i < CONN_NREASONS; i++)
-		a->st.closed[i] += b->st.closed[i];
-	for (i = 0; i < SIDE_N; i++) {
-		a->st.bytes_in[i] += b->st.bytes_in[i];
-		a->st.bytes_out[i] += b->st.bytes_out[i];
-	}
-	a->st.spliced += b->st.spliced;
-	a->st.nopipe += b->st.nopipe;
-	a->st.fpbytes += b->st.fpbytes;
-	a->st.fpsess += b->st.fpsess;
-	a->st.noport += b->st.noport;
-	a->st.iterations += b->st.iterations;
-	a->st.ring_dry += b->st.ring_dry;
-	a->st.cq_overflow += b->st.cq_overflow;
-	a->st.ms_accepted += b->st.ms_accepted;
-	a->st.accept_dropped += b->st.accept_dropped;
-	a->st.tls_new += b->st.tls_new;
-	a->st.tls_resumed += b->st.tls_resumed;
-	for (i = 0; i < TK_TLS_F_MAX; i++)
-		a->st.tls_fail[i] += b->st.tls_fail[i];
-	a->st.log_dropped += b->st.log_dropped;
+	stats_add(&a->st, &b->st, gauges);
 	for (i = 0; i < CAP_NKINDS; i++)
 		a->caps[i] += b->caps[i];
 	for (i = 0; i < MAXUPSTREAMS; i++) {
@@ -424,11 +403,6 @@ snap_add(const struct master *m, struct msnap *a, const struct msnap *b,
 	a->cpu += b->cpu;
 	if (!gauges)
 		return;
-	a->st.active += b->st.active;
-	a->st.bufs_inuse += b->st.bufs_inuse;
-	a->st.bufs_free += b->st.bufs_free;
-	a->st.pipes += b->st.pipes;
-	a->st.piped += b->st.piped;
 	a->mem_held += b->mem_held;
 	for (i = 0; i < MAXUPSTREAMS; i++)
 		if (ul >= m->same_since[i])

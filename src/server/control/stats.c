@@ -30,33 +30,32 @@ const char *const cap_names[CAP_NKINDS] = {
 	"ip-limit",
 };
 
-static void	stats_add(struct stats *, const struct stats *);
 static void	stats_line(FILE *, const char *, const struct stats *);
 static void	stats_caps(FILE *);
 static void	stats_reply(struct tk_loop *, struct tk_msg *);
 
-static void
-stats_add(struct stats *dst, const struct stats *src)
+/*
+ * The counters of src added to dst; with gauges, its gauges too (what
+ * is in use now: a sum over workers, never over time).  The master sums
+ * the workers' figures with it as well.
+ */
+void
+stats_add(struct stats *dst, const struct stats *src, int gauges)
 {
 	int	i;
 
 	dst->accepted += src->accepted;
-	dst->active += src->active;
 	for (i = 0; i < CONN_NREASONS; i++)
 		dst->closed[i] += src->closed[i];
 	for (i = 0; i < SIDE_N; i++) {
 		dst->bytes_in[i] += src->bytes_in[i];
 		dst->bytes_out[i] += src->bytes_out[i];
 	}
-	dst->bufs_inuse += src->bufs_inuse;
-	dst->bufs_free += src->bufs_free;
 	dst->noport += src->noport;
 	dst->spliced += src->spliced;
 	dst->fpbytes += src->fpbytes;
 	dst->fpsess += src->fpsess;
 	dst->nopipe += src->nopipe;
-	dst->pipes += src->pipes;
-	dst->piped += src->piped;
 	dst->iterations += src->iterations;
 	dst->ring_dry += src->ring_dry;
 	dst->cq_overflow += src->cq_overflow;
@@ -67,6 +66,13 @@ stats_add(struct stats *dst, const struct stats *src)
 	for (i = 0; i < TK_TLS_F_MAX; i++)
 		dst->tls_fail[i] += src->tls_fail[i];
 	dst->log_dropped += src->log_dropped;
+	if (!gauges)
+		return;
+	dst->active += src->active;
+	dst->bufs_inuse += src->bufs_inuse;
+	dst->bufs_free += src->bufs_free;
+	dst->pipes += src->pipes;
+	dst->piped += src->piped;
 }
 
 /*
@@ -173,7 +179,7 @@ stats_fill(struct msnap *ms)
 
 	memset(&total, 0, sizeof(total));
 	for (i = 0; i < srv.nworkers; i++)
-		stats_add(&total, &srv.workers[i].snap);
+		stats_add(&total, &srv.workers[i].snap, 1);
 	if ((f = fmemopen(ms->text, sizeof(ms->text), "w")) != NULL) {
 		for (i = 0; i < srv.nworkers; i++) {
 			snprintf(who, sizeof(who), "thread %d", i);

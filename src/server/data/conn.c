@@ -199,6 +199,21 @@ conn_warn_nomem(struct worker *w)
 }
 
 /*
+ * A new connection's fd could not be watched (errno says why): say so,
+ * at most once a second; what tells what it was watched for, or "".
+ */
+void
+conn_warn_watch(struct worker *w, int fd, const char *what)
+{
+	uint64_t	skipped;
+
+	if (worker_warn_ok(w, WARN_ACCEPT, &skipped))
+		log_warn("thread %d: watching fd %d%s (%llu similar "
+		    "suppressed)", w->id, fd, what,
+		    (unsigned long long)skipped);
+}
+
+/*
  * Take over an accepted socket fd: TCP_NODELAY, a struct conn, a watcher
  * for reading, a slot in the idle wheel, then the protocol's start.  sa
  * is the peer (NULL when the access log is off).  On failure fd is
@@ -213,7 +228,7 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 	struct conn		*c;
 	struct conn_acct	*a;
 	enum conn_reason	 why;
-	uint64_t		 now = tk_loop_now(w->l), skipped;
+	uint64_t		 now = tk_loop_now(w->l);
 	size_t			 size = w->proto->size, tail = 0;
 	int			 acct;
 
@@ -237,10 +252,7 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 	/* On completions the protocol's first step starts the recv. */
 	if (!w->cq && tk_io_start(w->l, &c->io, TK_EV_READ) == -1) {
 		why = CONN_ERROR;
-		if (worker_warn_ok(w, WARN_ACCEPT, &skipped))
-			log_warn("thread %d: watching fd %d (%llu similar "
-			    "suppressed)", w->id, fd,
-			    (unsigned long long)skipped);
+		conn_warn_watch(w, fd, "");
 		free(c);
 		goto fail;
 	}

@@ -133,7 +133,6 @@ pin_take(struct worker *w, int fd, const struct sockaddr *sa,
 {
 	struct pin		*p;
 	enum conn_reason	 why;
-	uint64_t		 skipped;
 
 	if (handing)
 		return 0;
@@ -160,10 +159,7 @@ pin_take(struct worker *w, int fd, const struct sockaddr *sa,
 	tk_timer_init(&p->timer, pin_timeout, p);
 	if (tk_io_start(w->l, &p->io, TK_EV_READ) == -1) {
 		why = CONN_ERROR;
-		if (worker_warn_ok(w, WARN_ACCEPT, &skipped))
-			log_warn("thread %d: watching fd %d for its PROXY "
-			    "header (%llu similar suppressed)", w->id, fd,
-			    (unsigned long long)skipped);
+		conn_warn_watch(w, fd, " for its PROXY header");
 		free(p);
 		goto fail;
 	}
