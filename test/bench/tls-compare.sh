@@ -57,12 +57,6 @@
 
 set -u
 
-usage() {
-	echo "usage: $0 [-b dir] [-c conns] [-i idle] [-d secs] [-r runs]" \
-	    "[-k ec,rsa] [-p phases] [-o dir] [-F]" >&2
-	exit 2
-}
-
 here=$(cd "$(dirname "$0")" && pwd)
 B=$here/../../build
 # shellcheck source=test/bench/lib.sh
@@ -75,22 +69,12 @@ KINDS=ec,rsa
 PHASES=hs,pp,bulk,idle,route
 OUT=
 FP=
-while getopts b:c:i:d:r:k:p:o:F opt; do
-	case $opt in
-	b) B=$OPTARG ;;
-	c) CONNS=$OPTARG ;;
-	i) IDLE=$OPTARG ;;
-	d) DUR=$OPTARG ;;
-	r) RUNS=$OPTARG ;;
-	k) KINDS=$OPTARG ;;
-	p) PHASES=$OPTARG ;;
-	o) OUT=$OPTARG ;;
-	F) FP=tenkd-route-fp ;;
-	*) usage ;;
-	esac
-done
+USAGE="[-b dir] [-c conns] [-i idle] [-d secs] [-r runs] [-k ec,rsa]
+    [-p phases] [-o dir] [-F]"
+bench_opts 'b:B c:CONNS i:IDLE d:DUR r:RUNS k:KINDS p:PHASES o:OUT
+    F=FP=tenkd-route-fp' "$@"
 shift $((OPTIND - 1))
-[ $# -eq 0 ] || usage
+[ $# -eq 0 ] || bench_usage
 bench_init tls-compare
 HZ=$(getconf CLK_TCK)
 KINDS=$(echo "$KINDS" | tr ',' ' ')
