@@ -305,6 +305,13 @@ row() {
 	tail -n 1 "$CSV" >&2
 }
 
+# jrow PHASE KIND RUN WHO RATE N SCALE: the row of the last load: the
+# field RATE of J, CPU * SCALE / N and J's errors.
+jrow() {
+	row "$1" "$2" "$3" "$4" "$(jget "$J" "$5")" "$(per "$CPU" "$6" "$7")" \
+	    "$(jget "$J" errors.total)"
+}
+
 echo "# tls-compare: $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 \
     /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "# $(openssl version); $("$NGINX" -v 2>&1); $("$HAPROXY" -v |
@@ -325,26 +332,20 @@ while [ "$r" -le "$RUNS" ]; do
 					load "$n" -c 32 -M connect
 					h=$(( $(jget "$J" tls.window_new) + \
 					    $(jget "$J" tls.window_resumed) ))
-					row hs "$kind" "$r" "$who" \
-					    "$(jget "$J" tls.handshakes_per_s)" \
-					    "$(per "$CPU" "$h" 1e6)" \
-					    "$(jget "$J" errors.total)"
+					jrow hs "$kind" "$r" "$who" \
+					    tls.handshakes_per_s "$h" 1e6
 					;;
 				pp)
 					load "$n" -c "$CONNS" -s 64
-					m=$(jget "$J" traffic.msgs)
-					row pp "$kind" "$r" "$who" \
-					    "$(jget "$J" traffic.msgs_per_s)" \
-					    "$(per "$CPU" "$m" 1e6)" \
-					    "$(jget "$J" errors.total)"
+					jrow pp "$kind" "$r" "$who" \
+					    traffic.msgs_per_s \
+					    "$(jget "$J" traffic.msgs)" 1e6
 					;;
 				bulk)
 					load "$n" -c 4 -M stream -s 64k
-					o=$(jget "$J" traffic.bytes_out)
-					row bulk "$kind" "$r" "$who" \
-					    "$(jget "$J" traffic.bytes_out_per_s)" \
-					    "$(per "$CPU" "$o" 1e9)" \
-					    "$(jget "$J" errors.total)"
+					jrow bulk "$kind" "$r" "$who" \
+					    traffic.bytes_out_per_s \
+					    "$(jget "$J" traffic.bytes_out)" 1e9
 					;;
 				idle)
 					m0=$(rss_kb "$CPID")
@@ -391,10 +392,7 @@ while [ "$r" -le "$RUNS" ]; do
 				_ng=$(grep "^route,ec,$r,nginx-route," "$CSV")
 				echo "routefp,${_ng#route,}" >>"$CSV"
 			fi
-			row "$ph" ec "$r" "$who" \
-			    "$(jget "$J" traffic.msgs_per_s)" \
-			    "$(per "$CPU" "$m" 1e6)" \
-			    "$(jget "$J" errors.total)"
+			jrow "$ph" ec "$r" "$who" traffic.msgs_per_s "$m" 1e6
 			stop "$CPID"
 		done
 		stop "$UPID"
