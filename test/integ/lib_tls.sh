@@ -75,14 +75,29 @@ tlspeer_got() {
 # UPSTREAM (host:port) in mode tcp, its files in $T/haproxy; sets
 # HAP_PID, HAP_LOG and HAPADDR.
 haproxy_tls_start() {
+	mkdir -p "$T/haproxy"
+	cat "$1" "$2" >"$T/haproxy/cert.pem"
+	haproxy_start haproxy "ssl crt $T/haproxy/cert.pem" "$3"
+}
+
+# haproxy_start NAME BIND SERVER: HAProxy (lib_servers.sh first) in mode
+# tcp on a loopback port, its bind line ending in BIND, passing to one
+# server, SERVER (its address and options); its files in $T/NAME; sets
+# HAP_PID, HAP_LOG and HAPADDR.
+haproxy_start() {
 	_hp=$(server_prog haproxy) || fail "no haproxy"
-	_hd=$T/haproxy
+	_hd=$T/$1
 	mkdir -p "$_hd"
-	cat "$1" "$2" >"$_hd/cert.pem"
 	HAP_LOG=$_hd/haproxy.log
-	for _try in 1 2 3; do
-		_port=$(free_port)
-		cat >"$_hd/haproxy.cfg" <<HEOF
+	serve haproxy "$HAP_LOG" _haproxy_run "$2" "$3" ||
+	    fail "haproxy did not start: $(tail -n 5 "$HAP_LOG")"
+	HAP_PID=$SERVE_PID
+	HAPADDR=127.0.0.1:$SERVE_PORT
+}
+
+# _haproxy_run PORT BIND SERVER: haproxy_start's HAProxy on PORT.
+_haproxy_run() {
+	cat >"$_hd/haproxy.cfg" <<HEOF
 global
 	maxconn 1000
 defaults
@@ -90,22 +105,13 @@ defaults
 	timeout connect 5s
 	timeout client 60s
 	timeout server 60s
-frontend tls_in
-	bind 127.0.0.1:$_port ssl crt $_hd/cert.pem
+frontend front
+	bind 127.0.0.1:$1 $2
 	default_backend up
 backend up
 	server s1 $3
 HEOF
-		"$_hp" -f "$_hd/haproxy.cfg" -db >"$HAP_LOG" 2>&1 &
-		HAP_PID=$!
-		track "$HAP_PID"
-		if _serve_wait haproxy "$HAP_PID" "$_port" "$HAP_LOG"; then
-			HAPADDR=127.0.0.1:$_port
-			return 0
-		fi
-		wait "$HAP_PID" 2>/dev/null
-	done
-	fail "haproxy did not start: $(tail -n 5 "$HAP_LOG")"
+	"$_hp" -f "$_hd/haproxy.cfg" -db >"$HAP_LOG" 2>&1 &
 }
 
 # metric SERIES: the value of one series of the /metrics page of the
@@ -140,11 +146,18 @@ nginx_stream_start() {
 	_nd=$T/$1
 	mkdir -p "$_nd"
 	_mod=/usr/lib/nginx/modules/ngx_stream_module.so
-	for _try in 1 2 3; do
-		_port=$(free_port)
-		{
-			[ -e "$_mod" ] && echo "load_module $_mod;"
-			cat <<NEOF
+	serve nginx "$_nd/stderr" _ngs_run "$2" ||
+	    fail "nginx did not start: $(tail -n 5 "$_nd/stderr" \
+	    "$_nd/error.log")"
+	NGS_PID=$SERVE_PID
+	NGSADDR=127.0.0.1:$SERVE_PORT
+}
+
+# _ngs_run PORT BLOCK: nginx_stream_start's nginx on PORT.
+_ngs_run() {
+	{
+		[ -e "$_mod" ] && echo "load_module $_mod;"
+		cat <<NEOF
 daemon off;
 master_process off;
 worker_processes 1;
@@ -153,19 +166,10 @@ error_log $_nd/error.log warn;
 events { worker_connections 1024; }
 stream {
 	server {
-$(echo "$2" | sed "s/@PORT@/$_port/g")
+$(echo "$2" | sed "s/@PORT@/$1/g")
 	}
 }
 NEOF
-		} >"$_nd/nginx.conf"
-		"$_np" -p "$_nd" -c "$_nd/nginx.conf" >"$_nd/stderr" 2>&1 &
-		NGS_PID=$!
-		track "$NGS_PID"
-		if _serve_wait nginx "$NGS_PID" "$_port" "$_nd/stderr"; then
-			NGSADDR=127.0.0.1:$_port
-			return 0
-		fi
-		wait "$NGS_PID" 2>/dev/null
-	done
-	fail "nginx did not start: $(tail -n 5 "$_nd/stderr" "$_nd/error.log")"
+	} >"$_nd/nginx.conf"
+	"$_np" -p "$_nd" -c "$_nd/nginx.conf" >"$_nd/stderr" 2>&1 &
 }
