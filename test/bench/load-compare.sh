@@ -100,8 +100,7 @@ shift $((OPTIND - 1))
 [ $# -eq 0 ] || bench_usage
 bench_init load-compare
 HZ=$(getconf CLK_TCK)
-CONNS=$(echo "$CONNS" | tr ',' ' ')
-PIPES=$(echo "$PIPES" | tr ',' ' ')
+commas CONNS PIPES
 
 REDIS=$(bench_prog redis-server) || exit 1
 RBENCH=$(bench_prog redis-benchmark) || exit 1

@@ -61,6 +61,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 B=$here/../../build
 # shellcheck source=test/bench/lib.sh
 . "$here/lib.sh"
+# shellcheck source=test/integ/lib_tls.sh
+. "$here/../integ/lib_tls.sh"
 CONNS=1000
 IDLE=2000
 DUR=4
@@ -77,26 +79,15 @@ shift $((OPTIND - 1))
 [ $# -eq 0 ] || bench_usage
 bench_init tls-compare
 HZ=$(getconf CLK_TCK)
-KINDS=$(echo "$KINDS" | tr ',' ' ')
-PHASES=$(echo "$PHASES" | tr ',' ' ')
+commas KINDS PHASES
 
 NGINX=$(bench_prog nginx) || exit 1
 HAPROXY=$(bench_prog haproxy) || exit 1
 command -v openssl >/dev/null 2>&1 || die "no openssl"
 MOD=/usr/lib/nginx/modules/ngx_stream_module.so
 
-mkdir -p "$OUT/tls"
+tls_pair "$OUT/tls" a.test || die "openssl req ($TLS_KIND)"
 for k in ec rsa; do
-	if [ "$k" = ec ]; then
-		kopt="-newkey ec -pkeyopt ec_paramgen_curve:P-256"
-	else
-		kopt="-newkey rsa:2048"
-	fi
-	# shellcheck disable=SC2086	# $kopt is a list of words
-	openssl req -x509 $kopt -nodes -keyout "$OUT/tls/$k.key" \
-	    -out "$OUT/tls/$k.pem" -days 2 -subj /CN=a.test \
-	    -addext "subjectAltName=DNS:a.test" >/dev/null 2>&1 ||
-	    die "openssl req ($k)"
 	cat "$OUT/tls/$k.pem" "$OUT/tls/$k.key" >"$OUT/tls/$k.both"
 done
 

@@ -45,6 +45,26 @@ tls_certs() {
 	    fail "openssl req (RSA): $(cat "$T/tls/req.log")"
 }
 
+# tls_pair DIR CN: in DIR, ec.key and ec.pem (ECDSA P-256) and rsa.key
+# and rsa.pem (RSA-2048), each self-signed for CN, its one DNS name;
+# false if openssl req fails, with TLS_KIND the kind (ec or rsa) it
+# failed on.  No lib.sh needed: test/bench/tls-compare.sh uses it too.
+tls_pair() {
+	mkdir -p "$1"
+	for TLS_KIND in ec rsa; do
+		if [ "$TLS_KIND" = ec ]; then
+			_kopt="-newkey ec -pkeyopt ec_paramgen_curve:P-256"
+		else
+			_kopt="-newkey rsa:2048"
+		fi
+		# shellcheck disable=SC2086	# $_kopt is a list of words
+		openssl req -x509 $_kopt -nodes -keyout "$1/$TLS_KIND.key" \
+		    -out "$1/$TLS_KIND.pem" -days 2 -subj "/CN=$2" \
+		    -addext "subjectAltName=DNS:$2" >/dev/null 2>&1 ||
+		    return 1
+	done
+}
+
 # tlspeer_start ARGS...: test/tools/tlspeer server ARGS on 127.0.0.1:0;
 # sets TP_PID, TP_LOG and TPADDR.
 tlspeer_start() {
