@@ -120,7 +120,8 @@ redis_stop() {
 	wait "$REDIS_PID" 2>/dev/null
 }
 
-# nginx_conf DIR PORT PROG: an nginx.conf in DIR serving DIR/html on
+# nginx_conf DIR PORT PROG [CONNS]: an nginx.conf in DIR for nginx PROG,
+# one process of CONNS connections (2048), serving DIR/html on
 # 127.0.0.1:PORT over HTTP/1.1 with keep-alive, and /ok, which answers
 # any method (a POST's body read and dropped) with "ok", every path nginx
 # writes in DIR; over TLS 1.2 and 1.3 with TLS_CERT and TLS_KEY set.
@@ -148,13 +149,13 @@ worker_processes 1;
 pid $1/nginx.pid;
 error_log $1/error.log warn;
 events {
-	worker_connections 2048;
+	worker_connections ${4:-2048};
 }
 http {
 	access_log off;
 	default_type application/octet-stream;
 	keepalive_timeout 60s;
-	keepalive_requests 1000000;
+	keepalive_requests 100000000;
 $_temps	server {
 		listen 127.0.0.1:$2$_ssl;
 		root $1/html;
