@@ -128,7 +128,8 @@ redis_stop() {
 # nginx creates the temporary directory of each module it was
 # built with at start-up: where nginx -V names one (an absolute path,
 # /var/lib/nginx/... on Debian, not ours to write) it gets one in DIR;
-# the others default to the prefix, which -p makes DIR.
+# the others default to the prefix, which -p makes DIR.  Needs no lib.sh:
+# test/bench/load-compare.sh's nginx is this one too.
 nginx_conf() {
 	_temps=
 	for _m in client-body fastcgi proxy scgi uwsgi; do
