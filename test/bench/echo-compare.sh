@@ -81,7 +81,7 @@ PEER=$1
 bench_init echo-compare
 HZ=$(getconf CLK_TCK)
 SERVERS="tenkd-t1 peer $THIRD"
-CONNS=$(echo "$CONNS" | tr ',' ' ')
+commas CONNS
 
 SPID=
 LPID=

@@ -46,6 +46,14 @@ bench_opts() {
 	done
 }
 
+# commas VAR...: the commas of each VAR's value become blanks (a list
+# given as -c 1,10,100 made a list of words).
+commas() {
+	for _v in "$@"; do
+		eval "$_v=\$(echo \"\$$_v\" | tr ',' ' ')"
+	done
+}
+
 # bench_trap VAR...: at exit (and on INT, TERM, HUP, which exit 130),
 # stop the processes whose pids the variables named hold then, each a
 # pid or a list, a stopped one too (SIGCONT first), and wait for them.

@@ -82,6 +82,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 B=$here/../../build
 # shellcheck source=test/bench/lib.sh
 . "$here/lib.sh"
+# shellcheck source=test/integ/lib_servers.sh
+. "$here/../integ/lib_servers.sh"
 CONNS=50,1000
 PIPES=1,16
 HCONNS=400
@@ -100,8 +102,7 @@ shift $((OPTIND - 1))
 [ $# -eq 0 ] || bench_usage
 bench_init load-compare
 HZ=$(getconf CLK_TCK)
-CONNS=$(echo "$CONNS" | tr ',' ' ')
-PIPES=$(echo "$PIPES" | tr ',' ' ')
+commas CONNS PIPES
 
 REDIS=$(bench_prog redis-server) || exit 1
 RBENCH=$(bench_prog redis-benchmark) || exit 1
@@ -116,10 +117,10 @@ RTLS=
 SCHEME=http
 if [ -n "$TLS" ]; then
 	mkdir -p "$OUT/tls"
-	CERT=$OUT/tls/cert.pem
-	TLSKEY=$OUT/tls/key.pem
+	TLS_CERT=$OUT/tls/cert.pem
+	TLS_KEY=$OUT/tls/key.pem
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-	    -keyout "$TLSKEY" -out "$CERT" -days 2 -subj /CN=localhost \
+	    -keyout "$TLS_KEY" -out "$TLS_CERT" -days 2 -subj /CN=localhost \
 	    >"$OUT/tls/req.log" 2>&1 || die "openssl req: $(cat "$OUT/tls/req.log")"
 	# redis-benchmark waits for its handshakes without a limit.
 	TLSOPT="--tls --connect-timeout 60s"
@@ -150,8 +151,8 @@ start_redis() {
 	rm -rf "$OUT/redis"
 	mkdir -p "$OUT/redis"
 	_rp="--port $PORT"
-	[ -n "$TLS" ] && _rp="--port 0 --tls-port $PORT --tls-cert-file $CERT
-	    --tls-key-file $TLSKEY --tls-ca-cert-file $CERT --tls-auth-clients no"
+	[ -n "$TLS" ] && _rp="--port 0 --tls-port $PORT --tls-cert-file $TLS_CERT
+	    --tls-key-file $TLS_KEY --tls-ca-cert-file $TLS_CERT --tls-auth-clients no"
 	# shellcheck disable=SC2086	# $_rp is a list of words
 	"$REDIS" $_rp --bind 127.0.0.1 --save '' --appendonly no \
 	    --daemonize no --dir "$OUT/redis" --maxclients 10000 \
@@ -161,47 +162,15 @@ start_redis() {
 }
 
 # start_nginx: a fresh nginx, one process, serving $OUT/nginx/html/f (64
-# bytes) over HTTP/1.1 with keep-alive; SPID, PORT.  The temporary
-# directories nginx -V names are not ours to write, so each gets one in
-# $OUT/nginx.
+# bytes) over HTTP/1.1 with keep-alive (lib_servers.sh's nginx_conf, for
+# 8192 connections); SPID, PORT.
 start_nginx() {
 	free_port
 	_d=$OUT/nginx
 	rm -rf "$_d"
 	mkdir -p "$_d/html"
 	printf '%063d\n' 0 >"$_d/html/f"
-	_temps=
-	for _m in client-body fastcgi proxy scgi uwsgi; do
-		if "$NGINX" -V 2>&1 | grep -q -e "--http-$_m-temp-path"; then
-			_temps="$_temps	$(echo "$_m" | tr - _)_temp_path $_d/tmp-$_m;
-"
-		fi
-	done
-	_ssl=
-	[ -n "$TLS" ] && _ssl=" ssl;
-		ssl_certificate $CERT;
-		ssl_certificate_key $TLSKEY;
-		ssl_protocols TLSv1.2 TLSv1.3"
-	cat >"$_d/nginx.conf" <<EOF
-daemon off;
-master_process off;
-worker_processes 1;
-pid $_d/nginx.pid;
-error_log $_d/error.log warn;
-events {
-	worker_connections 8192;
-}
-http {
-	access_log off;
-	default_type application/octet-stream;
-	keepalive_timeout 60s;
-	keepalive_requests 100000000;
-$_temps	server {
-		listen 127.0.0.1:$PORT$_ssl;
-		root $_d/html;
-	}
-}
-EOF
+	nginx_conf "$_d" "$PORT" "$NGINX" 8192
 	"$NGINX" -p "$_d" -c "$_d/nginx.conf" >"$_d/stderr" 2>&1 &
 	SPID=$!
 	await_listen nginx "$_d/stderr"

@@ -131,7 +131,7 @@ done
 bench_init proxy-compare
 HZ=$(getconf CLK_TCK)
 NOFILE=$(awk '/^Max open files/ { print $4 }' /proc/self/limits)
-CONNS=$(echo "$CONNS" | tr ',' ' ')
+commas CONNS
 
 # Peers: NAME=COMMAND, kept one per line in $OUT/peers.
 : >"$OUT/peers"

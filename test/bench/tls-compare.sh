@@ -57,16 +57,12 @@
 
 set -u
 
-usage() {
-	echo "usage: $0 [-b dir] [-c conns] [-i idle] [-d secs] [-r runs]" \
-	    "[-k ec,rsa] [-p phases] [-o dir] [-F]" >&2
-	exit 2
-}
-
 here=$(cd "$(dirname "$0")" && pwd)
 B=$here/../../build
 # shellcheck source=test/bench/lib.sh
 . "$here/lib.sh"
+# shellcheck source=test/integ/lib_tls.sh
+. "$here/../integ/lib_tls.sh"
 CONNS=1000
 IDLE=2000
 DUR=4
@@ -75,44 +71,23 @@ KINDS=ec,rsa
 PHASES=hs,pp,bulk,idle,route
 OUT=
 FP=
-while getopts b:c:i:d:r:k:p:o:F opt; do
-	case $opt in
-	b) B=$OPTARG ;;
-	c) CONNS=$OPTARG ;;
-	i) IDLE=$OPTARG ;;
-	d) DUR=$OPTARG ;;
-	r) RUNS=$OPTARG ;;
-	k) KINDS=$OPTARG ;;
-	p) PHASES=$OPTARG ;;
-	o) OUT=$OPTARG ;;
-	F) FP=tenkd-route-fp ;;
-	*) usage ;;
-	esac
-done
+USAGE="[-b dir] [-c conns] [-i idle] [-d secs] [-r runs] [-k ec,rsa]
+    [-p phases] [-o dir] [-F]"
+bench_opts 'b:B c:CONNS i:IDLE d:DUR r:RUNS k:KINDS p:PHASES o:OUT
+    F=FP=tenkd-route-fp' "$@"
 shift $((OPTIND - 1))
-[ $# -eq 0 ] || usage
+[ $# -eq 0 ] || bench_usage
 bench_init tls-compare
 HZ=$(getconf CLK_TCK)
-KINDS=$(echo "$KINDS" | tr ',' ' ')
-PHASES=$(echo "$PHASES" | tr ',' ' ')
+commas KINDS PHASES
 
 NGINX=$(bench_prog nginx) || exit 1
 HAPROXY=$(bench_prog haproxy) || exit 1
 command -v openssl >/dev/null 2>&1 || die "no openssl"
 MOD=/usr/lib/nginx/modules/ngx_stream_module.so
 
-mkdir -p "$OUT/tls"
+tls_pair "$OUT/tls" a.test || die "openssl req ($TLS_KIND)"
 for k in ec rsa; do
-	if [ "$k" = ec ]; then
-		kopt="-newkey ec -pkeyopt ec_paramgen_curve:P-256"
-	else
-		kopt="-newkey rsa:2048"
-	fi
-	# shellcheck disable=SC2086	# $kopt is a list of words
-	openssl req -x509 $kopt -nodes -keyout "$OUT/tls/$k.key" \
-	    -out "$OUT/tls/$k.pem" -days 2 -subj /CN=a.test \
-	    -addext "subjectAltName=DNS:a.test" >/dev/null 2>&1 ||
-	    die "openssl req ($k)"
 	cat "$OUT/tls/$k.pem" "$OUT/tls/$k.key" >"$OUT/tls/$k.both"
 done
 
@@ -321,6 +296,13 @@ row() {
 	tail -n 1 "$CSV" >&2
 }
 
+# jrow PHASE KIND RUN WHO RATE N SCALE: the row of the last load: the
+# field RATE of J, CPU * SCALE / N and J's errors.
+jrow() {
+	row "$1" "$2" "$3" "$4" "$(jget "$J" "$5")" "$(per "$CPU" "$6" "$7")" \
+	    "$(jget "$J" errors.total)"
+}
+
 echo "# tls-compare: $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 \
     /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "# $(openssl version); $("$NGINX" -v 2>&1); $("$HAPROXY" -v |
@@ -341,26 +323,20 @@ while [ "$r" -le "$RUNS" ]; do
 					load "$n" -c 32 -M connect
 					h=$(( $(jget "$J" tls.window_new) + \
 					    $(jget "$J" tls.window_resumed) ))
-					row hs "$kind" "$r" "$who" \
-					    "$(jget "$J" tls.handshakes_per_s)" \
-					    "$(per "$CPU" "$h" 1e6)" \
-					    "$(jget "$J" errors.total)"
+					jrow hs "$kind" "$r" "$who" \
+					    tls.handshakes_per_s "$h" 1e6
 					;;
 				pp)
 					load "$n" -c "$CONNS" -s 64
-					m=$(jget "$J" traffic.msgs)
-					row pp "$kind" "$r" "$who" \
-					    "$(jget "$J" traffic.msgs_per_s)" \
-					    "$(per "$CPU" "$m" 1e6)" \
-					    "$(jget "$J" errors.total)"
+					jrow pp "$kind" "$r" "$who" \
+					    traffic.msgs_per_s \
+					    "$(jget "$J" traffic.msgs)" 1e6
 					;;
 				bulk)
 					load "$n" -c 4 -M stream -s 64k
-					o=$(jget "$J" traffic.bytes_out)
-					row bulk "$kind" "$r" "$who" \
-					    "$(jget "$J" traffic.bytes_out_per_s)" \
-					    "$(per "$CPU" "$o" 1e9)" \
-					    "$(jget "$J" errors.total)"
+					jrow bulk "$kind" "$r" "$who" \
+					    traffic.bytes_out_per_s \
+					    "$(jget "$J" traffic.bytes_out)" 1e9
 					;;
 				idle)
 					m0=$(rss_kb "$CPID")
@@ -407,10 +383,7 @@ while [ "$r" -le "$RUNS" ]; do
 				_ng=$(grep "^route,ec,$r,nginx-route," "$CSV")
 				echo "routefp,${_ng#route,}" >>"$CSV"
 			fi
-			row "$ph" ec "$r" "$who" \
-			    "$(jget "$J" traffic.msgs_per_s)" \
-			    "$(per "$CPU" "$m" 1e6)" \
-			    "$(jget "$J" errors.total)"
+			jrow "$ph" ec "$r" "$who" traffic.msgs_per_s "$m" 1e6
 			stop "$CPID"
 		done
 		stop "$UPID"

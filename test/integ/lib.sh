@@ -438,6 +438,12 @@ wait_line() {
 
 # --- Helpers for the proxy_*.sh scripts. ---
 
+# access_line FILE PATTERN: within 10 s the access log FILE has a line
+# matching PATTERN; fails showing the log otherwise.
+access_line() {
+	wait_line 10 "$1" "$2" || fail "access log: $(cat "$1")"
+}
+
 # pingpong_all N MU: tenkload opens N connections to $ADDR (2,000 a
 # second, 2 s of warm-up) and ping-pongs verified 64-byte messages for
 # 5 s; every one must be requested, established and open at the end,

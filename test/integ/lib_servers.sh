@@ -64,7 +64,28 @@ _serve_wait() {
 }
 
 # The servers bind lib.sh's free_port, which another process may take
-# first, so each *_start helper below tries three ports.
+# first, so each *_start helper below tries three ports (serve).
+
+# serve NAME LOG FUNC ARGS...: FUNC PORT ARGS... starts server NAME in
+# the background on 127.0.0.1:PORT, its output in LOG, for up to three
+# free ports until it listens there (_serve_wait); sets SERVE_PID and
+# SERVE_PORT, or returns 1 when none took.
+serve() {
+	_sn=$1
+	_sl=$2
+	_sf=$3
+	shift 3
+	for _try in 1 2 3; do
+		SERVE_PORT=$(free_port)
+		"$_sf" "$SERVE_PORT" "$@"
+		SERVE_PID=$!
+		track "$SERVE_PID"
+		_serve_wait "$_sn" "$SERVE_PID" "$SERVE_PORT" "$_sl" &&
+		    return 0
+		wait "$SERVE_PID" 2>/dev/null
+	done
+	return 1
+}
 
 # redis_start [ARGS...]: redis-server on 127.0.0.1 with no persistence,
 # its files in $T/redis; sets REDIS_PID, REDIS_PORT, REDIS_LOG and RADDR
@@ -74,26 +95,23 @@ redis_start() {
 	_prog=$(server_prog redis-server) || fail "no redis-server"
 	mkdir -p "$T/redis"
 	REDIS_LOG=$T/redis/redis.log
-	for _try in 1 2 3; do
-		REDIS_PORT=$(free_port)
-		_rp="--port $REDIS_PORT"
-		[ -n "${TLS_CERT:-}" ] && _rp="--port 0 --tls-port $REDIS_PORT
-		    --tls-cert-file $TLS_CERT --tls-key-file $TLS_KEY
-		    --tls-ca-cert-file $TLS_CERT --tls-auth-clients no"
-		# shellcheck disable=SC2086 # $_rp is a list of words
-		"$_prog" $_rp --bind 127.0.0.1 --save '' \
-		    --appendonly no --daemonize no --dir "$T/redis" \
-		    "$@" >"$REDIS_LOG" 2>&1 &
-		REDIS_PID=$!
-		track "$REDIS_PID"
-		if _serve_wait redis-server "$REDIS_PID" "$REDIS_PORT" \
-		    "$REDIS_LOG"; then
-			RADDR=127.0.0.1:$REDIS_PORT
-			return 0
-		fi
-		wait "$REDIS_PID" 2>/dev/null
-	done
-	fail "redis-server did not start: $(tail -n 5 "$REDIS_LOG")"
+	serve redis-server "$REDIS_LOG" _redis_run "$@" ||
+	    fail "redis-server did not start: $(tail -n 5 "$REDIS_LOG")"
+	REDIS_PID=$SERVE_PID
+	REDIS_PORT=$SERVE_PORT
+	RADDR=127.0.0.1:$REDIS_PORT
+}
+
+# _redis_run PORT ARGS...: redis_start's redis-server on PORT.
+_redis_run() {
+	_rp="--port $1"
+	[ -n "${TLS_CERT:-}" ] && _rp="--port 0 --tls-port $1
+	    --tls-cert-file $TLS_CERT --tls-key-file $TLS_KEY
+	    --tls-ca-cert-file $TLS_CERT --tls-auth-clients no"
+	shift
+	# shellcheck disable=SC2086 # $_rp is a list of words
+	"$_prog" $_rp --bind 127.0.0.1 --save '' --appendonly no \
+	    --daemonize no --dir "$T/redis" "$@" >"$REDIS_LOG" 2>&1 &
 }
 
 # redis_stop: end the redis-server started last.
@@ -102,14 +120,16 @@ redis_stop() {
 	wait "$REDIS_PID" 2>/dev/null
 }
 
-# nginx_conf DIR PORT PROG: an nginx.conf in DIR serving DIR/html on
+# nginx_conf DIR PORT PROG [CONNS]: an nginx.conf in DIR for nginx PROG,
+# one process of CONNS connections (2048), serving DIR/html on
 # 127.0.0.1:PORT over HTTP/1.1 with keep-alive, and /ok, which answers
 # any method (a POST's body read and dropped) with "ok", every path nginx
 # writes in DIR; over TLS 1.2 and 1.3 with TLS_CERT and TLS_KEY set.
 # nginx creates the temporary directory of each module it was
 # built with at start-up: where nginx -V names one (an absolute path,
 # /var/lib/nginx/... on Debian, not ours to write) it gets one in DIR;
-# the others default to the prefix, which -p makes DIR.
+# the others default to the prefix, which -p makes DIR.  Needs no lib.sh:
+# test/bench/load-compare.sh's nginx is this one too.
 nginx_conf() {
 	_temps=
 	for _m in client-body fastcgi proxy scgi uwsgi; do
@@ -130,13 +150,13 @@ worker_processes 1;
 pid $1/nginx.pid;
 error_log $1/error.log warn;
 events {
-	worker_connections 2048;
+	worker_connections ${4:-2048};
 }
 http {
 	access_log off;
 	default_type application/octet-stream;
 	keepalive_timeout 60s;
-	keepalive_requests 1000000;
+	keepalive_requests 100000000;
 $_temps	server {
 		listen 127.0.0.1:$2$_ssl;
 		root $1/html;
@@ -157,21 +177,18 @@ nginx_start() {
 	mkdir -p "$_dir/html"
 	printf '%063d\n' 0 >"$_dir/html/$NGINX_FILE"
 	NGINX_LOG=$_dir/error.log
-	for _try in 1 2 3; do
-		NGINX_PORT=$(free_port)
-		nginx_conf "$_dir" "$NGINX_PORT" "$_prog"
-		"$_prog" -p "$_dir" -c "$_dir/nginx.conf" \
-		    >"$_dir/stderr" 2>&1 &
-		NGINX_PID=$!
-		track "$NGINX_PID"
-		if _serve_wait nginx "$NGINX_PID" "$NGINX_PORT" \
-		    "$_dir/stderr"; then
-			NADDR=127.0.0.1:$NGINX_PORT
-			return 0
-		fi
-		wait "$NGINX_PID" 2>/dev/null
-	done
-	fail "nginx did not start: $(tail -n 5 "$_dir/stderr" "$NGINX_LOG")"
+	serve nginx "$_dir/stderr" _nginx_run ||
+	    fail "nginx did not start: $(tail -n 5 "$_dir/stderr" \
+	    "$NGINX_LOG")"
+	NGINX_PID=$SERVE_PID
+	NGINX_PORT=$SERVE_PORT
+	NADDR=127.0.0.1:$NGINX_PORT
+}
+
+# _nginx_run PORT: nginx_start's nginx on PORT.
+_nginx_run() {
+	nginx_conf "$_dir" "$1" "$_prog"
+	"$_prog" -p "$_dir" -c "$_dir/nginx.conf" >"$_dir/stderr" 2>&1 &
 }
 
 # nginx_stop: end the nginx started last.

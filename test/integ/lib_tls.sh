@@ -45,6 +45,26 @@ tls_certs() {
 	    fail "openssl req (RSA): $(cat "$T/tls/req.log")"
 }
 
+# tls_pair DIR CN: in DIR, ec.key and ec.pem (ECDSA P-256) and rsa.key
+# and rsa.pem (RSA-2048), each self-signed for CN, its one DNS name;
+# false if openssl req fails, with TLS_KIND the kind (ec or rsa) it
+# failed on.  No lib.sh needed: test/bench/tls-compare.sh uses it too.
+tls_pair() {
+	mkdir -p "$1"
+	for TLS_KIND in ec rsa; do
+		if [ "$TLS_KIND" = ec ]; then
+			_kopt="-newkey ec -pkeyopt ec_paramgen_curve:P-256"
+		else
+			_kopt="-newkey rsa:2048"
+		fi
+		# shellcheck disable=SC2086	# $_kopt is a list of words
+		openssl req -x509 $_kopt -nodes -keyout "$1/$TLS_KIND.key" \
+		    -out "$1/$TLS_KIND.pem" -days 2 -subj "/CN=$2" \
+		    -addext "subjectAltName=DNS:$2" >/dev/null 2>&1 ||
+		    return 1
+	done
+}
+
 # tlspeer_start ARGS...: test/tools/tlspeer server ARGS on 127.0.0.1:0;
 # sets TP_PID, TP_LOG and TPADDR.
 tlspeer_start() {
@@ -75,14 +95,29 @@ tlspeer_got() {
 # UPSTREAM (host:port) in mode tcp, its files in $T/haproxy; sets
 # HAP_PID, HAP_LOG and HAPADDR.
 haproxy_tls_start() {
+	mkdir -p "$T/haproxy"
+	cat "$1" "$2" >"$T/haproxy/cert.pem"
+	haproxy_start haproxy "ssl crt $T/haproxy/cert.pem" "$3"
+}
+
+# haproxy_start NAME BIND SERVER: HAProxy (lib_servers.sh first) in mode
+# tcp on a loopback port, its bind line ending in BIND, passing to one
+# server, SERVER (its address and options); its files in $T/NAME; sets
+# HAP_PID, HAP_LOG and HAPADDR.
+haproxy_start() {
 	_hp=$(server_prog haproxy) || fail "no haproxy"
-	_hd=$T/haproxy
+	_hd=$T/$1
 	mkdir -p "$_hd"
-	cat "$1" "$2" >"$_hd/cert.pem"
 	HAP_LOG=$_hd/haproxy.log
-	for _try in 1 2 3; do
-		_port=$(free_port)
-		cat >"$_hd/haproxy.cfg" <<HEOF
+	serve haproxy "$HAP_LOG" _haproxy_run "$2" "$3" ||
+	    fail "haproxy did not start: $(tail -n 5 "$HAP_LOG")"
+	HAP_PID=$SERVE_PID
+	HAPADDR=127.0.0.1:$SERVE_PORT
+}
+
+# _haproxy_run PORT BIND SERVER: haproxy_start's HAProxy on PORT.
+_haproxy_run() {
+	cat >"$_hd/haproxy.cfg" <<HEOF
 global
 	maxconn 1000
 defaults
@@ -90,22 +125,13 @@ defaults
 	timeout connect 5s
 	timeout client 60s
 	timeout server 60s
-frontend tls_in
-	bind 127.0.0.1:$_port ssl crt $_hd/cert.pem
+frontend front
+	bind 127.0.0.1:$1 $2
 	default_backend up
 backend up
 	server s1 $3
 HEOF
-		"$_hp" -f "$_hd/haproxy.cfg" -db >"$HAP_LOG" 2>&1 &
-		HAP_PID=$!
-		track "$HAP_PID"
-		if _serve_wait haproxy "$HAP_PID" "$_port" "$HAP_LOG"; then
-			HAPADDR=127.0.0.1:$_port
-			return 0
-		fi
-		wait "$HAP_PID" 2>/dev/null
-	done
-	fail "haproxy did not start: $(tail -n 5 "$HAP_LOG")"
+	"$_hp" -f "$_hd/haproxy.cfg" -db >"$HAP_LOG" 2>&1 &
 }
 
 # metric SERIES: the value of one series of the /metrics page of the
@@ -140,11 +166,18 @@ nginx_stream_start() {
 	_nd=$T/$1
 	mkdir -p "$_nd"
 	_mod=/usr/lib/nginx/modules/ngx_stream_module.so
-	for _try in 1 2 3; do
-		_port=$(free_port)
-		{
-			[ -e "$_mod" ] && echo "load_module $_mod;"
-			cat <<NEOF
+	serve nginx "$_nd/stderr" _ngs_run "$2" ||
+	    fail "nginx did not start: $(tail -n 5 "$_nd/stderr" \
+	    "$_nd/error.log")"
+	NGS_PID=$SERVE_PID
+	NGSADDR=127.0.0.1:$SERVE_PORT
+}
+
+# _ngs_run PORT BLOCK: nginx_stream_start's nginx on PORT.
+_ngs_run() {
+	{
+		[ -e "$_mod" ] && echo "load_module $_mod;"
+		cat <<NEOF
 daemon off;
 master_process off;
 worker_processes 1;
@@ -153,19 +186,10 @@ error_log $_nd/error.log warn;
 events { worker_connections 1024; }
 stream {
 	server {
-$(echo "$2" | sed "s/@PORT@/$_port/g")
+$(echo "$2" | sed "s/@PORT@/$1/g")
 	}
 }
 NEOF
-		} >"$_nd/nginx.conf"
-		"$_np" -p "$_nd" -c "$_nd/nginx.conf" >"$_nd/stderr" 2>&1 &
-		NGS_PID=$!
-		track "$NGS_PID"
-		if _serve_wait nginx "$NGS_PID" "$_port" "$_nd/stderr"; then
-			NGSADDR=127.0.0.1:$_port
-			return 0
-		fi
-		wait "$NGS_PID" 2>/dev/null
-	done
-	fail "nginx did not start: $(tail -n 5 "$_nd/stderr" "$_nd/error.log")"
+	} >"$_nd/nginx.conf"
+	"$_np" -p "$_nd" -c "$_nd/nginx.conf" >"$_nd/stderr" 2>&1 &
 }

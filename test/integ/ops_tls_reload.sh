@@ -13,19 +13,7 @@
 . "$(dirname "$0")/lib_tls.sh"
 
 need_tls
-mkdir -p "$T/tls"
-for k in ec rsa; do
-	if [ "$k" = ec ]; then
-		kopt="-newkey ec -pkeyopt ec_paramgen_curve:P-256"
-	else
-		kopt="-newkey rsa:2048"
-	fi
-	# shellcheck disable=SC2086	# $kopt is a list of words
-	openssl req -x509 $kopt -nodes -keyout "$T/tls/$k.key" \
-	    -out "$T/tls/$k.pem" -days 2 -subj /CN=reload.test \
-	    -addext "subjectAltName=DNS:reload.test" >/dev/null 2>&1 ||
-	    fail "openssl req ($k)"
-done
+tls_pair "$T/tls" reload.test || fail "openssl req ($TLS_KIND)"
 cat "$T/tls/ec.pem" "$T/tls/rsa.pem" >"$T/tls/both.pem"
 
 # conf KIND [KEY]: the -f file, serving KIND's certificate (and KEY).

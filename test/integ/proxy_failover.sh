@@ -33,14 +33,12 @@ tenkd_start proxy --threads 1 -u "$dead" -u "$dead2" --retries 3 \
 px_got "all refused" 0 -n 10 -T 10 "$ADDR"
 t=$PX_SECS
 awk_true "$t < 5" || fail "closed only after $t s"
-wait_line 10 "$T/acc2" "proxy - .* tries=4 upstream/connect refused" ||
-    fail "access log: $(cat "$T/acc2")"
+access_line "$T/acc2" "proxy - .* tries=4 upstream/connect refused"
 
 # All down (marked by passive health): closed at once, "no-upstream".
 tenkd_start proxy --threads 1 -u "$dead" --fail-max 1 --fail-timeout 1h \
     --retries 0 --access-log "$T/acc3"
 "$PXTOOL" client -n 10 -T 10 "$ADDR" >/dev/null || fail "first client"
 px_got "all down" 0 -n 10 -T 10 "$ADDR"
-wait_line 10 "$T/acc3" "tries=0 tenkd/connect no-upstream" ||
-    fail "access log: $(cat "$T/acc3")"
+access_line "$T/acc3" "tries=0 tenkd/connect no-upstream"
 pass

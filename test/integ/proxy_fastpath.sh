@@ -62,8 +62,7 @@ out=$("$PXTOOL" client -r -n 250000 -T 20 "$ADDR") || fail "client: $out"
 echo "upstream to client FIN: $out"
 wait_line 10 "$PXT_OUT" '^received 250000$' ||
     fail "upstream received: $(cat "$PXT_OUT")"
-wait_line 10 "$T/acc3" 'in=250000 out=300000 tries=1 upstream/eof eof' ||
-    fail "access log: $(cat "$T/acc3")"
+access_line "$T/acc3" 'in=250000 out=300000 tries=1 upstream/eof eof'
 [ "$(fp_bytes)" -gt 0 ] || fail "nothing forwarded by the kernel"
 
 # Clients that send and never read: the kernel holds at most a window
@@ -88,6 +87,5 @@ fp_start --threads 1 -u "$UPADDR" --idle-timeout 2s --access-log "$T/acc4"
 [ "$(fp_bytes)" -gt 0 ] || fail "talkers not forwarded by the kernel"
 grep -q 'idle$' "$T/acc4" && fail "a talker timed out: $(cat "$T/acc4")"
 "$TKCLI" hold -e -c 2 -d 20 "$ADDR" >"$T/h" 2>&1 || fail "hold: $(cat "$T/h")"
-wait_line 10 "$T/acc4" 'tries=1 timeout/data idle' ||
-    fail "access log: $(cat "$T/acc4")"
+access_line "$T/acc4" 'tries=1 timeout/data idle'
 pass

@@ -20,8 +20,7 @@ out=$("$PXTOOL" client -r -n 250000 -T 20 "$ADDR") || fail "client: $out"
 echo "upstream to client FIN: $out"
 wait_line 10 "$PXT_OUT" '^received 250000$' ||
     fail "upstream received: $(cat "$PXT_OUT")"
-wait_line 10 "$T/acc2" 'in=250000 out=300000 tries=1 upstream/eof eof' ||
-    fail "access log: $(cat "$T/acc2")"
+access_line "$T/acc2" 'in=250000 out=300000 tries=1 upstream/eof eof'
 
 pxtool_start upstream -s
 tenkd_start proxy --threads 1 -u "$PXTADDR" --fin-timeout 1s \
@@ -29,6 +28,5 @@ tenkd_start proxy --threads 1 -u "$PXTADDR" --fin-timeout 1s \
 px_got "silent upstream" 0 -n 5000 -T 20 "$ADDR"
 t=$PX_SECS
 awk_true "$t >= 0.8 && $t < 10" || fail "closed after $t s, not at 1s"
-wait_line 10 "$T/acc3" 'in=5000 out=0 tries=1 timeout/fin fin-timeout' ||
-    fail "access log: $(cat "$T/acc3")"
+access_line "$T/acc3" 'in=5000 out=0 tries=1 timeout/fin fin-timeout'
 pass

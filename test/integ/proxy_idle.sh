@@ -10,8 +10,7 @@ upstream_start --threads 1
 tenkd_start proxy --threads 1 -u "$UPADDR" --idle-timeout 3s \
     --access-log "$T/acc"
 "$TKCLI" hold -e -c 3 -d 20 "$ADDR" >"$T/h" 2>&1 || fail "hold: $(cat "$T/h")"
-wait_line 10 "$T/acc" 'tries=1 timeout/data idle' ||
-    fail "access log: $(cat "$T/acc")"
+access_line "$T/acc" 'tries=1 timeout/data idle'
 "$TKCLI" echo -c 3 -r 5 -i 0.5 -b 1-1k "$ADDR" || fail "slow talkers closed"
 
 "$TKCLI" echo -c 5 -r 20 -i 0.1 -b 1-1k "$ADDR" >"$T/e" 2>&1 &

@@ -43,8 +43,7 @@ for i in 1 2 3 4 5; do
 	px_got "no port $i" 0 -n 10 -T 10 "$proxy" >/dev/null
 	awk_true "$PX_SECS < 5" || fail "closed only after $PX_SECS s"
 done
-wait_line 10 "$T/acc" "proxy - .* tries=1 tenkd/connect no-port" ||
-    fail "access log: $(cat "$T/acc")"
+access_line "$T/acc" "proxy - .* tries=1 tenkd/connect no-port"
 # The five may reach the file in two writes, a second apart.
 _noport5() {
 	[ "$(grep -c 'tenkd/connect no-port' "$T/acc")" -ge 5 ]

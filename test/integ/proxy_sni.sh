@@ -42,8 +42,7 @@ tlspeer_got big 1048576 -b 1048576 -s 0 -a "$EC_CERT" -n A.Test "$ADDR"
 # shellcheck disable=SC2046
 load_run load $(be_opt) -c 8 --tls --tls-ca "$EC_CERT" --tls-sni a.test \
     "$ADDR"
-wait_line 10 "$T/access.log" "sni=a.test eof" ||
-    fail "access log: $(cat "$T/access.log")"
+access_line "$T/access.log" "sni=a.test eof"
 
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3

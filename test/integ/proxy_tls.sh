@@ -47,7 +47,6 @@ load_has load traffic.msgs -gt 0 "no messages"
 load_run stream $(be_opt) -c 2 -M stream -s 16k --tls "$ADDR"
 [ "$(metric tenkd_tls_handshakes_total)" -ge 10 ] ||
     fail "handshakes: $(metric tenkd_tls_handshakes_total)"
-wait_line 10 "$T/access.log" 'tls=TLSv1.3/TLS_AES_256_GCM_SHA384 eof' ||
-    fail "access log: $(cat "$T/access.log")"
+access_line "$T/access.log" 'tls=TLSv1.3/TLS_AES_256_GCM_SHA384 eof'
 alive "$UP_PID" || fail "the upstream died"
 pass

@@ -48,25 +48,9 @@ if server_prog haproxy >/dev/null; then
 	# HAProxy originates TLS to tenkd echo over TLS.
 	tenkd_start echo --threads 1 --tls-cert "$RSA_CERT" \
 	    --tls-key "$RSA_KEY"
-	hp=$(server_prog haproxy)
-	mkdir -p "$T/hp"
-	port=$(free_port)
-	cat >"$T/hp/h.cfg" <<HEOF
-defaults
-	mode tcp
-	timeout connect 5s
-	timeout client 30s
-	timeout server 30s
-frontend f
-	bind 127.0.0.1:$port
-	default_backend b
-backend b
-	server s $ADDR ssl verify required ca-file $RSA_CERT sni str(b.test) verifyhost b.test
-HEOF
-	"$hp" -f "$T/hp/h.cfg" -db >"$T/hp/log" 2>&1 &
-	track $!
-	_serve_wait haproxy $! "$port" "$T/hp/log" || fail "haproxy"
-	px_got haproxy-to-tenkd 100000 -n 100000 "127.0.0.1:$port"
+	srv="$ADDR ssl verify required ca-file $RSA_CERT"
+	haproxy_start hp "" "$srv sni str(b.test) verifyhost b.test"
+	px_got haproxy-to-tenkd 100000 -n 100000 "$HAPADDR"
 	# HAProxy terminates TLS as tenkd's upstream.
 	haproxy_tls_start "$RSA_CERT" "$RSA_KEY" "$UPADDR"
 	HAP=$HAPADDR
