@@ -8,7 +8,7 @@
 
 upstream_start --threads 1
 tenkd_start proxy --threads 1 -u "$UPADDR" --idle-timeout 3s \
-    --access-log "$T/acc"
+    --access-log "$T/acc" --metrics 127.0.0.1:0
 "$TKCLI" hold -e -c 3 -d 20 "$ADDR" >"$T/h" 2>&1 || fail "hold: $(cat "$T/h")"
 access_line "$T/acc" 'tries=1 timeout/data idle'
 "$TKCLI" echo -c 3 -r 5 -i 0.5 -b 1-1k "$ADDR" || fail "slow talkers closed"
@@ -16,7 +16,11 @@ access_line "$T/acc" 'tries=1 timeout/data idle'
 "$TKCLI" echo -c 5 -r 20 -i 0.1 -b 1-1k "$ADDR" >"$T/e" 2>&1 &
 e=$!
 track "$e"
-sleep 0.5
+# The drain begins with the five sessions open.
+_five() {
+	[ "$(stat_val "$(tenkd_stats)" active)" = 5 ]
+}
+wait_for 20 _five || fail "not 5 sessions: $(tenkd_stats)"
 kill -TERM "$TENKD_PID"
 wait_exit 20 "$e"
 [ "$STATUS" -eq 0 ] || fail "sessions cut by the drain: $(cat "$T/e")"
