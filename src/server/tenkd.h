@@ -492,7 +492,7 @@ struct worker {
 	uint64_t		 warn_skipped[WARN_NKINDS];
 
 	/* TLS to upstreams: the newest session of each (tlsorig.c). */
-	struct tk_tls_sess	*upsess[64];	/* MAXUPSTREAMS */
+	struct tk_tls_sess	*upsess[MAXUPSTREAMS];
 	struct tk_timer		 tls_timer;	/* tk_tls_sweep (tlsterm.c) */
 
 	/* Messages from main, and replies to it. */
@@ -1008,6 +1008,9 @@ int		 http_start(struct http_srv *, struct tk_loop *, int,
 void		 http_stop(struct http_srv *, int);
 void		 http_reply(struct http_client *, int, const char *,
 		    const char *, size_t);
+/* A plain-text reply whose body is the string literal s. */
+#define HTTP_TEXT(c, status, s) \
+	http_reply((c), (status), "text/plain", (s), sizeof(s) - 1)
 void		 http_answer(struct http_srv *);
 
 extern const double mhist_bounds[MHIST_N - 1];

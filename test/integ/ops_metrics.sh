@@ -120,6 +120,9 @@ def ask(data, wait=10):
         return out
 r = ask(b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
 assert r.startswith(b"HTTP/1.1 404 "), r[:80]
+head, _, body = r.partition(b"\r\n\r\n")
+assert body == b"not found: try /metrics or /stats\n", body
+assert b"Content-Length: %d\r\n" % len(body) in head, head
 r = ask(b"POST /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
 assert r.startswith(b"HTTP/1.1 405 "), r[:80]
 r = ask(b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 9000)

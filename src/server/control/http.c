@@ -194,14 +194,14 @@ http_parse(struct http_client *c)
 	if ((sp = strchr(c->in, ' ')) == NULL ||
 	    (sp2 = strchr(sp + 1, ' ')) == NULL ||
 	    strncmp(sp2 + 1, "HTTP/1.", 7) != 0) {
-		http_reply(c, 400, "text/plain", "bad request\n", 12);
+		HTTP_TEXT(c, 400, "bad request\n");
 		return 1;
 	}
 	*sp = *sp2 = '\0';
 	if (strcmp(c->in, "HEAD") == 0)
 		c->head = 1;
 	else if (strcmp(c->in, "GET") != 0) {
-		http_reply(c, 405, "text/plain", "GET only\n", 9);
+		HTTP_TEXT(c, 405, "GET only\n");
 		return 1;
 	}
 	/* The query string is not ours: "/metrics?x" is "/metrics". */

@@ -314,12 +314,11 @@ on_request(struct http_srv *h, struct http_client *c, const char *path)
 	else if (strcmp(path, "/stats") == 0)
 		prom = 0;
 	else {
-		http_reply(c, 404, "text/plain", "not found: try /metrics "
-		    "or /stats\n", 35);
+		HTTP_TEXT(c, 404, "not found: try /metrics or /stats\n");
 		return;
 	}
 	if (ans == NULL && srv.stopping) {
-		http_reply(c, 503, "text/plain", "stopping\n", 9);
+		HTTP_TEXT(c, 503, "stopping\n");
 		return;
 	}
 	if (ans == NULL) {
@@ -331,7 +330,7 @@ on_request(struct http_srv *h, struct http_client *c, const char *path)
 		return;
 	}
 	if ((f = open_memstream(&buf, &len)) == NULL) {
-		http_reply(c, 503, "text/plain", "out of memory\n", 14);
+		HTTP_TEXT(c, 503, "out of memory\n");
 		return;
 	}
 	if (prom) {
@@ -350,7 +349,7 @@ on_request(struct http_srv *h, struct http_client *c, const char *path)
 	}
 	if (fclose(f) != 0) {
 		free(buf);
-		http_reply(c, 503, "text/plain", "out of memory\n", 14);
+		HTTP_TEXT(c, 503, "out of memory\n");
 		return;
 	}
 	http_reply(c, 200, prom ? CTYPE_PROM : "text/plain; charset=utf-8",
