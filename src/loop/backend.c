@@ -135,25 +135,3 @@ backend_resize(void *pp, int old, int n, size_t size)
 	return 0;
 }
 
-/*
- * poll(2)'s revents (or an io_uring poll request's result) as events:
- * a hang-up reads (until 0), an error both reads and writes, so that
- * the next call meets it.
- */
-unsigned int
-backend_poll_events(unsigned int r)
-{
-	unsigned int	ev = 0;
-
-	if (r & POLLIN)
-		ev |= TK_EV_READ;
-	if (r & POLLOUT)
-		ev |= TK_EV_WRITE;
-	if (r & POLLRDHUP)
-		ev |= TK_EV_READ | TK_EV_HUP;
-	if (r & POLLHUP)
-		ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_HUP;
-	if (r & (POLLERR | POLLNVAL))
-		ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_ERR;
-	return ev;
-}

@@ -10,6 +10,7 @@
 
 #include <sys/queue.h>
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -115,7 +116,6 @@ const struct tk_backend	*backend_find(const char *);
 const struct tk_backend	*const *backend_all(void);
 int		 backend_cap(int, int, int, int);
 int		 backend_resize(void *, int, int, size_t);
-unsigned int	 backend_poll_events(unsigned int);
 
 /* timer.c */
 void		 timer_run_expired(struct tk_loop *);
@@ -134,5 +134,28 @@ int		 loop_io_start_internal(struct tk_loop *, struct tk_io *,
 		    unsigned int);
 void		 loop_io_stop_internal(struct tk_loop *, struct tk_io *);
 void		 loop_io_ready(struct tk_loop *, struct tk_io *, unsigned int);
+
+/*
+ * poll(2)'s revents (or an io_uring poll request's result) as events:
+ * a hang-up reads (until 0), an error both reads and writes, so that
+ * the next call meets it.  Inline: once per event.
+ */
+static inline unsigned int
+backend_poll_events(unsigned int r)
+{
+	unsigned int	ev = 0;
+
+	if (r & POLLIN)
+		ev |= TK_EV_READ;
+	if (r & POLLOUT)
+		ev |= TK_EV_WRITE;
+	if (r & POLLRDHUP)
+		ev |= TK_EV_READ | TK_EV_HUP;
+	if (r & POLLHUP)
+		ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_HUP;
+	if (r & (POLLERR | POLLNVAL))
+		ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_ERR;
+	return ev;
+}
 
 #endif /* TENK_LOOP_BACKEND_H */

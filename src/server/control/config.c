@@ -978,9 +978,7 @@ config_fixed(const struct config *was, const struct config *now)
 	if (was->nlisten != now->nlisten)
 		return "listen";
 	for (i = 0; i < was->nlisten; i++)
-		if (!tk_addr_eq(&was->listen[i], &now->listen[i]) ||
-		    tk_addr_port(&was->listen[i]) !=
-		    tk_addr_port(&now->listen[i]))
+		if (!tk_addr_eq(&was->listen[i], &now->listen[i]))
 			return "listen";
 	if (was->threads != now->threads)
 		return "threads";
