@@ -467,7 +467,7 @@ struct worker {
 	uint64_t		 turn_iter;	/* the loop iteration of turn */
 	unsigned int		 turn;		/* connections set up in it */
 
-	/* Multishot accept: connections waiting to be served (worker.c). */
+	/* Multishot accept: connections waiting to be served (accept.c). */
 	int			*park;		/* a ring of park_cap fds */
 	unsigned int		 park_cap;
 	unsigned int		 park_head;
@@ -578,17 +578,24 @@ conn_limit(size_t queued)
 }
 
 /* worker.c */
-void		 worker_reserve_more(void);
 void		 worker_init(struct worker *, int, const int *);
 void		 worker_start(struct worker *);
 void		 worker_free(struct worker *);
-void		 worker_conn_gone(struct worker *);
-int		 worker_warn_ok(struct worker *, enum warn_kind, uint64_t *);
-void		 worker_mem_resume(struct worker *);
 const struct proto *worker_proto(const struct config *);
+void		 worker_snapshot(struct worker *, struct stats *);
+
+/* accept.c */
+void		 accept_init(struct worker *, const int *);
+void		 accept_close(struct worker *);
+void		 accept_free(struct worker *);
+void		 worker_reserve_more(void);
+void		 worker_conn_gone(struct worker *);
+void		 worker_mem_resume(struct worker *);
+
+/* srv.c */
+int		 worker_warn_ok(struct worker *, enum warn_kind, uint64_t *);
 const char	*worker_sessions(uint64_t);
 int		 worker_cap(enum cap_kind, uint64_t *);
-void		 worker_snapshot(struct worker *, struct stats *);
 
 /* mem.c */
 void		 mem_init(void);

@@ -7,10 +7,10 @@
  * the drain deadline forces, SIGUSR1 and SIGHUP reopen the logs
  * (reopen.c; a reload is the master's, master.c, which runs with
  * --workers and whenever -f is given); statistics are on the metrics
- * listener (metrics.c).  Serving is in worker.c, conn.c and the
- * protocol files; the main thread's loop also runs upstream.c's health
- * checks.  An upgrade runs the binary again with the command line as
- * typed, kept by config.c, and the binary's path kept here.
+ * listener (metrics.c).  Serving is in worker.c, accept.c, conn.c and
+ * the protocol files; the main thread's loop also runs upstream.c's
+ * health checks.  An upgrade runs the binary again with the command line
+ * as typed, kept by config.c, and the binary's path kept here.
  */
 #include <sys/types.h>
 

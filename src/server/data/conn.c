@@ -5,7 +5,7 @@
  * timeouts (a per-thread timing wheel, below), closing by reason, and the
  * access log's one record writer.  Moving bytes is the data path's
  * (dpath.c), what they mean the protocol's (echo.c, proxy.c), when to
- * accept worker.c's.
+ * accept accept.c's.
  *
  * The bits of a connection's watcher (struct tk_io, see loop.c):
  *

@@ -42,7 +42,7 @@
  * first, as a FIN would let it: the session ends, with the failure as
  * its reason, once that direction is done too (failed()).
  *
- * --max-conns counts sockets: the client's unit is taken by worker.c
+ * --max-conns counts sockets: the client's unit is taken by accept.c
  * before accept, the upstream's here, and both go back through
  * worker_conn_gone().
  *
