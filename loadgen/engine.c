@@ -1711,18 +1711,12 @@ thread_setup(struct engine *e, struct lg_thread *th, int id)
 		th->interval = active * TK_SEC / conf->rate;
 	tk_timer_init(&th->ramp, ramp_fire, th);
 	tk_timer_init(&th->tick, thread_tick, th);
-	th->m_ramp.fn = ramp_done;
-	th->m_ramp.arg = e;
-	th->m_stop.fn = thread_stop;
-	th->m_stop.arg = th;
-	th->m_sec.fn = thread_sec;
-	th->m_sec.arg = th;
-	th->m_secd.fn = main_secd;
-	th->m_secd.arg = th;
-	th->m_done.fn = main_done;
-	th->m_done.arg = th;
-	th->m_go.fn = thread_go;
-	th->m_go.arg = th;
+	th->m_ramp = (struct tk_msg){ .fn = ramp_done, .arg = e };
+	th->m_stop = (struct tk_msg){ .fn = thread_stop, .arg = th };
+	th->m_sec = (struct tk_msg){ .fn = thread_sec, .arg = th };
+	th->m_secd = (struct tk_msg){ .fn = main_secd, .arg = th };
+	th->m_done = (struct tk_msg){ .fn = main_done, .arg = th };
+	th->m_go = (struct tk_msg){ .fn = thread_go, .arg = th };
 	th->scratch = xmalloc(CHUNK);
 	if ((th->st.lat = tk_hist_new()) == NULL ||
 	    (th->st.lat_unc = tk_hist_new()) == NULL ||

@@ -30,9 +30,7 @@ enum mc_phase {
 	MC_WORD = 0,		/* the line's first word */
 	MC_ARGS,		/* the rest of the line */
 	MC_LF,			/* the LF after the line's CR */
-	MC_DATA,		/* a value's bytes */
-	MC_DATA_CR,		/* the CRLF after them */
-	MC_DATA_LF
+	MC_DATA			/* a value's bytes and the CRLF after them */
 };
 
 enum mc_kind {
@@ -233,8 +231,8 @@ mc_line_done(struct fr_mc *m)
 	switch (m->kind) {
 	case MK_VALUE:
 	case MK_VA:
-		m->left = m->num;
-		m->phase = m->left > 0 ? MC_DATA : MC_DATA_CR;
+		m->left = m->num + 2;
+		m->phase = MC_DATA;
 		return 0;
 	case MK_STAT:
 		m->ctx = MC_STATS;
@@ -262,20 +260,9 @@ mc_feed(const struct framing *fr, struct fr_state *st,
 		c = buf[i];
 		switch (m->phase) {
 		case MC_DATA:
-			i += framing_take(&m->left, n - i) - 1;
-			if (m->left == 0)
-				m->phase = MC_DATA_CR;
-			continue;
-		case MC_DATA_CR:
-			if (c != '\r')
-				why = "value longer than its size";
-			m->phase = MC_DATA_LF;
-			break;
-		case MC_DATA_LF:
-			if (c != '\n') {
-				why = "CR without LF";
+			if (framing_crlf(&m->left, buf, n, &i,
+			    "value longer than its size", &why) != 1)
 				break;
-			}
 			if (m->kind == MK_VA) {
 				*used = i + 1;
 				return FR_DONE;

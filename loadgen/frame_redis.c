@@ -28,9 +28,7 @@ enum rd_phase {
 	RD_TYPE = 0,		/* the type byte of an element */
 	RD_LINE,		/* the rest of its header line */
 	RD_LF,			/* the LF after the line's CR */
-	RD_BULK,		/* a bulk string's payload */
-	RD_BULK_CR,		/* the CRLF after it */
-	RD_BULK_LF
+	RD_BULK			/* a bulk string's payload and its CRLF */
 };
 
 #define RD_MAXDIG	18		/* digits of a length or integer */
@@ -177,8 +175,8 @@ rd_header(struct fr_redis *r, const char **why)
 		if ((k = rd_length(r, '$', FR_REDIS_MAXBULK,
 		    "bulk string too long", &n, why)) != 0)
 			return k == 1 ? rd_element(r) : -1;
-		r->left = n;
-		r->phase = r->left > 0 ? RD_BULK : RD_BULK_CR;
+		r->left = n + 2;
+		r->phase = RD_BULK;
 		return 0;
 	case '*':
 	case '~':
@@ -243,20 +241,8 @@ rd_feed(const struct framing *fr, struct fr_state *st,
 				done = 0;
 			break;
 		case RD_BULK:
-			i += framing_take(&r->left, n - i) - 1;
-			if (r->left == 0)
-				r->phase = RD_BULK_CR;
-			break;
-		case RD_BULK_CR:
-			if (buf[i] != '\r')
-				why = "bulk string longer than its length";
-			else
-				r->phase = RD_BULK_LF;
-			break;
-		case RD_BULK_LF:
-			if (buf[i] != '\n')
-				why = "CR without LF";
-			else
+			if (framing_crlf(&r->left, buf, n, &i,
+			    "bulk string longer than its length", &why) == 1)
 				done = rd_element(r);
 			break;
 		}

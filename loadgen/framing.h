@@ -105,7 +105,7 @@ struct fr_req {
 /* frame_redis.c: where in one RESP reply the parser is. */
 struct fr_redis {
 	int64_t		 num;		/* the number of a header line */
-	uint64_t	 left;		/* bulk bytes to come */
+	uint64_t	 left;		/* bulk bytes and CRLF to come */
 	uint32_t	 linelen;
 	uint32_t	 rem[FR_REDIS_DEPTH];	/* elements left per level */
 	uint16_t	 attr;		/* bit per level: a RESP3 attribute */
@@ -143,7 +143,7 @@ struct fr_http {
 
 /* frame_memcache.c: where in one memcached reply the parser is. */
 struct fr_mc {
-	uint64_t	 left;		/* value bytes to come */
+	uint64_t	 left;		/* value bytes and CRLF to come */
 	uint64_t	 num;		/* the size being read */
 	uint32_t	 linelen;
 	uint8_t		 phase;
@@ -245,6 +245,34 @@ framing_take(uint64_t *left, size_t avail)
 		k = (size_t)*left;
 	*left -= k;
 	return k;
+}
+
+/*
+ * A counted stretch that ends in CRLF (a memcache value, a RESP bulk
+ * string), of which *left bytes are still to come, the CRLF's two
+ * among them: take what buf[*i..n) holds of it, *i left on the last
+ * byte taken.  Returns 1 when its LF is taken, 0 when more is to come,
+ * or -1 with *why set at the byte that should be the CR (longer, the
+ * framing's words for a stretch longer than its count) or the LF.
+ */
+static inline int
+framing_crlf(uint64_t *left, const unsigned char *buf, size_t n,
+    size_t *i, const char *longer, const char **why)
+{
+	size_t	k = n - *i;
+
+	if (*left > 2) {
+		if (k > *left - 2)
+			k = (size_t)(*left - 2);
+		*left -= k;
+		*i += k - 1;
+		return 0;
+	}
+	if (buf[*i] != (*left == 2 ? '\r' : '\n')) {
+		*why = *left == 2 ? longer : "CR without LF";
+		return -1;
+	}
+	return --*left == 0;
 }
 
 /*

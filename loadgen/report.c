@@ -740,21 +740,17 @@ report_windows(struct report *r, struct lg_window *w, size_t n)
 	return gaps;
 }
 
-/* "SIGINT", "SIGTERM", or "signal N", in buf. */
+/*
+ * "SIGINT", "SIGTERM" (the two tenkload stops on, named by libc), or
+ * "signal N", in buf.
+ */
 const char *
 report_signame(int signo, char *buf, size_t len)
 {
-	switch (signo) {
-	case SIGINT:
-		strlcpy(buf, "SIGINT", len);
-		break;
-	case SIGTERM:
-		strlcpy(buf, "SIGTERM", len);
-		break;
-	default:
+	if (signo == SIGINT || signo == SIGTERM)
+		snprintf(buf, len, "SIG%s", sigabbrev_np(signo));
+	else
 		snprintf(buf, len, "signal %d", signo);
-		break;
-	}
 	return buf;
 }
 

@@ -1058,6 +1058,22 @@ tmpl_lit(struct tmpl_set *ts, const void *p, size_t n, struct tp_err *err)
 	return 0;
 }
 
+/* A part of kind that renders to width bytes, appended to the request. */
+static int
+tp_mark(struct tmpl_set *ts, enum tp_kind kind, uint32_t width,
+    struct tp_err *err)
+{
+	struct tp_part	*p;
+
+	if ((p = tp_part_new(ts->cur)) == NULL)
+		return tp_fail(err, strerror(ENOMEM), 0);
+	p->kind = kind;
+	p->len = width;
+	ts->cur->maxlen += width;
+	ts->cur->minlen += width;
+	return 0;
+}
+
 /*
  * A Content-Length value, right-aligned in TP_CLENW columns: the length
  * of everything appended after the next tmpl_body().
@@ -1065,27 +1081,14 @@ tmpl_lit(struct tmpl_set *ts, const void *p, size_t n, struct tp_err *err)
 int
 tmpl_clen(struct tmpl_set *ts, struct tp_err *err)
 {
-	struct tp_part	*p;
-
-	if ((p = tp_part_new(ts->cur)) == NULL)
-		return tp_fail(err, strerror(ENOMEM), 0);
-	p->kind = TP_CLEN;
-	p->len = TP_CLENW;
-	ts->cur->maxlen += TP_CLENW;
-	ts->cur->minlen += TP_CLENW;
-	return 0;
+	return tp_mark(ts, TP_CLEN, TP_CLENW, err);
 }
 
-/* The body that tmpl_clen() counts starts here. */
+/* The body that tmpl_clen() counts starts here; it renders to nothing. */
 int
 tmpl_body(struct tmpl_set *ts, struct tp_err *err)
 {
-	struct tp_part	*p;
-
-	if ((p = tp_part_new(ts->cur)) == NULL)
-		return tp_fail(err, strerror(ENOMEM), 0);
-	p->kind = TP_BODY;
-	return 0;
+	return tp_mark(ts, TP_BODY, 0, err);
 }
 
 /* Start a new template at the end of ts. */

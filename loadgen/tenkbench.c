@@ -220,63 +220,138 @@ conf_init(int argc, char *argv[])
 	}
 }
 
+/* getopt's values of the options with no short form. */
+enum {
+	OPT_CONNECT_RATE = 256,
+	OPT_LOAD_THREADS,
+	OPT_SYSCALLS,
+	OPT_SYSCALL_TIME,
+	OPT_TENKD,
+	OPT_TENKLOAD,
+	OPT_TLS_CERT,
+	OPT_TLS_KEY
+};
+
+/* How an option's value goes into its field of conf. */
+enum vkind {
+	V_FLAG = 0,	/* int, set to 1; no value */
+	V_INT,		/* int, a number */
+	V_NUM,		/* uint64_t, a number */
+	V_DUR,		/* uint64_t, a duration in ns */
+	V_SIZE,		/* uint64_t, bytes */
+	V_RATE,		/* uint64_t, per second */
+	V_STR		/* const char *, as given */
+};
+
+/*
+ * The options, a line each: the long name, getopt's value (below 256
+ * the short option), the kind of value and the field of conf it sets
+ * within [min, max].  An option without a field (NULL) is a case of
+ * parse_args(); its kind says only whether it takes a value.
+ */
+static const struct bopt {
+	const char	*name;
+	int		 ch;
+	enum vkind	 kind;
+	void		*var;
+	uint64_t	 min, max;
+} bopts[] = {
+	{ "active",	  'a', V_NUM, &conf.active, 1, MAXACTIVE },
+	{ "backends",	  'b', V_STR, NULL, 0, 0 },
+	{ "connect-rate", OPT_CONNECT_RATE, V_RATE, &conf.connect_rate, 1,
+	    1000000 },
+	{ "duration",	  'd', V_DUR, &conf.duration, 100 * TK_MSEC,
+	    3600 * TK_SEC },
+	{ "help",	  'h', V_FLAG, NULL, 0, 0 },
+	{ "idle",	  'i', V_STR, NULL, 0, 0 },
+	{ "load-threads", OPT_LOAD_THREADS, V_INT, &conf.load_threads, 1,
+	    MAXLOADTHREADS },
+	{ "out",	  'o', V_STR, &conf.out, 0, 0 },
+	{ "plot",	  'p', V_FLAG, &conf.plot, 0, 0 },
+	{ "quiet",	  'q', V_FLAG, &conf.quiet, 0, 0 },
+	{ "repeat",	  'r', V_INT, &conf.repeat, 1, MAXREPEAT },
+	{ "size",	  's', V_SIZE, &conf.size, 1, 1024 * 1024 },
+	{ "syscalls",	  OPT_SYSCALLS, V_FLAG, &conf.syscalls, 0, 0 },
+	{ "syscall-time", OPT_SYSCALL_TIME, V_DUR, &conf.systime,
+	    100 * TK_MSEC, 600 * TK_SEC },
+	{ "tenkd",	  OPT_TENKD, V_STR, NULL, 0, 0 },
+	{ "tenkload",	  OPT_TENKLOAD, V_STR, NULL, 0, 0 },
+	{ "threads",	  't', V_INT, &conf.threads, 1, MAXTHREADS },
+	{ "tls-cert",	  OPT_TLS_CERT, V_STR, NULL, 0, 0 },
+	{ "tls-key",	  OPT_TLS_KEY, V_STR, NULL, 0, 0 },
+	{ "version",	  'V', V_FLAG, NULL, 0, 0 },
+	{ "warmup",	  'w', V_DUR, &conf.warmup, 0, 3600 * TK_SEC }
+};
+#define NBOPTS		(sizeof(bopts) / sizeof(bopts[0]))
+
+/* o's field of conf from arg, the value given to opt (a flag: none). */
+static void
+bopt_set(const struct bopt *o, const char *opt, const char *arg)
+{
+	long long	min = (long long)o->min, max = (long long)o->max;
+
+	switch (o->kind) {
+	case V_FLAG:
+		*(int *)o->var = 1;
+		break;
+	case V_INT:
+		*(int *)o->var = (int)tk_cli_num(opt, arg, min, max);
+		break;
+	case V_NUM:
+		*(uint64_t *)o->var = (uint64_t)tk_cli_num(opt, arg, min, max);
+		break;
+	case V_DUR:
+		*(uint64_t *)o->var = tk_cli_duration(opt, arg, o->min,
+		    o->max, NULL);
+		break;
+	case V_SIZE:
+		*(uint64_t *)o->var = tk_cli_size(opt, arg, o->min, o->max);
+		break;
+	case V_RATE:
+		*(uint64_t *)o->var = tk_cli_rate(opt, arg, o->min, o->max);
+		break;
+	case V_STR:
+		*(const char **)o->var = arg;
+		break;
+	}
+}
+
 /* The options into conf; a bad one exits 2 through tk_cli_bad. */
 static void
 parse_args(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "active", required_argument, NULL, 'a' },
-		{ "backends", required_argument, NULL, 'b' },
-		{ "connect-rate", required_argument, NULL, 'C' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "idle", required_argument, NULL, 'i' },
-		{ "load-threads", required_argument, NULL, 'L' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "plot", no_argument, NULL, 'p' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "repeat", required_argument, NULL, 'r' },
-		{ "size", required_argument, NULL, 's' },
-		{ "syscalls", no_argument, NULL, 'S' },
-		{ "syscall-time", required_argument, NULL, 'T' },
-		{ "tenkd", required_argument, NULL, 'D' },
-		{ "tenkload", required_argument, NULL, 'G' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "tls-cert", required_argument, NULL, 'E' },
-		{ "tls-key", required_argument, NULL, 'K' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct option	 longopts[NBOPTS + 1];
+	char		 optstr[2 * NBOPTS + 2], *p = optstr;
 	const char	*opt;
-	size_t		 len;
+	size_t		 i, len;
 	int		 ch, have_d = 0, have_l = 0;
 
-	while ((ch = tk_cli_getopt(argc, argv, ":a:b:d:hi:o:pqr:s:t:Vw:",
-	    longopts)) != -1) {
+	/* getopt's tables, from ours. */
+	*p++ = ':';
+	for (i = 0; i < NBOPTS; i++) {
+		longopts[i] = (struct option){ bopts[i].name,
+		    bopts[i].kind == V_FLAG ? no_argument : required_argument,
+		    NULL, bopts[i].ch };
+		if (bopts[i].ch < 256) {
+			*p++ = (char)bopts[i].ch;
+			if (bopts[i].kind != V_FLAG)
+				*p++ = ':';
+		}
+	}
+	longopts[i] = (struct option){ NULL, 0, NULL, 0 };
+	*p = '\0';
+
+	while ((ch = tk_cli_getopt(argc, argv, optstr, longopts)) != -1) {
 		opt = tk_cli_opt();
+		for (i = 0; i < NBOPTS && bopts[i].ch != ch; i++)
+			;
+		if (i < NBOPTS && bopts[i].var != NULL) {
+			bopt_set(&bopts[i], opt, optarg);
+			continue;
+		}
 		switch (ch) {
-		case 'a':
-			conf.active = tk_cli_num(opt, optarg, 1, MAXACTIVE);
-			break;
 		case 'b':
 			parse_backends(opt, optarg);
-			break;
-		case 'C':
-			conf.connect_rate = tk_cli_rate(opt, optarg, 1,
-			    1000000);
-			break;
-		case 'd':
-			conf.duration = tk_cli_duration(opt, optarg,
-			    100 * TK_MSEC, 3600 * TK_SEC, NULL);
-			break;
-		case 'D':
-			strlcpy(conf.tenkd, optarg, sizeof(conf.tenkd));
-			have_d = 1;
-			break;
-		case 'G':
-			strlcpy(conf.tenkload, optarg, sizeof(conf.tenkload));
-			have_l = 1;
 			break;
 		case 'h':
 			usage(stdout, 0);
@@ -284,51 +359,24 @@ parse_args(int argc, char *argv[])
 		case 'i':
 			parse_idle(opt, optarg);
 			break;
-		case 'L':
-			conf.load_threads = (int)tk_cli_num(opt, optarg, 1,
-			    MAXLOADTHREADS);
+		case OPT_TENKD:
+			strlcpy(conf.tenkd, optarg, sizeof(conf.tenkd));
+			have_d = 1;
 			break;
-		case 'o':
-			conf.out = optarg;
+		case OPT_TENKLOAD:
+			strlcpy(conf.tenkload, optarg, sizeof(conf.tenkload));
+			have_l = 1;
 			break;
-		case 'p':
-			conf.plot = 1;
-			break;
-		case 'q':
-			conf.quiet = 1;
-			break;
-		case 'r':
-			conf.repeat = (int)tk_cli_num(opt, optarg, 1,
-			    MAXREPEAT);
-			break;
-		case 's':
-			conf.size = tk_cli_size(opt, optarg, 1, 1024 * 1024);
-			break;
-		case 'S':
-			conf.syscalls = 1;
-			break;
-		case 't':
-			conf.threads = (int)tk_cli_num(opt, optarg, 1,
-			    MAXTHREADS);
-			break;
-		case 'T':
-			conf.systime = tk_cli_duration(opt, optarg,
-			    100 * TK_MSEC, 600 * TK_SEC, NULL);
-			break;
-		case 'E':
-		case 'K':
+		case OPT_TLS_CERT:
+		case OPT_TLS_KEY:
 			if (access(optarg, R_OK) == -1)
 				tk_cli_bad(opt, optarg, "%s", strerror(errno));
-			*(ch == 'E' ? &conf.tls_cert : &conf.tls_key) =
-			    optarg;
+			*(ch == OPT_TLS_CERT ? &conf.tls_cert :
+			    &conf.tls_key) = optarg;
 			break;
 		case 'V':
 			printf("tenkbench %s\n", TENK_VERSION);
 			exit(0);
-		case 'w':
-			conf.warmup = tk_cli_duration(opt, optarg, 0,
-			    3600 * TK_SEC, NULL);
-			break;
 		}
 	}
 	if (optind != argc)

@@ -34,6 +34,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +44,7 @@
 #include <unistd.h>
 
 #include "tenk/clock.h"
+#include "tenk/parse.h"
 #include "tool.h"
 
 #define NOFF		UINT64_MAX
@@ -88,44 +90,50 @@ static uint64_t		 cycle[NLATE];	/* from one chunk to the next, ns */
 static size_t		 ncycle;
 static volatile sig_atomic_t	quit;
 
-static uint64_t
-parse_dur(const char *opt, const char *s)
+/*
+ * The options that set a knob, a count or a duration (ns, us, ms, s; a
+ * bare number is seconds, as tkcli reads it): one line each, read by
+ * one loop in main().  An optional value left out gives def.
+ */
+static const struct knob {
+	const char	*name;
+	int		 has_arg;
+	uint64_t	*var;
+	int		 dur;		/* a duration, else a count */
+	uint64_t	 def;		/* --NAME without =VALUE */
+} knobs[] = {
+	{ "close-early",	optional_argument, &close_after,  0, 1000 },
+	{ "delay",		required_argument, &delay_ns,	  1, 0 },
+	{ "drop-byte",		optional_argument, &drop_off,	  0, 100 },
+	{ "flip-byte",		optional_argument, &flip_off,	  0, 100 },
+	{ "stall-after",	required_argument, &stall_after,  1, 0 },
+	{ "stall-once",		required_argument, &stall_ns,	  1, 0 },
+	{ "starve",		required_argument, &starve_every, 0, 0 },
+};
+#define NKNOBS		(sizeof(knobs) / sizeof(knobs[0]))
+
+/* Set k from the option's value s (NULL: none given), or exit 2. */
+static void
+knob_set(const struct knob *k, const char *s)
 {
-	char		*ep;
-	double		 v;
+	const char	*err = NULL;
+	int		 bad;
 
-	errno = 0;
-	v = strtod(s, &ep);
-	if (errno != 0 || ep == s || v < 0)
-		goto bad;
-	if (strcmp(ep, "ns") == 0)
-		return (uint64_t)v;
-	if (strcmp(ep, "us") == 0)
-		return (uint64_t)(v * 1e3);
-	if (strcmp(ep, "ms") == 0)
-		return (uint64_t)(v * 1e6);
-	if (strcmp(ep, "s") == 0 || *ep == '\0')
-		return (uint64_t)(v * 1e9);
- bad:
-	fprintf(stderr, "faultsrv: %s: bad duration \"%s\"\n", opt, s);
-	exit(2);
-}
-
-static uint64_t
-parse_num(const char *opt, const char *s, uint64_t def)
-{
-	char		*ep;
-	unsigned long long v;
-
-	if (s == NULL)
-		return def;
-	errno = 0;
-	v = strtoull(s, &ep, 10);
-	if (errno != 0 || ep == s || *ep != '\0') {
-		fprintf(stderr, "faultsrv: %s: bad number \"%s\"\n", opt, s);
+	if (s == NULL) {
+		*k->var = k->def;
+		return;
+	}
+	if (k->dur)
+		bad = tk_parse_duration(s, 0, UINT64_MAX, k->var, &err) == -1;
+	else {
+		*k->var = (uint64_t)strtonum(s, 0, LLONG_MAX, &err);
+		bad = err != NULL;
+	}
+	if (bad) {
+		fprintf(stderr, "faultsrv: --%s: bad %s \"%s\": %s\n",
+		    k->name, k->dur ? "duration" : "number", s, err);
 		exit(2);
 	}
-	return v;
 }
 
 static struct fconn *
@@ -407,51 +415,26 @@ do_accept(int lfd)
 int
 main(int argc, char *argv[])
 {
-	static const struct option opts[] = {
-		{ "close-early",	optional_argument, NULL, 'c' },
-		{ "delay",		required_argument, NULL, 'D' },
-		{ "drop-byte",		optional_argument, NULL, 'd' },
-		{ "flip-byte",		optional_argument, NULL, 'f' },
-		{ "listen",		required_argument, NULL, 'l' },
-		{ "stall-after",	required_argument, NULL, 'a' },
-		{ "stall-once",		required_argument, NULL, 's' },
-		{ "starve",		required_argument, NULL, 'S' },
-		{ NULL,			0,		   NULL, 0 }
-	};
+	struct option		 opts[NKNOBS + 2];
 	struct epoll_event	 evs[256], e;
 	struct timespec		 ts, *tp;
 	sigset_t		 sigs;
 	const char		*listen_on = "127.0.0.1:0";
 	uint64_t		 now, wake;
+	size_t			 k;
 	int			 ch, lfd, sfd, n, i;
 
+	for (k = 0; k < NKNOBS; k++)
+		opts[k] = (struct option){ knobs[k].name, knobs[k].has_arg,
+		    NULL, (int)k };
+	opts[k++] = (struct option){ "listen", required_argument, NULL, 'l' };
+	opts[k] = (struct option){ NULL, 0, NULL, 0 };
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'a':
-			stall_after = parse_dur("--stall-after", optarg);
-			break;
-		case 'c':
-			close_after = parse_num("--close-early", optarg, 1000);
-			break;
-		case 'D':
-			delay_ns = parse_dur("--delay", optarg);
-			break;
-		case 'd':
-			drop_off = parse_num("--drop-byte", optarg, 100);
-			break;
-		case 'f':
-			flip_off = parse_num("--flip-byte", optarg, 100);
-			break;
-		case 'l':
+		if (ch >= 0 && (size_t)ch < NKNOBS)
+			knob_set(&knobs[ch], optarg);
+		else if (ch == 'l')
 			listen_on = optarg;
-			break;
-		case 's':
-			stall_ns = parse_dur("--stall-once", optarg);
-			break;
-		case 'S':
-			starve_every = parse_num("--starve", optarg, 0);
-			break;
-		default:
+		else {
 			fprintf(stderr, "usage: faultsrv [--close-early[=N]] "
 			    "[--delay DUR] [--drop-byte[=OFF]]\n"
 			    "\t[--flip-byte[=OFF]] [--listen ADDR:PORT] "

@@ -62,7 +62,7 @@ enum mode {
 /* Starts with NUL and 0xff: no RESP type, no "HTTP/", no "\n". */
 static const char	 garbage[] = "\0\377garbage\001";
 
-static enum mode	 mode;
+static int		 mode;		/* enum mode; getopt_long sets it */
 static unsigned int	 width;		/* --prefix: 2 or 4 */
 static const char	*line_text = "+OK";
 static uint64_t		 close_after;	/* 0: never */
@@ -260,13 +260,13 @@ int
 main(int argc, char *argv[])
 {
 	static const struct option opts[] = {
-		{ "close-after",	required_argument, NULL, 'c' },
-		{ "garbage",		no_argument,	   NULL, 'g' },
-		{ "line",		optional_argument, NULL, 'L' },
-		{ "listen",		required_argument, NULL, 'l' },
-		{ "prefix",		required_argument, NULL, 'p' },
-		{ "silent",		no_argument,	   NULL, 's' },
-		{ NULL,			0,		   NULL, 0 }
+		{ "close-after",	required_argument, NULL,  'c' },
+		{ "garbage",		no_argument,	   &mode, M_GARBAGE },
+		{ "line",		optional_argument, &mode, M_LINE },
+		{ "listen",		required_argument, NULL,  'l' },
+		{ "prefix",		required_argument, &mode, M_PREFIX },
+		{ "silent",		no_argument,	   &mode, M_SILENT },
+		{ NULL,			0,		   NULL,  0 }
 	};
 	struct timespec		 pause = { 0, 10000000 };
 	const char		*listen_on = "127.0.0.1:0", *err;
@@ -274,29 +274,12 @@ main(int argc, char *argv[])
 
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'c':
-			close_after = (uint64_t)strtonum(optarg, 1, LLONG_MAX,
-			    &err);
-			if (err != NULL) {
-				fprintf(stderr, "replysrv: --close-after: "
-				    "%s\n", err);
-				return 2;
-			}
-			break;
-		case 'g':
-			mode = M_GARBAGE;
+		case 0:		/* a mode, which getopt_long stored */
 			nmodes++;
-			break;
-		case 'L':
-			mode = M_LINE;
-			if (optarg != NULL)
+			if (mode == M_LINE && optarg != NULL)
 				line_text = optarg;
-			nmodes++;
-			break;
-		case 'l':
-			listen_on = optarg;
-			break;
-		case 'p':
+			if (mode != M_PREFIX)
+				break;
 			if (strcmp(optarg, "u16be") == 0)
 				width = 2;
 			else if (strcmp(optarg, "u32be") == 0)
@@ -306,12 +289,18 @@ main(int argc, char *argv[])
 				    "or u32be\n");
 				return 2;
 			}
-			mode = M_PREFIX;
-			nmodes++;
 			break;
-		case 's':
-			mode = M_SILENT;
-			nmodes++;
+		case 'c':
+			close_after = (uint64_t)strtonum(optarg, 1, LLONG_MAX,
+			    &err);
+			if (err != NULL) {
+				fprintf(stderr, "replysrv: --close-after: "
+				    "%s\n", err);
+				return 2;
+			}
+			break;
+		case 'l':
+			listen_on = optarg;
 			break;
 		default:
 			usage();
