@@ -4,8 +4,9 @@
  * binary holds them all, so tenkbench compares them without rebuilding.
  * io_uring comes last and only by name (TK_BE_EXPLICIT): in poll mode it
  * has not beaten epoll in our measurements (docs/BENCHMARKS.md).  Also
- * what the backends share: their arrays' growth, and poll(2)'s bits
- * read as events (poll and io_uring's poll requests).
+ * what the backends share: their arrays' growth.  poll(2)'s bits read
+ * as events (poll, epoll and io_uring's poll requests) are backend.h's,
+ * inline, once per event.
  */
 #include <errno.h>
 #include <poll.h>

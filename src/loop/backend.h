@@ -136,7 +136,8 @@ void		 loop_io_stop_internal(struct tk_loop *, struct tk_io *);
 void		 loop_io_ready(struct tk_loop *, struct tk_io *, unsigned int);
 
 /*
- * poll(2)'s revents (or an io_uring poll request's result) as events:
+ * poll(2)'s revents (or an io_uring poll request's result, or epoll's
+ * events, which have the same bits) as events:
  * a hang-up reads (until 0), an error both reads and writes, so that
  * the next call meets it.  Inline: once per event.
  */
