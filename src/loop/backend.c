@@ -136,3 +136,21 @@ backend_resize(void *pp, int old, int n, size_t size)
 	return 0;
 }
 
+/*
+ * The one array at *pp, of *cap elements of size bytes, made to hold
+ * index i: backend_cap() (first, max) and backend_resize() in one, *cap
+ * the new length.  Returns 0, or -1 with errno ENOMEM and *pp and *cap
+ * as they were.
+ */
+int
+backend_grow(void *pp, int *cap, int first, int i, int max, size_t size)
+{
+	int	n;
+
+	if ((n = backend_cap(*cap, first, i, max)) == -1 ||
+	    backend_resize(pp, *cap, n, size) == -1)
+		return -1;
+	*cap = n;
+	return 0;
+}
+

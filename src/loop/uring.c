@@ -260,13 +260,8 @@ static int	ur_ring_make(struct ur_state *);
 static int
 ur_grow_slots(struct ur_state *ur, int fd)
 {
-	int	n;
-
-	if ((n = backend_cap(ur->nslot, 256, fd, INT_MAX)) == -1 ||
-	    backend_resize(&ur->slot, ur->nslot, n, sizeof(*ur->slot)) == -1)
-		return -1;
-	ur->nslot = n;
-	return 0;
+	return backend_grow(&ur->slot, &ur->nslot, 256, fd, INT_MAX,
+	    sizeof(*ur->slot));
 }
 
 static int
@@ -388,17 +383,11 @@ ur_sqe(struct ur_state *ur)
 static int
 ur_pend(struct ur_state *ur, int fd)
 {
-	int	n;
-
 	if (ur->slot[fd].flags & UR_PENDING)
 		return 0;
-	if (ur->npend == ur->cappend) {
-		if ((n = backend_cap(ur->cappend, 64, ur->npend, INT_MAX)) ==
-		    -1 || backend_resize(&ur->pend, ur->cappend, n,
-		    sizeof(*ur->pend)) == -1)
-			return -1;
-		ur->cappend = n;
-	}
+	if (ur->npend == ur->cappend && backend_grow(&ur->pend,
+	    &ur->cappend, 64, ur->npend, INT_MAX, sizeof(*ur->pend)) == -1)
+		return -1;
 	ur->pend[ur->npend++] = fd;
 	ur->slot[fd].flags |= UR_PENDING;
 	return 0;
