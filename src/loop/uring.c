@@ -264,6 +264,24 @@ ur_grow_slots(struct ur_state *ur, int fd)
 	    sizeof(*ur->slot));
 }
 
+/*
+ * The state and every array it owns, the ring apart: what a failed init
+ * and ur_free both let go, named once.  The lazy arrays (sendrec, the
+ * buffer ring) are NULL until first used.
+ */
+static void
+ur_state_free(struct ur_state *ur)
+{
+	free(ur->slot);
+	free(ur->pend);
+	free(ur->cqes);
+	free(ur->sendrec);
+	free(ur->br);
+	free(ur->bufs);
+	free(ur->boff);
+	free(ur);
+}
+
 static int
 ur_init(struct tk_loop *l, int maxfds)
 {
@@ -300,10 +318,7 @@ ur_init(struct tk_loop *l, int maxfds)
 	l->be = ur;
 	return 0;
  fail:
-	free(ur->pend);
-	free(ur->cqes);
-	free(ur->slot);
-	free(ur);
+	ur_state_free(ur);
 	return -1;
 }
 
@@ -320,14 +335,7 @@ ur_free(struct tk_loop *l)
 	 * before freeing it (tenkd's drain does), or exits soon after.
 	 */
 	io_uring_queue_exit(&ur->ring);
-	free(ur->slot);
-	free(ur->pend);
-	free(ur->cqes);
-	free(ur->sendrec);
-	free(ur->br);
-	free(ur->bufs);
-	free(ur->boff);
-	free(ur);
+	ur_state_free(ur);
 	l->be = NULL;
 }
 
