@@ -53,6 +53,24 @@ missing_pkgs() {
 	done
 }
 
+# link_probe CFLAGS LIBS: whether the C program on stdin compiles and
+# links with them, each split into words; what it builds is thrown away.
+link_probe() {
+	probe=$(mktemp) || return 1
+	# shellcheck disable=SC2086 # word splitting of the flags is meant
+	${CC:-cc} -x c $1 -o "$probe" - $2 >/dev/null 2>&1
+	st=$?
+	rm -f "$probe"
+	return $st
+}
+
+# make_vars NAME CFLAGS LIBS: the make variables NAME_CFLAGS and NAME_LIBS
+# (empty for a part left out).
+make_vars() {
+	echo "$1_CFLAGS :=${2:+ $2}"
+	echo "$1_LIBS :=${3:+ $3}"
+}
+
 have_lint() {
 	command -v shellcheck >/dev/null 2>&1 &&
 	    command -v mandoc >/dev/null 2>&1
@@ -116,78 +134,65 @@ if ! have_bsd; then
 	echo "deps: libbsd and pkg-config are needed: apt install libbsd-dev pkg-config | dnf install libbsd-devel pkgconf | apk add libbsd-dev pkgconf | brew install libbsd pkg-config" >&2
 	exit 1
 fi
-echo "BSD_CFLAGS := $("$PKG_CONFIG" --cflags libbsd-overlay)"
-echo "BSD_LIBS := $("$PKG_CONFIG" --libs libbsd-overlay)"
+make_vars BSD "$("$PKG_CONFIG" --cflags libbsd-overlay)" \
+    "$("$PKG_CONFIG" --libs libbsd-overlay)"
 
 # liburing 2.3 or later (io_uring_submit_and_get_events): optional.  A
 # compile and link probe rather than pkg-config alone, so a liburing too
 # old for uring.c counts as missing instead of failing the build.
 have_uring() {
-	[ "${URING-}" != no ] || return 1
 	flags=$("$PKG_CONFIG" --cflags liburing 2>/dev/null)
 	libs=$("$PKG_CONFIG" --libs liburing 2>/dev/null) || libs=-luring
-	probe=$(mktemp) || return 1
-	# shellcheck disable=SC2086 # word splitting of the flags is meant
 	printf '%s\n' '#include <liburing.h>' \
 	    'int main(void) { struct io_uring r;' \
 	    'if (io_uring_queue_init(1, &r, 0) != 0) return 1;' \
 	    '(void)io_uring_register_ring_fd(&r);' \
 	    'return io_uring_submit_and_get_events(&r); }' |
-	    ${CC:-cc} -x c $flags -o "$probe" - $libs >/dev/null 2>&1
-	st=$?
-	rm -f "$probe"
-	return $st
+	    link_probe "$flags" "$libs"
 }
 
-# Installed like libbsd-dev where we may (root, apt-get), but optional:
-# if that fails the build goes on without the backend, saying so.
-if ! have_uring && [ "${URING-}" != no ]; then
-	( apt_install liburing-dev ) || true
-fi
-if have_uring; then
-	echo "URING_CFLAGS := -DTENK_HAVE_URING $flags"
-	echo "URING_LIBS := $libs"
+# found NAME SETTING PACKAGE: whether have_NAME succeeds, unless SETTING
+# is no; where it fails, PACKAGE is installed like libbsd-dev where we
+# may (root, apt-get), and probed again.  Optional: if the install
+# fails, the build goes on without the part, saying so.
+found() {
+	[ "$2" != no ] || return 1
+	"have_$1" && return 0
+	( apt_install "$3" ) || true
+	"have_$1"
+}
+
+if found uring "${URING-}" liburing-dev; then
+	make_vars URING "-DTENK_HAVE_URING $flags" "$libs"
 else
 	echo "deps: liburing (2.3 or later) not found: building without the io_uring backend (apt install liburing-dev)" >&2
-	echo "URING_CFLAGS :="
-	echo "URING_LIBS :="
+	make_vars URING
 fi
 
 # OpenSSL 3.0 or later (libssl, libcrypto): optional, for TLS.  A
 # compile and link probe as for liburing, so an OpenSSL 1.1 counts as
 # missing.
 have_tls() {
-	[ "${TLS-}" != no ] || return 1
 	tflags=$("$PKG_CONFIG" --cflags openssl 2>/dev/null)
 	tlibs=$("$PKG_CONFIG" --libs openssl 2>/dev/null) ||
 	    tlibs="-lssl -lcrypto"
-	probe=$(mktemp) || return 1
-	# shellcheck disable=SC2086 # word splitting of the flags is meant
 	printf '%s\n' '#include <openssl/ssl.h>' \
 	    '#if OPENSSL_VERSION_MAJOR < 3' '#error OpenSSL 3 needed' \
 	    '#endif' \
 	    'int main(void) { SSL_CTX *c = SSL_CTX_new(TLS_method());' \
 	    'SSL_CTX_free(c); return 0; }' |
-	    ${CC:-cc} -x c $tflags -o "$probe" - $tlibs >/dev/null 2>&1
-	st=$?
-	rm -f "$probe"
-	return $st
+	    link_probe "$tflags" "$tlibs"
 }
 
-if ! have_tls && [ "${TLS-}" != no ]; then
-	( apt_install libssl-dev ) || true
-fi
-if have_tls; then
-	echo "TLS_CFLAGS := -DTENK_HAVE_TLS $tflags"
-	echo "TLS_LIBS := $tlibs"
+if found tls "${TLS-}" libssl-dev; then
+	make_vars TLS "-DTENK_HAVE_TLS $tflags" "$tlibs"
 else
 	if [ "${TLS-}" = no ]; then
 		echo "deps: TLS=no: building without TLS" >&2
 	else
 		echo "deps: OpenSSL 3 not found: building without TLS (apt install libssl-dev)" >&2
 	fi
-	echo "TLS_CFLAGS :="
-	echo "TLS_LIBS :="
+	make_vars TLS
 fi
 
 # The fast path: clang that compiles for the BPF target, bpftool for the
@@ -207,30 +212,24 @@ have_fastpath() {
 	[ -n "$march" ] || march=$(${CC:-cc} -dumpmachine 2>/dev/null)
 	bflags=
 	[ -d "/usr/include/$march" ] && bflags="-I/usr/include/$march"
-	probe=$(mktemp) || return 1
 	# shellcheck disable=SC2086 # word splitting of the flags is meant
 	printf '%s\n' '#include <linux/bpf.h>' '#include <bpf/bpf_helpers.h>' \
 	    'SEC("sk_skb/stream_verdict") int v(struct __sk_buff *s)' \
 	    '{ return SK_PASS; }' 'char LICENSE[] SEC("license") = "GPL";' |
-	    "$bclang" -O2 -target bpf $bflags -x c -c -o "$probe" - \
+	    "$bclang" -O2 -target bpf $bflags -x c -c -o /dev/null - \
 	    >/dev/null 2>&1 &&
 	    printf '%s\n' '#include <bpf/libbpf.h>' \
 	    'int main(void) { return bpf_map__set_max_entries(0, 1); }' |
-	    ${CC:-cc} -x c $fflags -o "$probe" - $flibs >/dev/null 2>&1
-	st=$?
-	rm -f "$probe"
-	return $st
+	    link_probe "$fflags" "$flibs"
 }
 
 if have_fastpath; then
-	echo "FP_CFLAGS := -DTENK_HAVE_FASTPATH $fflags"
-	echo "FP_LIBS := $flibs"
+	make_vars FP "-DTENK_HAVE_FASTPATH $fflags" "$flibs"
 	echo "BPF_CLANG := $bclang"
 	echo "BPF_CFLAGS := $bflags"
 	echo "BPFTOOL := $bpftool"
 else
 	[ "${FASTPATH-}" = no ] ||
 	    echo "deps: clang, libbpf or bpftool not found: building without the proxy's --fastpath (make test-deps, or apt install clang libbpf-dev bpftool)" >&2
-	echo "FP_CFLAGS :="
-	echo "FP_LIBS :="
+	make_vars FP
 fi

@@ -4,8 +4,9 @@
  * binary holds them all, so tenkbench compares them without rebuilding.
  * io_uring comes last and only by name (TK_BE_EXPLICIT): in poll mode it
  * has not beaten epoll in our measurements (docs/BENCHMARKS.md).  Also
- * what the backends share: their arrays' growth, and poll(2)'s bits
- * read as events (poll and io_uring's poll requests).
+ * what the backends share: their arrays' growth.  poll(2)'s bits read
+ * as events (poll, epoll and io_uring's poll requests) are backend.h's,
+ * inline, once per event.
  */
 #include <errno.h>
 #include <poll.h>
@@ -132,6 +133,24 @@ backend_resize(void *pp, int old, int n, size_t size)
 			    (size_t)(n - old) * size);
 	}
 	*p = a;
+	return 0;
+}
+
+/*
+ * The one array at *pp, of *cap elements of size bytes, made to hold
+ * index i: backend_cap() (first, max) and backend_resize() in one, *cap
+ * the new length.  Returns 0, or -1 with errno ENOMEM and *pp and *cap
+ * as they were.
+ */
+int
+backend_grow(void *pp, int *cap, int first, int i, int max, size_t size)
+{
+	int	n;
+
+	if ((n = backend_cap(*cap, first, i, max)) == -1 ||
+	    backend_resize(pp, *cap, n, size) == -1)
+		return -1;
+	*cap = n;
 	return 0;
 }
 

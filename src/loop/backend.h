@@ -116,6 +116,7 @@ const struct tk_backend	*backend_find(const char *);
 const struct tk_backend	*const *backend_all(void);
 int		 backend_cap(int, int, int, int);
 int		 backend_resize(void *, int, int, size_t);
+int		 backend_grow(void *, int *, int, int, int, size_t);
 
 /* timer.c */
 void		 timer_run_expired(struct tk_loop *);
@@ -136,7 +137,8 @@ void		 loop_io_stop_internal(struct tk_loop *, struct tk_io *);
 void		 loop_io_ready(struct tk_loop *, struct tk_io *, unsigned int);
 
 /*
- * poll(2)'s revents (or an io_uring poll request's result) as events:
+ * poll(2)'s revents (or an io_uring poll request's result, or epoll's
+ * events, which have the same bits) as events:
  * a hang-up reads (until 0), an error both reads and writes, so that
  * the next call meets it.  Inline: once per event.
  */

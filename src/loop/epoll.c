@@ -11,12 +11,21 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "tenk/log.h"
 #include "backend.h"
+
+/*
+ * epoll's event bits have poll(2)'s values (epoll_ctl(2)), so one
+ * reading of them, backend.h's, serves both; epoll never sets POLLNVAL.
+ */
+_Static_assert(EPOLLIN == POLLIN && EPOLLOUT == POLLOUT &&
+    EPOLLRDHUP == POLLRDHUP && EPOLLHUP == POLLHUP && EPOLLERR == POLLERR,
+    "epoll's event bits are poll's");
 
 struct ep_state {
 	int			 epfd;
@@ -110,7 +119,6 @@ static int
 ep_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
 {
 	struct ep_state	*ep = l->be;
-	unsigned int	 e, ev;
 	int		 n, i;
 
 	if (nout > ep->nevs) {
@@ -132,20 +140,8 @@ ep_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
 		abort();
 	}
 	for (i = 0; i < n; i++) {
-		e = ep->evs[i].events;
-		ev = 0;
-		if (e & EPOLLIN)
-			ev |= TK_EV_READ;
-		if (e & EPOLLOUT)
-			ev |= TK_EV_WRITE;
-		if (e & EPOLLRDHUP)
-			ev |= TK_EV_READ | TK_EV_HUP;
-		if (e & EPOLLHUP)
-			ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_HUP;
-		if (e & EPOLLERR)
-			ev |= TK_EV_READ | TK_EV_WRITE | TK_EV_ERR;
 		out[i].udata = ep->evs[i].data.ptr;
-		out[i].ev = ev;
+		out[i].ev = backend_poll_events(ep->evs[i].events);
 	}
 	return n;
 }

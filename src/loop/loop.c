@@ -395,20 +395,6 @@ run_queue(struct tk_loop *l)
 	}
 }
 
-/* A wait that filled the events array: double it, up to EVENTS_MAX. */
-static int
-grow_events(struct tk_loop *l)
-{
-	int	n;
-
-	if ((n = backend_cap(l->nevents, EVENTS_MIN, l->nevents,
-	    EVENTS_MAX)) == -1 || backend_resize(&l->events, l->nevents, n,
-	    sizeof(*l->events)) == -1)
-		return -1;
-	l->nevents = n;
-	return 0;
-}
-
 /* One iteration: wait, turn events into ready bits, timers, run queue. */
 static void
 loop_once(struct tk_loop *l, int nowait)
@@ -445,8 +431,10 @@ loop_once(struct tk_loop *l, int nowait)
 		if (!io->queued && runnable(io))
 			enqueue(l, io);
 	}
+	/* A wait that filled the events array: double it, to EVENTS_MAX. */
 	if (n == l->nevents)
-		(void)grow_events(l);
+		(void)backend_grow(&l->events, &l->nevents, EVENTS_MIN,
+		    l->nevents, EVENTS_MAX, sizeof(*l->events));
 	if (l->ops->dispatch != NULL)
 		l->ops->dispatch(l);
 

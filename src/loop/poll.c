@@ -46,14 +46,13 @@ pl_events(unsigned int ev)
 static int
 pl_grow_slots(struct pl_state *pl, int fd)
 {
-	int	n, i;
+	int	old = pl->nslot, i;
 
-	if ((n = backend_cap(pl->nslot, 256, fd, INT_MAX)) == -1 ||
-	    backend_resize(&pl->slot, pl->nslot, n, sizeof(*pl->slot)) == -1)
+	if (backend_grow(&pl->slot, &pl->nslot, 256, fd, INT_MAX,
+	    sizeof(*pl->slot)) == -1)
 		return -1;
-	for (i = pl->nslot; i < n; i++)
+	for (i = old; i < pl->nslot; i++)
 		pl->slot[i] = -1;
-	pl->nslot = n;
 	return 0;
 }
 

@@ -25,11 +25,17 @@
 /* Unsigned: 1 << 63 in a signed long is undefined. */
 #define SL_BIT(fd)	((fd_mask)(1UL << ((fd) % NFDBITS)))
 
+/* The four fd sets, cap bits each, grown and freed together. */
+enum {
+	SL_RD = 0,			/* interest */
+	SL_WR,
+	SL_RDOUT,			/* what select(2) returned */
+	SL_WROUT,
+	SL_NSET
+};
+
 struct sl_state {
-	fd_mask		*rd;		/* interest, cap bits each */
-	fd_mask		*wr;
-	fd_mask		*rdout;		/* what select(2) returned */
-	fd_mask		*wrout;
+	fd_mask		*set[SL_NSET];
 	void		**udata;	/* fd -> pointer given to add() */
 	unsigned char	*regd;		/* fd -> registered */
 	int		 cap;		/* fds the arrays hold, NFDBITS * k */
@@ -45,14 +51,13 @@ struct sl_state {
 static int
 sl_grow(struct sl_state *sl, int fd)
 {
-	fd_mask	**m[4] = { &sl->rd, &sl->wr, &sl->rdout, &sl->wrout };
-	int	  cap, i;
+	int	cap, i;
 
 	if ((cap = backend_cap(sl->cap, FD_SETSIZE, fd, 1 << 30)) == -1)
 		return -1;
-	for (i = 0; i < 4; i++)
-		if (backend_resize(m[i], SL_WORDS(sl->cap), SL_WORDS(cap),
-		    sizeof(fd_mask)) == -1)
+	for (i = 0; i < SL_NSET; i++)
+		if (backend_resize(&sl->set[i], SL_WORDS(sl->cap),
+		    SL_WORDS(cap), sizeof(fd_mask)) == -1)
 			return -1;
 	if (backend_resize(&sl->udata, sl->cap, cap, sizeof(*sl->udata)) ==
 	    -1 || backend_resize(&sl->regd, sl->cap, cap, 1) == -1)
@@ -85,11 +90,10 @@ static void
 sl_free(struct tk_loop *l)
 {
 	struct sl_state	*sl = l->be;
+	int		 i;
 
-	free(sl->rd);
-	free(sl->wr);
-	free(sl->rdout);
-	free(sl->wrout);
+	for (i = 0; i < SL_NSET; i++)
+		free(sl->set[i]);
 	free(sl->udata);
 	free(sl->regd);
 	free(sl);
@@ -102,13 +106,13 @@ sl_set(struct sl_state *sl, int fd, unsigned int ev)
 	int	w = fd / NFDBITS;
 
 	if (ev & TK_EV_READ)
-		sl->rd[w] |= SL_BIT(fd);
+		sl->set[SL_RD][w] |= SL_BIT(fd);
 	else
-		sl->rd[w] &= ~SL_BIT(fd);
+		sl->set[SL_RD][w] &= ~SL_BIT(fd);
 	if (ev & TK_EV_WRITE)
-		sl->wr[w] |= SL_BIT(fd);
+		sl->set[SL_WR][w] |= SL_BIT(fd);
 	else
-		sl->wr[w] &= ~SL_BIT(fd);
+		sl->set[SL_WR][w] &= ~SL_BIT(fd);
 }
 
 static int
@@ -172,8 +176,8 @@ sl_del(struct tk_loop *l, int fd)
 static int
 sl_word(struct sl_state *sl, int w, struct tk_event *out, int k, int nout)
 {
-	unsigned long	 r = (unsigned long)sl->rdout[w];
-	unsigned long	 x = (unsigned long)sl->wrout[w], b;
+	unsigned long	 r = (unsigned long)sl->set[SL_RDOUT][w];
+	unsigned long	 x = (unsigned long)sl->set[SL_WROUT][w], b;
 	unsigned int	 ev;
 	int		 i, fd;
 
@@ -214,12 +218,12 @@ sl_wait(struct tk_loop *l, struct tk_event *out, int nout, int64_t timeout)
 	nw = SL_WORDS(sl->maxfd + 1);
 	len = (size_t)nw * sizeof(fd_mask);
 	if (nw > 0) {
-		memcpy(sl->rdout, sl->rd, len);
-		memcpy(sl->wrout, sl->wr, len);
+		memcpy(sl->set[SL_RDOUT], sl->set[SL_RD], len);
+		memcpy(sl->set[SL_WROUT], sl->set[SL_WR], len);
 	}
 	/* The kernel reads and writes only the nfds bits of each set. */
-	n = select(sl->maxfd + 1, (fd_set *)(void *)sl->rdout,
-	    (fd_set *)(void *)sl->wrout, NULL, tvp);
+	n = select(sl->maxfd + 1, (fd_set *)(void *)sl->set[SL_RDOUT],
+	    (fd_set *)(void *)sl->set[SL_WROUT], NULL, tvp);
 	if (n == -1) {
 		if (errno == EINTR)
 			return 0;

@@ -260,13 +260,26 @@ static int	ur_ring_make(struct ur_state *);
 static int
 ur_grow_slots(struct ur_state *ur, int fd)
 {
-	int	n;
+	return backend_grow(&ur->slot, &ur->nslot, 256, fd, INT_MAX,
+	    sizeof(*ur->slot));
+}
 
-	if ((n = backend_cap(ur->nslot, 256, fd, INT_MAX)) == -1 ||
-	    backend_resize(&ur->slot, ur->nslot, n, sizeof(*ur->slot)) == -1)
-		return -1;
-	ur->nslot = n;
-	return 0;
+/*
+ * The state and every array it owns, the ring apart: what a failed init
+ * and ur_free both let go, named once.  The lazy arrays (sendrec, the
+ * buffer ring) are NULL until first used.
+ */
+static void
+ur_state_free(struct ur_state *ur)
+{
+	free(ur->slot);
+	free(ur->pend);
+	free(ur->cqes);
+	free(ur->sendrec);
+	free(ur->br);
+	free(ur->bufs);
+	free(ur->boff);
+	free(ur);
 }
 
 static int
@@ -305,10 +318,7 @@ ur_init(struct tk_loop *l, int maxfds)
 	l->be = ur;
 	return 0;
  fail:
-	free(ur->pend);
-	free(ur->cqes);
-	free(ur->slot);
-	free(ur);
+	ur_state_free(ur);
 	return -1;
 }
 
@@ -325,14 +335,7 @@ ur_free(struct tk_loop *l)
 	 * before freeing it (tenkd's drain does), or exits soon after.
 	 */
 	io_uring_queue_exit(&ur->ring);
-	free(ur->slot);
-	free(ur->pend);
-	free(ur->cqes);
-	free(ur->sendrec);
-	free(ur->br);
-	free(ur->bufs);
-	free(ur->boff);
-	free(ur);
+	ur_state_free(ur);
 	l->be = NULL;
 }
 
@@ -388,17 +391,11 @@ ur_sqe(struct ur_state *ur)
 static int
 ur_pend(struct ur_state *ur, int fd)
 {
-	int	n;
-
 	if (ur->slot[fd].flags & UR_PENDING)
 		return 0;
-	if (ur->npend == ur->cappend) {
-		if ((n = backend_cap(ur->cappend, 64, ur->npend, INT_MAX)) ==
-		    -1 || backend_resize(&ur->pend, ur->cappend, n,
-		    sizeof(*ur->pend)) == -1)
-			return -1;
-		ur->cappend = n;
-	}
+	if (ur->npend == ur->cappend && backend_grow(&ur->pend,
+	    &ur->cappend, 64, ur->npend, INT_MAX, sizeof(*ur->pend)) == -1)
+		return -1;
 	ur->pend[ur->npend++] = fd;
 	ur->slot[fd].flags |= UR_PENDING;
 	return 0;

@@ -39,25 +39,26 @@ take(struct cur *c, size_t n, const unsigned char **out)
 	return 0;
 }
 
-static int
-u8(struct cur *c, size_t *v)
+/* The n (1 to 3) bytes at b as a big-endian number (RFC 8446 3.3). */
+static size_t
+be(const unsigned char *b, size_t n)
 {
-	const unsigned char	*b;
+	size_t	v = 0;
 
-	if (take(c, 1, &b) == -1)
-		return -1;
-	*v = b[0];
-	return 0;
+	while (n-- > 0)
+		v = v << 8 | *b++;
+	return v;
 }
 
+/* The next n bytes of c as a number (a uint8 or uint16), skipped. */
 static int
-u16(struct cur *c, size_t *v)
+num(struct cur *c, size_t n, size_t *v)
 {
 	const unsigned char	*b;
 
-	if (take(c, 2, &b) == -1)
+	if (take(c, n, &b) == -1)
 		return -1;
-	*v = (size_t)b[0] << 8 | b[1];
+	*v = be(b, n);
 	return 0;
 }
 
@@ -86,11 +87,11 @@ ext_sni(struct cur *e, struct tk_hello *h)
 	size_t		 n, type, i;
 	int		 seen = 0;
 
-	if (u16(e, &n) == -1 || n != (size_t)(e->end - e->p) || n == 0 ||
+	if (num(e, 2, &n) == -1 || n != (size_t)(e->end - e->p) || n == 0 ||
 	    sub(e, n, &list) == -1)
 		return bad(h, "a malformed server_name");
 	while (list.p < list.end) {
-		if (u8(&list, &type) == -1 || u16(&list, &n) == -1 ||
+		if (num(&list, 1, &type) == -1 || num(&list, 2, &n) == -1 ||
 		    sub(&list, n, &name) == -1)
 			return bad(h, "a malformed server_name");
 		if (type != SNI_HOSTNAME)
@@ -123,12 +124,12 @@ ext_versions(struct cur *e, struct tk_hello *h)
 	struct cur	 list;
 	size_t		 n, v;
 
-	if (u8(e, &n) == -1 || n != (size_t)(e->end - e->p) || n == 0 ||
+	if (num(e, 1, &n) == -1 || n != (size_t)(e->end - e->p) || n == 0 ||
 	    n % 2 != 0 || sub(e, n, &list) == -1)
 		return bad(h, "a malformed supported_versions");
 	h->version = 0;
-	/* An even length: every u16 is whole. */
-	while (u16(&list, &v) == 0) {
+	/* An even length: every uint16 is whole. */
+	while (num(&list, 2, &v) == 0) {
 		if (v >= 0x0301 && v <= 0x0304 && v > h->version)
 			h->version = (uint16_t)v;
 	}
@@ -145,24 +146,24 @@ hello(const unsigned char *msg, size_t n, struct tk_hello *h)
 	size_t		 v, len, type;
 	int		 sni = 0, versions = 0;
 
-	if (u16(&c, &v) == -1 || v >> 8 != 3)
+	if (num(&c, 2, &v) == -1 || v >> 8 != 3)
 		return bad(h, "a ClientHello of no TLS version");
 	h->version = (uint16_t)v;
-	if (take(&c, 32, NULL) == -1 || u8(&c, &len) == -1 || len > 32 ||
+	if (take(&c, 32, NULL) == -1 || num(&c, 1, &len) == -1 || len > 32 ||
 	    take(&c, len, NULL) == -1)
 		return bad(h, "a malformed session id");
-	if (u16(&c, &len) == -1 || len < 2 || len % 2 != 0 ||
+	if (num(&c, 2, &len) == -1 || len < 2 || len % 2 != 0 ||
 	    take(&c, len, NULL) == -1)
 		return bad(h, "malformed cipher suites");
-	if (u8(&c, &len) == -1 || len < 1 || take(&c, len, NULL) == -1)
+	if (num(&c, 1, &len) == -1 || len < 1 || take(&c, len, NULL) == -1)
 		return bad(h, "malformed compression methods");
 	if (c.p == c.end)
 		return 0;		/* no extensions: no name */
-	if (u16(&c, &len) == -1 || len != (size_t)(c.end - c.p) ||
+	if (num(&c, 2, &len) == -1 || len != (size_t)(c.end - c.p) ||
 	    sub(&c, len, &exts) == -1)
 		return bad(h, "extensions that do not fill the ClientHello");
 	while (exts.p < exts.end) {
-		if (u16(&exts, &type) == -1 || u16(&exts, &len) == -1 ||
+		if (num(&exts, 2, &type) == -1 || num(&exts, 2, &len) == -1 ||
 		    sub(&exts, len, &e) == -1)
 			return bad(h, "an extension past the end");
 		if (type == EXT_SNI) {
@@ -199,7 +200,7 @@ tk_hello_parse(const void *buf, size_t len, struct tk_hello *h)
 			    "ClientHello");
 		if (b[off + 1] != 3)
 			return bad(h, "a record of no TLS version");
-		rlen = (size_t)b[off + 3] << 8 | b[off + 4];
+		rlen = be(b + off + 3, 2);
 		if (rlen == 0 || rlen > REC_MAX)
 			return bad(h, "a record of 0 or over 16384 bytes");
 		if (++nrec > TK_HELLO_MAXREC)
@@ -217,7 +218,7 @@ tk_hello_parse(const void *buf, size_t len, struct tk_hello *h)
 			continue;
 		if (msg[0] != HS_CLIENTHELLO)
 			return bad(h, "a handshake other than a ClientHello");
-		hlen = (size_t)msg[1] << 16 | (size_t)msg[2] << 8 | msg[3];
+		hlen = be(msg + 1, 3);
 		if (hlen + 4 > TK_HELLO_MAX)
 			return bad(h, "a ClientHello over 16384 bytes");
 		if (mlen < hlen + 4)
