@@ -327,6 +327,7 @@ lint: all
 	$(Q)st=0; \
 	sh mk/lint-unused.sh $(LINT_OBJS) || st=1; \
 	sh mk/lint-planes.sh $(B)/obj || st=1; \
+	sh mk/lint-circles.sh $(LINT_OBJS) || st=1; \
 	sh mk/lint-width.sh $(LINT_C) || st=1; \
 	out=$$(printf '%s\n' $(LINT_SH) | \
 	    xargs -P "$$(nproc 2>/dev/null || echo 2)" -n 8 $(SHELLCHECK) \

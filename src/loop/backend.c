@@ -3,10 +3,10 @@
  * The backend registry: every backend compiled in, best first.  One
  * binary holds them all, so tenkbench compares them without rebuilding.
  * io_uring comes last and only by name (TK_BE_EXPLICIT): in poll mode it
- * has not beaten epoll in our measurements (docs/BENCHMARKS.md).  Also
- * what the backends share: their arrays' growth.  poll(2)'s bits read
- * as events (poll, epoll and io_uring's poll requests) are backend.h's,
- * inline, once per event.
+ * has not beaten epoll in our measurements (docs/BENCHMARKS.md).  The
+ * backends' arrays grow in array.c; poll(2)'s bits read as events (poll,
+ * epoll and io_uring's poll requests) are backend.h's, inline, once per
+ * event.
  */
 #include <errno.h>
 #include <poll.h>
@@ -90,67 +90,3 @@ tk_backend_probe(const char *name)
 	}
 	return be->probe != NULL ? be->probe() : 0;
 }
-
-/*
- * The capacity for index i of an array that holds cap elements now:
- * cap (first if 0) doubled until above i.  -1 (errno ENOMEM) past max.
- */
-int
-backend_cap(int cap, int first, int i, int max)
-{
-	int	n = cap > 0 ? cap : first;
-
-	while (n <= i) {
-		if (n > max / 2) {
-			errno = ENOMEM;
-			return -1;
-		}
-		n *= 2;
-	}
-	return n;
-}
-
-/*
- * The array at *pp, of old elements of size bytes, made n long, the
- * elements past old zeroed.  A first array (*pp NULL) comes from
- * calloc(3), untouched: its pages become resident only as they are
- * used.  Returns 0, or -1 with errno ENOMEM and *pp as it was.
- */
-int
-backend_resize(void *pp, int old, int n, size_t size)
-{
-	void	**p = pp;
-	char	 *a;
-
-	if (*p == NULL) {
-		if ((a = calloc((size_t)n, size)) == NULL)
-			return -1;
-	} else {
-		if ((a = reallocarray(*p, (size_t)n, size)) == NULL)
-			return -1;
-		if (n > old)
-			memset(a + (size_t)old * size, 0,
-			    (size_t)(n - old) * size);
-	}
-	*p = a;
-	return 0;
-}
-
-/*
- * The one array at *pp, of *cap elements of size bytes, made to hold
- * index i: backend_cap() (first, max) and backend_resize() in one, *cap
- * the new length.  Returns 0, or -1 with errno ENOMEM and *pp and *cap
- * as they were.
- */
-int
-backend_grow(void *pp, int *cap, int first, int i, int max, size_t size)
-{
-	int	n;
-
-	if ((n = backend_cap(*cap, first, i, max)) == -1 ||
-	    backend_resize(pp, *cap, n, size) == -1)
-		return -1;
-	*cap = n;
-	return 0;
-}
-

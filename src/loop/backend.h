@@ -114,9 +114,9 @@ extern const struct tk_backend	 tk_backend_io_uring;
 /* backend.c */
 const struct tk_backend	*backend_find(const char *);
 const struct tk_backend	*const *backend_all(void);
-int		 backend_cap(int, int, int, int);
-int		 backend_resize(void *, int, int, size_t);
-int		 backend_grow(void *, int *, int, int, int, size_t);
+int		 array_cap(int, int, int, int);
+int		 array_resize(void *, int, int, size_t);
+int		 array_grow(void *, int *, int, int, int, size_t);
 
 /* timer.c */
 void		 timer_run_expired(struct tk_loop *);

@@ -433,7 +433,7 @@ loop_once(struct tk_loop *l, int nowait)
 	}
 	/* A wait that filled the events array: double it, to EVENTS_MAX. */
 	if (n == l->nevents)
-		(void)backend_grow(&l->events, &l->nevents, EVENTS_MIN,
+		(void)array_grow(&l->events, &l->nevents, EVENTS_MIN,
 		    l->nevents, EVENTS_MAX, sizeof(*l->events));
 	if (l->ops->dispatch != NULL)
 		l->ops->dispatch(l);

@@ -48,7 +48,7 @@ pl_grow_slots(struct pl_state *pl, int fd)
 {
 	int	old = pl->nslot, i;
 
-	if (backend_grow(&pl->slot, &pl->nslot, 256, fd, INT_MAX,
+	if (array_grow(&pl->slot, &pl->nslot, 256, fd, INT_MAX,
 	    sizeof(*pl->slot)) == -1)
 		return -1;
 	for (i = old; i < pl->nslot; i++)
@@ -62,9 +62,9 @@ pl_grow(struct pl_state *pl)
 {
 	int	n;
 
-	if ((n = backend_cap(pl->cap, 64, pl->n, INT_MAX)) == -1 ||
-	    backend_resize(&pl->pfd, pl->cap, n, sizeof(*pl->pfd)) == -1 ||
-	    backend_resize(&pl->udata, pl->cap, n, sizeof(*pl->udata)) == -1)
+	if ((n = array_cap(pl->cap, 64, pl->n, INT_MAX)) == -1 ||
+	    array_resize(&pl->pfd, pl->cap, n, sizeof(*pl->pfd)) == -1 ||
+	    array_resize(&pl->udata, pl->cap, n, sizeof(*pl->udata)) == -1)
 		return -1;
 	pl->cap = n;
 	return 0;

@@ -53,14 +53,14 @@ sl_grow(struct sl_state *sl, int fd)
 {
 	int	cap, i;
 
-	if ((cap = backend_cap(sl->cap, FD_SETSIZE, fd, 1 << 30)) == -1)
+	if ((cap = array_cap(sl->cap, FD_SETSIZE, fd, 1 << 30)) == -1)
 		return -1;
 	for (i = 0; i < SL_NSET; i++)
-		if (backend_resize(&sl->set[i], SL_WORDS(sl->cap),
+		if (array_resize(&sl->set[i], SL_WORDS(sl->cap),
 		    SL_WORDS(cap), sizeof(fd_mask)) == -1)
 			return -1;
-	if (backend_resize(&sl->udata, sl->cap, cap, sizeof(*sl->udata)) ==
-	    -1 || backend_resize(&sl->regd, sl->cap, cap, 1) == -1)
+	if (array_resize(&sl->udata, sl->cap, cap, sizeof(*sl->udata)) ==
+	    -1 || array_resize(&sl->regd, sl->cap, cap, 1) == -1)
 		return -1;
 	sl->cap = cap;
 	return 0;

@@ -260,7 +260,7 @@ static int	ur_ring_make(struct ur_state *);
 static int
 ur_grow_slots(struct ur_state *ur, int fd)
 {
-	return backend_grow(&ur->slot, &ur->nslot, 256, fd, INT_MAX,
+	return array_grow(&ur->slot, &ur->nslot, 256, fd, INT_MAX,
 	    sizeof(*ur->slot));
 }
 
@@ -393,7 +393,7 @@ ur_pend(struct ur_state *ur, int fd)
 {
 	if (ur->slot[fd].flags & UR_PENDING)
 		return 0;
-	if (ur->npend == ur->cappend && backend_grow(&ur->pend,
+	if (ur->npend == ur->cappend && array_grow(&ur->pend,
 	    &ur->cappend, 64, ur->npend, INT_MAX, sizeof(*ur->pend)) == -1)
 		return -1;
 	ur->pend[ur->npend++] = fd;
