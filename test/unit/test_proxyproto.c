@@ -299,10 +299,12 @@ round_trip(int fam, const char *peer, int pport, const char *local)
 
 /*
  * A client of one family at a socket of the other (--accept-proxy
- * behind a balancer): the IPv4 side goes IPv4-mapped, as TCP6.
+ * behind a balancer): the IPv4 side goes IPv4-mapped, as TCP6; want
+ * and want_dst are the addresses the header carries.
  */
 static void
-mixed(int fam, const char *peer, const char *local, const char *want)
+mixed(int fam, const char *peer, const char *local, const char *want,
+    const char *want_dst)
 {
 	struct sockaddr_in6	 p, l;
 	struct sockaddr_in	*p4 = (struct sockaddr_in *)&p;
@@ -343,14 +345,17 @@ mixed(int fam, const char *peer, const char *local, const char *want)
 		T_EQ(ntohs(pi.src.sin6_port), 1234);
 		T_STREQ(inet_ntop(AF_INET6, &pi.src.sin6_addr, a, sizeof(a)),
 		    want);
+		T_STREQ(inet_ntop(AF_INET6, &pi.dst.sin6_addr, a, sizeof(a)),
+		    want_dst);
 	}
 	close(fd);
 }
 
 TEST(pp_header_mixed)
 {
-	mixed(AF_INET, "10.1.2.3", "::1", "::ffff:10.1.2.3");
-	mixed(AF_INET6, "2001:db8::17", "127.0.0.1", "2001:db8::17");
+	mixed(AF_INET, "10.1.2.3", "::1", "::ffff:10.1.2.3", "::1");
+	mixed(AF_INET6, "2001:db8::17", "127.0.0.1", "2001:db8::17",
+	    "::ffff:127.0.0.1");
 }
 
 TEST(pp_parse_round_trip)

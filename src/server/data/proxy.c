@@ -240,6 +240,7 @@ static int	proxy_peer(void);
 static uint32_t	hash_slot(struct worker *, struct psess *);
 static const struct sockaddr_in6 *peer(struct worker *, struct psess *);
 static int	wait_new(struct psess *);
+static int	wait_arm(struct worker *, struct psess *, uint64_t);
 static void	wait_free(struct worker *, struct psess *);
 static inline struct pxtls *tls_of(const struct psess *);
 static size_t	proxy_tail(void);
@@ -333,11 +334,8 @@ proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
 	if (srv.cfg.tls.ctx != NULL || sniroute_on()) {
 		/* The client first: its handshake, or its ClientHello. */
 		c->state = srv.cfg.tls.ctx != NULL ? PX_HANDSHAKE : PX_PEEK;
-		if (tk_timer_arm(w->l, &s->wait->t,
-		    srv.cfg.tls.hs_timeout) == -1) {
-			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+		if (wait_arm(w, s, srv.cfg.tls.hs_timeout) == -1)
 			return;
-		}
 		set_wants(w, s, NULL);
 		return;
 	}
@@ -446,6 +444,21 @@ wait_new(struct psess *s)
 	if ((s->wait = calloc(1, sizeof(*s->wait))) == NULL)
 		return -1;
 	tk_timer_init(&s->wait->t, px_timer, s);
+	return 0;
+}
+
+/*
+ * Arm s's timer for the handshake or the connect now under way, due in
+ * ns: 0, or -1 after ending the session (the timer heap could not
+ * grow).
+ */
+static int
+wait_arm(struct worker *w, struct psess *s, uint64_t ns)
+{
+	if (tk_timer_arm(w->l, &s->wait->t, ns) == -1) {
+		end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
+		return -1;
+	}
 	return 0;
 }
 
@@ -591,12 +604,7 @@ connect_next(struct worker *w, struct psess *s, int err)
 			end(w, s, WHO_TENKD, WHY_ERROR, CONN_ERROR);
 			return -1;
 		}
-		if (tk_timer_arm(w->l, &s->wait->t, pxc->connect_timeout) ==
-		    -1) {
-			end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
-			return -1;
-		}
-		return 0;
+		return wait_arm(w, s, pxc->connect_timeout);
 	}
 }
 
@@ -688,11 +696,7 @@ up_tls(struct worker *w, struct psess *s)
 	}
 	s->spl[C2U] = s->spl[U2C] = DP_S_OFF;
 	s->c.state = PX_UPHS;
-	if (tk_timer_arm(w->l, &s->wait->t, pxc->connect_timeout) == -1) {
-		end(w, s, WHO_TENKD, WHY_NOMEM, CONN_NOMEM);
-		return -1;
-	}
-	return 0;
+	return wait_arm(w, s, pxc->connect_timeout);
 }
 
 /*

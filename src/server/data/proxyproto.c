@@ -20,21 +20,47 @@
 
 /*
  * An IPv4 address in a as its IPv4-mapped IPv6 form (::ffff:a.b.c.d,
- * RFC 4291 2.5.5.2), port kept.
+ * RFC 4291 2.5.5.2), port kept.  Built aside and copied in: a store
+ * through a struct sockaddr_in6 pointer into a->ss need not be seen by
+ * a later read of a->ss.ss_family once the compiler inlines both
+ * (strict aliasing).
  */
 static void
 pp_map6(struct tk_addr *a)
 {
 	struct sockaddr_in	s4;
-	struct sockaddr_in6	*s6 = (struct sockaddr_in6 *)&a->ss;
+	struct sockaddr_in6	s6;
 
 	memcpy(&s4, &a->ss, sizeof(s4));
-	memset(s6, 0, sizeof(*s6));
-	s6->sin6_family = AF_INET6;
-	s6->sin6_port = s4.sin_port;
-	s6->sin6_addr.s6_addr[10] = s6->sin6_addr.s6_addr[11] = 0xff;
-	memcpy(&s6->sin6_addr.s6_addr[12], &s4.sin_addr, 4);
-	a->len = sizeof(*s6);
+	memset(&s6, 0, sizeof(s6));
+	s6.sin6_family = AF_INET6;
+	s6.sin6_port = s4.sin_port;
+	s6.sin6_addr.s6_addr[10] = s6.sin6_addr.s6_addr[11] = 0xff;
+	memcpy(&s6.sin6_addr.s6_addr[12], &s4.sin_addr, 4);
+	memcpy(&a->ss, &s6, sizeof(s6));
+	a->len = sizeof(s6);
+}
+
+/*
+ * a's address at p and its port at port, in network order, as a v2
+ * header carries them; fam is a's family, AF_INET or AF_INET6.
+ */
+static void
+pp_put(const struct tk_addr *a, int fam, unsigned char *p,
+    unsigned char *port)
+{
+	const struct sockaddr_in	*s4;
+	const struct sockaddr_in6	*s6;
+
+	if (fam == AF_INET) {
+		s4 = (const struct sockaddr_in *)&a->ss;
+		memcpy(p, &s4->sin_addr, sizeof(s4->sin_addr));
+		memcpy(port, &s4->sin_port, sizeof(s4->sin_port));
+	} else {
+		s6 = (const struct sockaddr_in6 *)&a->ss;
+		memcpy(p, &s6->sin6_addr, sizeof(s6->sin6_addr));
+		memcpy(port, &s6->sin6_port, sizeof(s6->sin6_port));
+	}
 }
 
 /*
@@ -57,9 +83,6 @@ pp_header(int version, const struct sockaddr_in6 *peer, int fd, char *buf,
 		0x54, 0x0a
 	};
 	struct tk_addr			 src, dst;
-	const struct sockaddr_in	*s4, *d4;
-	const struct sockaddr_in6	*s6, *d6;
-	const void			*sa, *da, *sp, *dp;
 	char				 a[TK_ADDRSTRLEN], b[TK_ADDRSTRLEN];
 	unsigned char			*p = (unsigned char *)buf;
 	size_t				 alen;
@@ -94,32 +117,14 @@ pp_header(int version, const struct sockaddr_in6 *peer, int fd, char *buf,
 		return PP2_HDRLEN;
 	}
 	p[12] = 0x21;			/* version 2, PROXY */
-	if (fam == AF_INET) {
-		s4 = (const struct sockaddr_in *)&src.ss;
-		d4 = (const struct sockaddr_in *)&dst.ss;
-		p[13] = 0x11;		/* TCP over IPv4 */
-		alen = sizeof(s4->sin_addr);
-		sa = &s4->sin_addr;
-		da = &d4->sin_addr;
-		sp = &s4->sin_port;
-		dp = &d4->sin_port;
-	} else {
-		s6 = (const struct sockaddr_in6 *)&src.ss;
-		d6 = (const struct sockaddr_in6 *)&dst.ss;
-		p[13] = 0x21;		/* TCP over IPv6 */
-		alen = sizeof(s6->sin6_addr);
-		sa = &s6->sin6_addr;
-		da = &d6->sin6_addr;
-		sp = &s6->sin6_port;
-		dp = &d6->sin6_port;
-	}
+	p[13] = fam == AF_INET ? 0x11 : 0x21;	/* TCP over IPv4, IPv6 */
+	alen = fam == AF_INET ? sizeof(struct in_addr) :
+	    sizeof(struct in6_addr);
 	/* Length, then both addresses and both ports in network order. */
 	p[14] = 0;
 	p[15] = (unsigned char)(2 * alen + 4);
-	memcpy(p + 16, sa, alen);
-	memcpy(p + 16 + alen, da, alen);
-	memcpy(p + 16 + 2 * alen, sp, 2);
-	memcpy(p + 18 + 2 * alen, dp, 2);
+	pp_put(&src, fam, p + 16, p + 16 + 2 * alen);
+	pp_put(&dst, fam, p + 16 + alen, p + 18 + 2 * alen);
 	return (int)(PP2_HDRLEN + 2 * alen + 4);
 }
 
