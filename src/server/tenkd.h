@@ -343,9 +343,11 @@ struct proto {
 	size_t		 size;
 	/* Optional: set up from srv.cfg, in the process that serves. */
 	void		(*init)(void);
-	/* A fresh connection and its peer's address, from accept4. */
-	void		(*start)(struct worker *, struct conn *,
-			    const struct sockaddr *, socklen_t);
+	/*
+	 * A fresh connection.  Its peer's address is kept (CONN_ACCT) for
+	 * the access log, or when peer() asks for it.
+	 */
+	void		(*start)(struct worker *, struct conn *);
 	void		(*step)(struct worker *, struct conn *);
 	/* Optional: called by conn_close() after its access-log record. */
 	void		(*close)(struct worker *, struct conn *,

@@ -54,14 +54,16 @@ gid=$(echo "$pw" | cut -d: -f4)
 grp=$(getent group "$gid" | cut -d: -f1)
 [ -n "$grp" ] || skip "nobody's group $gid has no name"
 
-# privs WHAT: tenkd's ids, groups and NoNewPrivs in /proc.
+# privs WHAT [GID]: tenkd's ids, groups (nobody's, or GID) and
+# NoNewPrivs in /proc.
 privs() {
 	st=/proc/$TENKD_PID/status
+	g=${2:-$gid}
 	grep -q "^Uid:[[:space:]]*${uid}[[:space:]]*${uid}[[:space:]]*${uid}" \
 	    "$st" || fail "$1: uid: $(grep Uid "$st")"
-	grep -q "^Gid:[[:space:]]*${gid}[[:space:]]*${gid}[[:space:]]*${gid}" \
+	grep -q "^Gid:[[:space:]]*${g}[[:space:]]*${g}[[:space:]]*${g}" \
 	    "$st" || fail "$1: gid: $(grep Gid "$st")"
-	grep -q "^Groups:[[:space:]]*${gid}[[:space:]]*$" "$st" ||
+	grep -q "^Groups:[[:space:]]*${g}[[:space:]]*$" "$st" ||
 	    fail "$1: groups: $(grep Groups "$st")"
 	grep -q "^NoNewPrivs:[[:space:]]*1$" "$st" ||
 	    fail "$1: $(grep NoNewPrivs "$st")"
@@ -77,4 +79,13 @@ wait_exit 5 "$TENKD_PID"
 tenkd_start echo --threads 1 --user nobody
 privs "--user"
 "$TKCLI" echo -c 5 -b 1-10k "$ADDR" || fail "echo as nobody (--user)"
+kill -TERM "$TENKD_PID"
+wait_exit 5 "$TENKD_PID"
+
+# --group before --user keeps that group, not the user's primary one.
+og=$(getent group daemon | cut -d: -f3)
+if [ -n "$og" ] && [ "$og" != "$gid" ]; then
+	tenkd_start echo --threads 1 --group daemon --user nobody
+	privs "--group --user" "$og"
+fi
 pass

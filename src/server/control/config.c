@@ -797,14 +797,14 @@ opt_group(struct config *c, const char *opt, const char *arg,
 
 /*
  * After the options: the mode, and what depends on it or on several
- * options (the defaults by mode, the thread count, the group, the
- * listener, the --metrics address against it).
+ * options (the defaults by mode, the thread count, the listener, the
+ * --metrics address against it).  --group keeps its gid whichever of
+ * it and --user comes first (opt_user).
  */
 static int
 finish(struct build *b, struct tk_cli_err *e)
 {
 	struct config	*c = b->c;
-	struct group	*gr;
 	long		 n;
 
 	if (b->cl->nmodes == 0)
@@ -831,10 +831,6 @@ finish(struct build *b, struct tk_cli_err *e)
 		return -1;
 	if (finish_tls(c, e) == -1)
 		return -1;
-	/* --group given before --user: keep the group. */
-	if (c->user != NULL && c->group != NULL &&
-	    (gr = getgrnam(c->group)) != NULL)
-		c->gid = gr->gr_gid;
 	if (c->nlisten == 0 && cfgval_listen(c, "--listen", DEFAULT_LISTEN,
 	    e) == -1)
 		return -1;

@@ -267,7 +267,7 @@ conn_new(struct worker *w, int fd, const struct sockaddr *sa, socklen_t salen)
 	}
 	wheel_file(w, c, now);
 	w->nconns++;
-	w->proto->start(w, c, sa, salen);
+	w->proto->start(w, c);
 	return c;
 
  fail:

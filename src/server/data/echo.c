@@ -39,12 +39,10 @@ struct tconn {
 	struct tk_timer		 hs;	/* the handshake's deadline */
 };
 
-static void	echo_start(struct worker *, struct conn *,
-		    const struct sockaddr *, socklen_t);
+static void	echo_start(struct worker *, struct conn *);
 static void	echo_step(struct worker *, struct conn *);
 static struct conn *echo_flow(struct tk_io *, int, struct dp_flow *);
-static void	tls_start(struct worker *, struct conn *,
-		    const struct sockaddr *, socklen_t);
+static void	tls_start(struct worker *, struct conn *);
 static void	tls_step(struct worker *, struct conn *);
 static void	tls_close(struct worker *, struct conn *, enum conn_reason);
 static void	tls_acct(const struct conn *, struct acct_rec *);
@@ -75,11 +73,8 @@ const struct proto proto_echo_tls = {
 };
 
 static void
-echo_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
-    socklen_t salen)
+echo_start(struct worker *w, struct conn *c)
 {
-	(void)sa;
-	(void)salen;
 	c->state = 0;
 	/*
 	 * On completions nothing happens until the step starts the recv:
@@ -155,13 +150,10 @@ echo_step(struct worker *w, struct conn *c)
 
 /* A TLS client: its TLS, and the handshake's deadline. */
 static void
-tls_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
-    socklen_t salen)
+tls_start(struct worker *w, struct conn *c)
 {
 	struct tconn	*tc = (struct tconn *)c;
 
-	(void)sa;
-	(void)salen;
 	c->state = 0;
 	tk_timer_init(&tc->hs, tls_timeout, tc);
 	if ((tc->t = tlsterm_new(&c->io)) == NULL) {

@@ -203,8 +203,7 @@ struct pxwait {
 };
 
 
-static void	proxy_start(struct worker *, struct conn *,
-		    const struct sockaddr *, socklen_t);
+static void	proxy_start(struct worker *, struct conn *);
 static void	proxy_step(struct worker *, struct conn *);
 static void	proxy_close(struct worker *, struct conn *,
 		    enum conn_reason);
@@ -292,14 +291,10 @@ proxy_init(void)
  * kernel.
  */
 static void
-proxy_start(struct worker *w, struct conn *c, const struct sockaddr *sa,
-    socklen_t salen)
+proxy_start(struct worker *w, struct conn *c)
 {
 	struct psess	*s = (struct psess *)c;
 
-	/* conn.c keeps the address (CONN_ACCT) when proxy_peer() asks. */
-	(void)sa;
-	(void)salen;
 	s->pipe[C2U] = s->pipe[U2C] = &dp_nopipe;
 	if (!srv.splice)
 		s->spl[C2U] = s->spl[U2C] = DP_S_OFF;
