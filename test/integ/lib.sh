@@ -657,6 +657,22 @@ replysrv_start() {
 	RSADDR=$LISTEN_ADDR
 }
 
+# replysrv_load NAME ARGS...: load_run on 4 connections with ARGS against
+# the replysrv started last; none of them may go unserved.
+replysrv_load() {
+	_rl=$1
+	shift
+	load_run "$_rl" -c 4 "$@" "$RSADDR"
+	load_has "$_rl" connections.unserved -eq 0 "unserved connections"
+}
+
+# near_times VALUE K COUNT: VALUE is K times COUNT, give or take four
+# COUNTs: one a connection at each edge of the measured window of the
+# four connections replysrv_load opens.
+near_times() {
+	awk_true "$1 >= $2 * ($3 - 4) && $1 <= $2 * ($3 + 4)"
+}
+
 # cg_make LIMIT: a memory cgroup of LIMIT bytes (64M and the like), a
 # child of this script's own, for tenkd_start to put tenkd in (it sets
 # CG and TENKD_CG); the EXIT trap removes it.  cgroup v2 where this
