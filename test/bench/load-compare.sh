@@ -240,6 +240,18 @@ tenkload_row() {
 	    "$(echo $6 | tr ' ' ,)" "$_e" "$(load1)"
 }
 
+# tenkload_cell ARGS...: run $r of $cell for tenkload, with ARGS (the
+# address last) after the options every cell shares; its report in
+# $j, its row in the CSV and on stderr.
+tenkload_cell() {
+	j=$OUT/$cell-$r.json
+	# shellcheck disable=SC2086	# $TLSOPT
+	run_client "$OUT/$cell-$r.tenkload" "$TENKLOAD" $TLSOPT -q -t "$CT" \
+	    --connect-rate 100000 --json "$j" "$@"
+	tenkload_row "$cell" "$r" "$j" >>"$CSV"
+	tail -n 1 "$CSV" >&2
+}
+
 # rbench_row OUT TEST: a CSV row for run $r of $cell from redis-benchmark's
 # --csv output in OUT, the line whose test name matches the regular
 # expression TEST: "PING_INLINE","rps","avg","min","p50","p95","p99","max"
@@ -252,6 +264,18 @@ rbench_row() {
 	    "${_rps:-0}" "${_p99:-nan}" \
 	    "$(peer_cpu "${_rps:-0}" | tr ' ' ,)" "$_e" "$(load1)" >>"$CSV"
 	tail -n 1 "$CSV" >&2
+}
+
+# rbench_cell TEST ARGS...: run $r of $cell for redis-benchmark on $c
+# connections, -P $p, with ARGS; its row from the result line TEST
+# matches (rbench_row).
+rbench_cell() {
+	_t=$1
+	shift
+	# shellcheck disable=SC2086	# $RTLS
+	run_client "$OUT/$cell-$r.rbench" "$RBENCH" $RTLS -h 127.0.0.1 \
+	    -p "$PORT" -c "$c" -P "$p" --threads "$CT" --csv "$@"
+	rbench_row "$OUT/$cell-$r.rbench" "$_t"
 }
 
 echo "# load-compare: $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 \
@@ -284,28 +308,16 @@ for c in $CONNS; do
 			r=1
 			while [ "$r" -le "$RUNS" ]; do
 				start_redis
-				j=$OUT/$cell-$r.json
-				# shellcheck disable=SC2086	# $TLSOPT
-				run_client "$OUT/$cell-$r.tenkload" \
-				    "$TENKLOAD" $TLSOPT -q -c "$c" -t "$CT" \
-				    -d "${DUR}s" --warmup "${WARM}s" \
-				    --connect-rate 100000 -m "$msg" \
+				tenkload_cell -c "$c" -d "${DUR}s" \
+				    --warmup "${WARM}s" -m "$msg" \
 				    --reply redis --reply-check +PONG \
-				    --window "$p" --json "$j" \
-				    "127.0.0.1:$PORT"
-				tenkload_row "$cell" "$r" "$j" >>"$CSV"
-				tail -n 1 "$CSV" >&2
+				    --window "$p" "127.0.0.1:$PORT"
 				stop_server
 				n=$(awk -v r="$(jget "$j" traffic.msgs_per_s)" \
 				    -v d="$DUR" 'BEGIN { n = int(r * d)
 				    print (n > 10000) ? n : 10000 }')
 				start_redis
-				o=$OUT/$cell-$r.rbench
-				# shellcheck disable=SC2086	# $RTLS
-				run_client "$o" "$RBENCH" $RTLS -h 127.0.0.1 \
-				    -p "$PORT" -c "$c" -n "$n" -P "$p" \
-				    --threads "$CT" -t "$test" --csv
-				rbench_row "$o" '^PING'
+				rbench_cell '^PING' -n "$n" -t "$test"
 				stop_server
 				r=$((r + 1))
 			done
@@ -319,14 +331,8 @@ if [ "$HCONNS" -gt 0 ]; then
 	r=1
 	while [ "$r" -le "$RUNS" ]; do
 		start_nginx
-		j=$OUT/$cell-$r.json
-		# shellcheck disable=SC2086	# $TLSOPT
-		run_client "$OUT/$cell-$r.tenkload" "$TENKLOAD" $TLSOPT -q \
-		    -c "$HCONNS" -t "$CT" -d "${DUR}s" --warmup "${WARM}s" \
-		    --connect-rate 100000 --json "$j" \
+		tenkload_cell -c "$HCONNS" -d "${DUR}s" --warmup "${WARM}s" \
 		    "$SCHEME://127.0.0.1:$PORT/f"
-		tenkload_row "$cell" "$r" "$j" >>"$CSV"
-		tail -n 1 "$CSV" >&2
 		stop_server
 		start_nginx
 		o=$OUT/$cell-$r.wrk
@@ -390,29 +396,16 @@ if [ "$KEYN" -gt 0 ]; then
 				r=1
 				while [ "$r" -le "$RUNS" ]; do
 					start_redis
-					j=$OUT/$cell-$r.json
-					# shellcheck disable=SC2086
-					run_client "$OUT/$cell-$r.tenkload" \
-					    "$TENKLOAD" $TLSOPT -q -c "$c" \
-					    -t "$CT" -n "$KEYN" \
-					    --connect-rate 100000 \
+					tenkload_cell -c "$c" -n "$KEYN" \
 					    -m "$msg" --reply redis \
 					    --reply-check "$chk" --window "$p" \
-					    --json "$j" "127.0.0.1:$PORT"
-					tenkload_row "$cell" "$r" "$j" >>"$CSV"
-					tail -n 1 "$CSV" >&2
+					    "127.0.0.1:$PORT"
 					[ "$op" = set ] && keys_row tenkload
 					stop_server
 					start_redis
-					o=$OUT/$cell-$r.rbench
-					# shellcheck disable=SC2086
-					run_client "$o" "$RBENCH" $RTLS \
-					    -h 127.0.0.1 -p "$PORT" -c "$c" \
-					    -n "$KEYN" -P "$p" \
-					    --threads "$CT" -t "$op" -r "$KEYS" \
-					    --csv
-					rbench_row "$o" "^$(echo "$op" |
-					    tr "[:lower:]" "[:upper:]")\$"
+					rbench_cell "^$(echo "$op" |
+					    tr "[:lower:]" "[:upper:]")\$" \
+					    -n "$KEYN" -t "$op" -r "$KEYS"
 					[ "$op" = set ] && keys_row redis-benchmark
 					stop_server
 					r=$((r + 1))
