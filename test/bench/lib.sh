@@ -135,6 +135,15 @@ rounds() {
 	done
 }
 
+# runs RUNS FN: FN once for each run r from 1 to RUNS.
+runs() {
+	r=1
+	while [ "$r" -le "$1" ]; do
+		"$2"
+		r=$((r + 1))
+	done
+}
+
 # ticks PID...: TICKS = utime + stime summed over the processes (all
 # threads); processes that are gone count 0.
 ticks() {

@@ -240,6 +240,18 @@ tenkload_row() {
 	    "$(echo $6 | tr ' ' ,)" "$_e" "$(load1)"
 }
 
+# tenkload_cell ARGS...: run $r of $cell for tenkload, with ARGS (the
+# address last) after the options every cell shares; its report in
+# $j, its row in the CSV and on stderr.
+tenkload_cell() {
+	j=$OUT/$cell-$r.json
+	# shellcheck disable=SC2086	# $TLSOPT
+	run_client "$OUT/$cell-$r.tenkload" "$TENKLOAD" $TLSOPT -q -t "$CT" \
+	    --connect-rate 100000 --json "$j" "$@"
+	tenkload_row "$cell" "$r" "$j" >>"$CSV"
+	tail -n 1 "$CSV" >&2
+}
+
 # rbench_row OUT TEST: a CSV row for run $r of $cell from redis-benchmark's
 # --csv output in OUT, the line whose test name matches the regular
 # expression TEST: "PING_INLINE","rps","avg","min","p50","p95","p99","max"
@@ -252,6 +264,18 @@ rbench_row() {
 	    "${_rps:-0}" "${_p99:-nan}" \
 	    "$(peer_cpu "${_rps:-0}" | tr ' ' ,)" "$_e" "$(load1)" >>"$CSV"
 	tail -n 1 "$CSV" >&2
+}
+
+# rbench_cell TEST ARGS...: run $r of $cell for redis-benchmark on $c
+# connections, -P $p, with ARGS; its row from the result line TEST
+# matches (rbench_row).
+rbench_cell() {
+	_t=$1
+	shift
+	# shellcheck disable=SC2086	# $RTLS
+	run_client "$OUT/$cell-$r.rbench" "$RBENCH" $RTLS -h 127.0.0.1 \
+	    -p "$PORT" -c "$c" -P "$p" --threads "$CT" --csv "$@"
+	rbench_row "$OUT/$cell-$r.rbench" "$_t"
 }
 
 echo "# load-compare: $(uname -sr), $(nproc) CPUs, load $(cut -d' ' -f1-3 \
@@ -268,6 +292,20 @@ CSV=$OUT/runs.csv
 echo "cell,run,client,req_s,p99_ms,cli_us_req,srv_us_req,cli_util,srv_util,errors,load1" >"$CSV"
 
 # ---- phase 1: redis PING ------------------------------------------------
+# ping_run: run $r of $cell: tenkload for $DUR s, then redis-benchmark
+# for as many requests as tenkload made in that time, each on a fresh
+# redis-server.
+ping_run() {
+	start_redis
+	tenkload_cell -c "$c" -d "${DUR}s" --warmup "${WARM}s" -m "$msg" \
+	    --reply redis --reply-check +PONG --window "$p" "127.0.0.1:$PORT"
+	stop_server
+	n=$(awk -v r="$(jget "$j" traffic.msgs_per_s)" -v d="$DUR" \
+	    'BEGIN { n = int(r * d); print (n > 10000) ? n : 10000 }')
+	start_redis
+	rbench_cell '^PING' -n "$n" -t "$test"
+	stop_server
+}
 for c in $CONNS; do
 	for p in $PIPES; do
 		for proto in inline resp; do
@@ -281,52 +319,19 @@ for c in $CONNS; do
 				test=ping_mbulk
 			fi
 			cell=redis-$proto-c$c-P$p
-			r=1
-			while [ "$r" -le "$RUNS" ]; do
-				start_redis
-				j=$OUT/$cell-$r.json
-				# shellcheck disable=SC2086	# $TLSOPT
-				run_client "$OUT/$cell-$r.tenkload" \
-				    "$TENKLOAD" $TLSOPT -q -c "$c" -t "$CT" \
-				    -d "${DUR}s" --warmup "${WARM}s" \
-				    --connect-rate 100000 -m "$msg" \
-				    --reply redis --reply-check +PONG \
-				    --window "$p" --json "$j" \
-				    "127.0.0.1:$PORT"
-				tenkload_row "$cell" "$r" "$j" >>"$CSV"
-				tail -n 1 "$CSV" >&2
-				stop_server
-				n=$(awk -v r="$(jget "$j" traffic.msgs_per_s)" \
-				    -v d="$DUR" 'BEGIN { n = int(r * d)
-				    print (n > 10000) ? n : 10000 }')
-				start_redis
-				o=$OUT/$cell-$r.rbench
-				# shellcheck disable=SC2086	# $RTLS
-				run_client "$o" "$RBENCH" $RTLS -h 127.0.0.1 \
-				    -p "$PORT" -c "$c" -n "$n" -P "$p" \
-				    --threads "$CT" -t "$test" --csv
-				rbench_row "$o" '^PING'
-				stop_server
-				r=$((r + 1))
-			done
+			runs "$RUNS" ping_run
 		done
 	done
 done
 
 # ---- phase 2: HTTP GET of a static file from nginx -----------------------
 if [ "$HCONNS" -gt 0 ]; then
-	cell=http-c$HCONNS
-	r=1
-	while [ "$r" -le "$RUNS" ]; do
+	# http_run: run $r of $cell: tenkload, then wrk, for $DUR s each on
+	# a fresh nginx.
+	http_run() {
 		start_nginx
-		j=$OUT/$cell-$r.json
-		# shellcheck disable=SC2086	# $TLSOPT
-		run_client "$OUT/$cell-$r.tenkload" "$TENKLOAD" $TLSOPT -q \
-		    -c "$HCONNS" -t "$CT" -d "${DUR}s" --warmup "${WARM}s" \
-		    --connect-rate 100000 --json "$j" \
+		tenkload_cell -c "$HCONNS" -d "${DUR}s" --warmup "${WARM}s" \
 		    "$SCHEME://127.0.0.1:$PORT/f"
-		tenkload_row "$cell" "$r" "$j" >>"$CSV"
-		tail -n 1 "$CSV" >&2
 		stop_server
 		start_nginx
 		o=$OUT/$cell-$r.wrk
@@ -346,8 +351,9 @@ if [ "$HCONNS" -gt 0 ]; then
 		    "$(load1)" >>"$CSV"
 		tail -n 1 "$CSV" >&2
 		stop_server
-		r=$((r + 1))
-	done
+	}
+	cell=http-c$HCONNS
+	runs "$RUNS" http_run
 fi
 
 # ---- phase 4: redis SET and GET of random keys among 100,000 -----------
@@ -374,6 +380,20 @@ if [ "$KEYN" -gt 0 ]; then
 	# "$16", "$3" are RESP lengths, not parameters
 	# shellcheck disable=SC2016
 	KEY='key:{rand:000000000000-000000099999}'
+	# keys_run: run $r of $cell: tenkload, then redis-benchmark, $KEYN
+	# requests each on a fresh redis-server; after a SET run, DBSIZE.
+	keys_run() {
+		start_redis
+		tenkload_cell -c "$c" -n "$KEYN" -m "$msg" --reply redis \
+		    --reply-check "$chk" --window "$p" "127.0.0.1:$PORT"
+		[ "$op" = set ] && keys_row tenkload
+		stop_server
+		start_redis
+		rbench_cell "^$(echo "$op" | tr "[:lower:]" "[:upper:]")\$" \
+		    -n "$KEYN" -t "$op" -r "$KEYS"
+		[ "$op" = set ] && keys_row redis-benchmark
+		stop_server
+	}
 	for c in $CONNS; do
 		for p in $PIPES; do
 			for op in set get; do
@@ -387,36 +407,7 @@ if [ "$KEYN" -gt 0 ]; then
 					chk='$'
 				fi
 				cell=redis-$op-r$KEYS-c$c-P$p
-				r=1
-				while [ "$r" -le "$RUNS" ]; do
-					start_redis
-					j=$OUT/$cell-$r.json
-					# shellcheck disable=SC2086
-					run_client "$OUT/$cell-$r.tenkload" \
-					    "$TENKLOAD" $TLSOPT -q -c "$c" \
-					    -t "$CT" -n "$KEYN" \
-					    --connect-rate 100000 \
-					    -m "$msg" --reply redis \
-					    --reply-check "$chk" --window "$p" \
-					    --json "$j" "127.0.0.1:$PORT"
-					tenkload_row "$cell" "$r" "$j" >>"$CSV"
-					tail -n 1 "$CSV" >&2
-					[ "$op" = set ] && keys_row tenkload
-					stop_server
-					start_redis
-					o=$OUT/$cell-$r.rbench
-					# shellcheck disable=SC2086
-					run_client "$o" "$RBENCH" $RTLS \
-					    -h 127.0.0.1 -p "$PORT" -c "$c" \
-					    -n "$KEYN" -P "$p" \
-					    --threads "$CT" -t "$op" -r "$KEYS" \
-					    --csv
-					rbench_row "$o" "^$(echo "$op" |
-					    tr "[:lower:]" "[:upper:]")\$"
-					[ "$op" = set ] && keys_row redis-benchmark
-					stop_server
-					r=$((r + 1))
-				done
+				runs "$RUNS" keys_run
 			done
 		done
 	done
@@ -476,8 +467,9 @@ if [ "$HCONNS" -gt 0 ] && [ "$SRATE" -gt 0 ]; then
 		kill -CONT "$SPID"
 		date +%s%6N >>"$OUT/stall.t"
 	}
-	r=1
-	while [ "$r" -le "$RUNS" ]; do
+	# stall_run: run $r of the stall: tenkload at $SRATE a second, then
+	# wrk, each on a fresh nginx stalled 1.5 s into its 5 s.
+	stall_run() {
 		start_nginx
 		j=$OUT/stall-$r.json
 		stall &
@@ -521,8 +513,8 @@ if [ "$HCONNS" -gt 0 ] && [ "$SRATE" -gt 0 ]; then
 		    "$o" >>"$SC"
 		tail -n 1 "$SC" >&2
 		stop_server
-		r=$((r + 1))
-	done
+	}
+	runs "$RUNS" stall_run
 	echo
 	echo "## a 1 s stall of nginx 1.5 s into a 5 s run, $SCONNS" \
 	    "connections: median (min-max) of $RUNS runs"

@@ -34,6 +34,37 @@ typedef void fuzz_fn(const uint8_t *, size_t);
 	}								\
 } while (0)
 
+/* An incremental parser's three results, in its own values. */
+struct fuzz_results {
+	int	 bad;		/* refused, with a reason */
+	int	 more;		/* wants more bytes, at least one */
+	int	 done;
+};
+
+/*
+ * What every incremental parser here (pp_parse, tk_hello_parse)
+ * promises of its result r for size bytes: r is one of its three; a
+ * refusal names its reason (why); a request for more asks for at least
+ * one byte (want), and never for more than max in all.  Returns whether
+ * the parser was done, for the caller to check what it parsed.
+ */
+static inline int
+fuzz_parsed(const struct fuzz_results *rs, int r, const char *why,
+    size_t want, size_t size, size_t max)
+{
+	if (r == rs->bad) {
+		FUZZ_CHECK(why != NULL);
+		return 0;
+	}
+	if (r == rs->more) {
+		FUZZ_CHECK(want >= 1);
+		FUZZ_CHECK(size + want <= max);
+		return 0;
+	}
+	FUZZ_CHECK(r == rs->done);
+	return 1;
+}
+
 #ifdef TK_FUZZ_MAIN
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -12,25 +12,15 @@
 static void
 fuzz_proxyproto(const uint8_t *data, size_t size)
 {
+	static const struct fuzz_results rs = { PP_BAD, PP_MORE, PP_DONE };
 	struct pp_info	 pi, pj;
 	size_t		 k;
 	int		 r;
 
 	r = pp_parse(data, size, &pi);
-	switch (r) {
-	case PP_BAD:
-		FUZZ_CHECK(pi.why != NULL);
+	if (!fuzz_parsed(&rs, r, pi.why, pi.want, size,
+	    pi.version == 1 ? 107 : PP_IN_MAXLEN))
 		return;
-	case PP_MORE:
-		FUZZ_CHECK(pi.want >= 1);
-		FUZZ_CHECK(size + pi.want <= (pi.version == 1 ? 107 :
-		    PP_IN_MAXLEN));
-		return;
-	case PP_DONE:
-		break;
-	default:
-		FUZZ_CHECK(!"a result pp_parse does not have");
-	}
 	FUZZ_CHECK(pi.len >= 15 && pi.len <= size);
 	FUZZ_CHECK(pi.version == 1 || pi.version == 2);
 	FUZZ_CHECK(pi.family == AF_UNSPEC || pi.family == AF_INET ||

@@ -14,24 +14,16 @@
 static void
 fuzz_tlshello(const uint8_t *data, size_t size)
 {
+	static const struct fuzz_results rs = {
+		TK_HELLO_BAD, TK_HELLO_MORE, TK_HELLO_DONE
+	};
 	struct tk_hello	 h, g;
 	size_t		 have = 0;
 	int		 r;
 
 	r = tk_hello_parse(data, size, &h);
-	switch (r) {
-	case TK_HELLO_BAD:
-		FUZZ_CHECK(h.why != NULL);
+	if (!fuzz_parsed(&rs, r, h.why, h.want, size, TK_HELLO_INMAX))
 		return;
-	case TK_HELLO_MORE:
-		FUZZ_CHECK(h.want >= 1);
-		FUZZ_CHECK(size + h.want <= TK_HELLO_INMAX);
-		return;
-	case TK_HELLO_DONE:
-		break;
-	default:
-		FUZZ_CHECK(!"a result tk_hello_parse does not have");
-	}
 	FUZZ_CHECK(h.len >= 5 + 4 + 38 && h.len <= size);
 	FUZZ_CHECK(strlen(h.sni) < sizeof(h.sni));
 	FUZZ_CHECK(h.version >= 0x0300 && h.version <= 0x03ff);

@@ -300,18 +300,31 @@ sanitizer() {
 	esac
 }
 
-# usage_error WORD PROGRAM ARGS...: a bad command line must end PROGRAM
-# with exit status 2, nothing on stdout and exactly one line on stderr,
-# and that line must contain WORD (the option it names).
-usage_error() {
-	_w=$1
-	_p=$2
-	shift 2
-	timeout 10 "$_p" "$@" >"$T/usage.out" 2>"$T/usage.err"
+# exits_with STATUS NAME PROGRAM ARGS...: PROGRAM ARGS must end within
+# 10 s with exit status STATUS; its stdout and stderr are left in
+# $T/NAME.out and $T/NAME.err.
+exits_with() {
+	_es=$1
+	_en=$2
+	_ep=$3
+	shift 3
+	timeout 10 "$_ep" "$@" >"$T/$_en.out" 2>"$T/$_en.err"
 	_s=$?
+	[ "$_s" -eq "$_es" ] ||
+	    fail "${_ep##*/} $*: exit $_s, wanted $_es: $(cat "$T/$_en.err")"
+}
+
+# one_line_error STATUS WORD PROGRAM ARGS...: PROGRAM ARGS must end
+# with exit status STATUS (exits_with, the output in $T/usage.*),
+# nothing on stdout and exactly one line on stderr, and that line must
+# contain WORD.
+one_line_error() {
+	_ws=$1
+	_w=$2
+	_p=$3
+	shift 3
+	exits_with "$_ws" usage "$_p" "$@"
 	_n=${_p##*/}
-	[ "$_s" -eq 2 ] ||
-	    fail "$_n $*: exit $_s, wanted 2: $(cat "$T/usage.err")"
 	[ ! -s "$T/usage.out" ] ||
 	    fail "$_n $*: wrote to stdout: $(cat "$T/usage.out")"
 	[ "$(wc -l <"$T/usage.err")" -eq 1 ] ||
@@ -319,6 +332,13 @@ usage_error() {
 	    "$(cat "$T/usage.err")"
 	grep -q -e "$_w" "$T/usage.err" ||
 	    fail "$_n $*: no '$_w' in: $(cat "$T/usage.err")"
+}
+
+# usage_error WORD PROGRAM ARGS...: a bad command line must end PROGRAM
+# with exit status 2, nothing on stdout and exactly one line on stderr,
+# and that line must contain WORD (the option it names).
+usage_error() {
+	one_line_error 2 "$@"
 }
 
 # The open-file limit of this shell (tests size themselves by it).
@@ -655,6 +675,22 @@ replysrv_start() {
 	RS_PID=$TOOL_PID
 	RS_LOG=$TOOL_LOG
 	RSADDR=$LISTEN_ADDR
+}
+
+# replysrv_load NAME ARGS...: load_run on 4 connections with ARGS against
+# the replysrv started last; none of them may go unserved.
+replysrv_load() {
+	_rl=$1
+	shift
+	load_run "$_rl" -c 4 "$@" "$RSADDR"
+	load_has "$_rl" connections.unserved -eq 0 "unserved connections"
+}
+
+# near_times VALUE K COUNT: VALUE is K times COUNT, give or take four
+# COUNTs: one a connection at each edge of the measured window of the
+# four connections replysrv_load opens.
+near_times() {
+	awk_true "$1 >= $2 * ($3 - 4) && $1 <= $2 * ($3 + 4)"
 }
 
 # cg_make LIMIT: a memory cgroup of LIMIT bytes (64M and the like), a

@@ -29,6 +29,6 @@ run u32 u32be -m '\x00\x00\x00\x03abc' --reply prefix:u32be --window 4
 run file u16be --message-file "$T/req" --reply prefix:u16be
 m=$(json_get "$T/file.json" traffic.msgs)
 i=$(json_get "$T/file.json" traffic.bytes_in)
-awk_true "$i >= 1000 * ($m - 4) && $i <= 1000 * ($m + 4)" ||
+near_times "$i" 1000 "$m" ||
     fail "file: $i bytes in for $m replies of 1000 bytes"
 pass

@@ -13,6 +13,14 @@
 . "$(dirname "$0")/lib_servers.sh"
 . "$(dirname "$0")/lib_tls.sh"
 
+# tls_up WHAT UPSTREAM SNI CA: tenkd proxy to UPSTREAM over TLS,
+# verified by the name SNI against CA, carries 100000 bytes there and
+# back.
+tls_up() {
+	tenkd_start proxy --threads 1 -u "$2,tls,sni=$3,ca=$4"
+	px_got "$1" 100000 -n 100000 "$ADDR"
+}
+
 need_tls
 tls_certs
 ran=0
@@ -38,8 +46,7 @@ if server_prog nginx >/dev/null &&
 		proxy_half_close on;
 		proxy_pass $UPADDR;"
 	NGX2=$NGSADDR
-	tenkd_start proxy --threads 1 -u "$NGX2,tls,sni=a.test,ca=$EC_CERT"
-	px_got tenkd-to-nginx 100000 -n 100000 "$ADDR"
+	tls_up tenkd-to-nginx "$NGX2" a.test "$EC_CERT"
 	ran=$((ran + 1))
 else
 	echo "nginx with its stream module not found: no nginx parts"
@@ -54,8 +61,7 @@ if server_prog haproxy >/dev/null; then
 	# HAProxy terminates TLS as tenkd's upstream.
 	haproxy_tls_start "$RSA_CERT" "$RSA_KEY" "$UPADDR"
 	HAP=$HAPADDR
-	tenkd_start proxy --threads 1 -u "$HAP,tls,sni=b.test,ca=$RSA_CERT"
-	px_got tenkd-to-haproxy 100000 -n 100000 "$ADDR"
+	tls_up tenkd-to-haproxy "$HAP" b.test "$RSA_CERT"
 	ran=$((ran + 1))
 else
 	echo "haproxy not found: no HAProxy parts"

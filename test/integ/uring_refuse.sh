@@ -12,19 +12,13 @@
 "$TENKD" --backend list | grep -qx io_uring ||
     skip "io_uring is not compiled in (no liburing at build time)"
 
+# From here on every program meets a kernel that refuses io_uring.
+TK_IO_URING_REFUSE=1
+export TK_IO_URING_REFUSE
+
 # refused PROGRAM ARGS...: exit 1, one line naming io_uring, no stdout.
 refused() {
-	_p=$1
-	shift
-	TK_IO_URING_REFUSE=1 timeout 10 "$_p" "$@" >"$T/out" 2>"$T/err"
-	_s=$?
-	_n=${_p##*/}
-	[ "$_s" -eq 1 ] || fail "$_n $*: exit $_s, wanted 1: $(cat "$T/err")"
-	[ ! -s "$T/out" ] || fail "$_n $*: wrote to stdout: $(cat "$T/out")"
-	[ "$(wc -l <"$T/err")" -eq 1 ] ||
-	    fail "$_n $*: $(wc -l <"$T/err") lines on stderr: $(cat "$T/err")"
-	grep -q 'io_uring: the kernel refuses it' "$T/err" ||
-	    fail "$_n $*: unclear message: $(cat "$T/err")"
+	one_line_error 1 'io_uring: the kernel refuses it' "$@"
 }
 
 refused "$TENKD" echo --backend io_uring --listen 127.0.0.1:0
@@ -33,7 +27,7 @@ refused "$TENKLOAD" --backend io_uring 127.0.0.1:9
 refused "$TK_BIN/tenkbench" --backends epoll,io_uring
 
 # The default choice skips io_uring, refused or not.
-TK_IO_URING_REFUSE=1 "$TENKD" echo --check >"$T/out" 2>"$T/err" ||
+"$TENKD" echo --check >"$T/out" 2>"$T/err" ||
     fail "tenkd --check without --backend: $(cat "$T/err")"
 grep -q 'backend io_uring' "$T/err" && fail "the default took io_uring"
 pass

@@ -657,6 +657,43 @@ acc_close(struct tk_loop *l, struct acc *a)
 		T_EQ(tk_io_close(l, &a->io), 0);
 }
 
+/*
+ * A listener with n clients in its backlog, already connected, and an
+ * accept started on it whose callback, at the first connection, does
+ * what at_first says.
+ */
+static void
+acc_backlog(struct tk_loop *l, struct acc *a, int n, int at_first)
+{
+	acc_open(a);
+	acc_connect(a, n, 1);
+	a->at_first = at_first;
+	T_EQ(tk_io_accept_start(l, &a->io, acc_cb), 0);
+}
+
+/* Twenty passes that wait for nothing: time for what must not come. */
+static void
+acc_idle(struct tk_loop *l)
+{
+	int	i;
+
+	for (i = 0; i < 20; i++)
+		tk_loop_run(l, TK_RUN_NOWAIT);
+}
+
+/*
+ * An accept test's end: the loop has nothing left to run, no
+ * descriptor is open beyond the fd0 the test began with, and the loop
+ * is freed.
+ */
+static void
+acc_end(struct tk_loop *l, int fd0)
+{
+	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
+	T_EQ(t_nfds(), fd0);
+	tk_loop_free(l);
+}
+
 TEST(cqio_accept)
 {
 	struct tk_loop		*l = cq_loop();
@@ -665,10 +702,8 @@ TEST(cqio_accept)
 	struct cw		 x;
 	int			 fd0 = t_nfds(), i;
 
-	acc_open(&a);
 	/* A full backlog at the first submission, then one at a time. */
-	acc_connect(&a, NACC, 1);
-	T_EQ(tk_io_accept_start(l, &a.io, acc_cb), 0);
+	acc_backlog(l, &a, NACC, 0);
 	acc_until(l, &a.nfd, NACC, "from the backlog");
 	for (i = 0; i < NACC; i++) {
 		acc_connect(&a, 1, 0);
@@ -694,9 +729,7 @@ TEST(cqio_accept)
 	close(x.peer);
 
 	acc_close(l, &a);
-	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
-	T_EQ(t_nfds(), fd0);
-	tk_loop_free(l);
+	acc_end(l, fd0);
 }
 
 /*
@@ -710,18 +743,14 @@ TEST(cqio_accept_stop)
 	struct tk_loop		*l = cq_loop();
 	struct tk_loop_stats	 st;
 	struct acc		 a;
-	int			 fd0 = t_nfds(), i, n;
+	int			 fd0 = t_nfds(), n;
 
-	acc_open(&a);
-	acc_connect(&a, NACC, 1);
-	a.at_first = 1;
-	T_EQ(tk_io_accept_start(l, &a.io, acc_cb), 0);
+	acc_backlog(l, &a, NACC, 1);
 	acc_until(l, &a.ends, 1, "the end after a stop");
 	T_EQ(a.stopped, 1);
 	T_EQ(a.nfd, NACC);
 	acc_connect(&a, 5, 1);
-	for (i = 0; i < 20; i++)
-		tk_loop_run(l, TK_RUN_NOWAIT);
+	acc_idle(l);
 	T_EQ(a.nfd, NACC);
 	T_EQ(backlog_len(a.io.fd), 5);
 	T_EQ(tk_io_accept_stop(l, &a.io), 0);
@@ -732,17 +761,14 @@ TEST(cqio_accept_stop)
 	T_EQ(tk_io_accept_stop(l, &a.io), 1);
 	acc_until(l, &a.ends, 2, "the end with connects in flight");
 	n = a.nfd;
-	for (i = 0; i < 20; i++)
-		tk_loop_run(l, TK_RUN_NOWAIT);
+	acc_idle(l);
 	T_EQ(a.nfd, n);
 	T_EQ(a.ends, 2);
 	T_EQ(a.err, 0);
 	tk_loop_stats(l, &st);
 	T_UEQ(st.accept_closed, 0);
 	acc_close(l, &a);
-	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
-	T_EQ(t_nfds(), fd0);
-	tk_loop_free(l);
+	acc_end(l, fd0);
 }
 
 /*
@@ -755,31 +781,22 @@ TEST(cqio_accept_close)
 	struct tk_loop		*l = cq_loop();
 	struct tk_loop_stats	 st;
 	struct acc		 a;
-	int			 fd0 = t_nfds(), i;
+	int			 fd0 = t_nfds();
 
-	acc_open(&a);
-	acc_connect(&a, NACC, 1);
-	a.at_first = 2;
-	T_EQ(tk_io_accept_start(l, &a.io, acc_cb), 0);
+	acc_backlog(l, &a, NACC, 2);
 	acc_until(l, &a.nfd, 1, "the first");
-	for (i = 0; i < 20; i++)
-		tk_loop_run(l, TK_RUN_NOWAIT);
+	acc_idle(l);
 	T_EQ(a.nfd, 1);
 	T_EQ(a.ends, 0);
 	tk_loop_stats(l, &st);
 	T_UEQ(st.accept_closed, (uint64_t)(NACC - 1));
 	acc_close(l, &a);
 
-	acc_open(&a);
-	acc_connect(&a, 5, 1);
-	T_EQ(tk_io_accept_start(l, &a.io, acc_cb), 0);
+	acc_backlog(l, &a, 5, 0);
 	acc_close(l, &a);
-	for (i = 0; i < 20; i++)
-		tk_loop_run(l, TK_RUN_NOWAIT);
+	acc_idle(l);
 	T_EQ(a.nfd, 0);
-	T_EQ(tk_loop_run(l, TK_RUN_NOWAIT), 0);
-	T_EQ(t_nfds(), fd0);
-	tk_loop_free(l);
+	acc_end(l, fd0);
 }
 
 /*
@@ -829,9 +846,7 @@ TEST(cqio_accept_refused)
 	T_SYS(setenv("TK_IO_URING_NOACCEPT", "1", 1));
 	l = cq_loop();
 	T_SYS(unsetenv("TK_IO_URING_NOACCEPT"));
-	acc_open(&a);
-	acc_connect(&a, 1, 1);
-	T_EQ(tk_io_accept_start(l, &a.io, acc_cb), 0);
+	acc_backlog(l, &a, 1, 0);
 	for (i = 0; i < 2000 && a.err == 0; i++)
 		tk_loop_run(l, TK_RUN_NOWAIT);
 	T_EQ(a.err, -EINVAL);

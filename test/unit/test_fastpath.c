@@ -319,6 +319,23 @@ end_recv(struct end *e)
 	}
 }
 
+/* One turn of one stream: send what fits, let the rig move it, read. */
+static void
+turn(struct rig *g, struct end *e, struct end *er)
+{
+	end_send(e);
+	rig_step(g);
+	end_recv(er);
+}
+
+/* Turns until the reader has seen the stream's end. */
+static void
+to_eof(struct rig *g, struct end *e, struct end *er)
+{
+	while (!er->eof)
+		turn(g, e, er);
+}
+
 static uint64_t
 now_ms(void)
 {
@@ -392,17 +409,11 @@ pingpong(unsigned int opts)
 	t_srand(26);
 	for (i = 0; i < 3000; i++) {
 		q.want += 1 + t_rand() % 200;
-		while (qr.got < q.want) {
-			end_send(&q);
-			rig_step(&g);
-			end_recv(&qr);
-		}
+		while (qr.got < q.want)
+			turn(&g, &q, &qr);
 		a.want += 1 + t_rand() % 300;
-		while (ar.got < a.want) {
-			end_send(&a);
-			rig_step(&g);
-			end_recv(&ar);
-		}
+		while (ar.got < a.want)
+			turn(&g, &a, &ar);
 		T_UEQ(qr.got, q.want);
 		T_UEQ(ar.got, a.want);
 	}
@@ -479,19 +490,11 @@ TEST(fastpath_halfclose)
 	rig_open(&g, WINDOW, FP_SEGS);
 	up.fd = downr.fd = g.c;
 	upr.fd = down.fd = g.s;
-	while (!upr.eof) {
-		end_send(&up);
-		rig_step(&g);
-		end_recv(&upr);
-	}
+	to_eof(&g, &up, &upr);
 	T_UEQ(upr.got, 100000);
 	T_SYS(fastpath_out(&g.d[1], &o1));
 	T_UEQ(o1.bytes, 0);
-	while (!downr.eof) {
-		end_send(&down);
-		rig_step(&g);
-		end_recv(&downr);
-	}
+	to_eof(&g, &down, &downr);
 	T_UEQ(downr.got, 5000000);
 	T_SYS(fastpath_out(&g.d[1], &o1));
 	T_GT(o1.bytes, 0);
@@ -513,18 +516,11 @@ TEST(fastpath_fallback)
 	rig_open(&g, WINDOW, FP_SEGS);
 	up.fd = g.c;
 	upr.fd = g.s;
-	while (upr.got < up.want / 2) {
-		end_send(&up);
-		rig_step(&g);
-		end_recv(&upr);
-	}
+	while (upr.got < up.want / 2)
+		turn(&g, &up, &upr);
 	T_SYS(fastpath_out(&g.d[0], &o0));
 	g.r[0].nogrant = 1;
-	while (!upr.eof) {
-		end_send(&up);
-		rig_step(&g);
-		end_recv(&upr);
-	}
+	to_eof(&g, &up, &upr);
 	T_UEQ(upr.got, up.want);
 	T_SYS(fastpath_out(&g.d[0], &o1));
 	T_GT(o0.bytes, 0);
@@ -567,11 +563,7 @@ stall(uint64_t window, uint64_t segs, uint64_t cap)
 	pushed = up.sent;
 	up.want = up.sent;
 	up.fin = 1;
-	while (!upr.eof) {
-		end_send(&up);
-		rig_step(&g);
-		end_recv(&upr);
-	}
+	to_eof(&g, &up, &upr);
 	T_UEQ(upr.got, pushed);
 	fprintf(stderr, "# reader stalled: window %llu, %llu segments: "
 	    "writer pushed %llu bytes, grants %u, drains %u, waited %u\n",

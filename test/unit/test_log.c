@@ -90,26 +90,46 @@ TEST(log_errno)
 	T_STREQ(captured(), want);
 }
 
+/* n bytes of c and a NUL, for a message too long for a log line. */
+static char *
+filled(int c, size_t n)
+{
+	char	*p;
+
+	T_PTR(p = malloc(n + 1));
+	memset(p, c, n);
+	p[n] = '\0';
+	return p;
+}
+
+/*
+ * What was logged since capture() is one line cut with a mark: longer
+ * than 500 bytes, beginning with head, ending in "...\n".  Returns its
+ * length.
+ */
+static size_t
+captured_cut(const char *head)
+{
+	const char	*out = captured();
+	size_t		 len = strlen(out);
+
+	T_GT(len, 500);
+	T_OK(strncmp(out, head, strlen(head)) == 0);
+	T_OK(strcmp(out + len - 4, "...\n") == 0);
+	T_OK(strchr(out, '\n') == out + len - 1);
+	return len;
+}
+
 TEST(log_long_line)
 {
-	char		 big[3000];
-	const char	*out;
-	size_t		 len;
+	char	*big = filled('x', 2999);
 
 	log_init("tenkd", LOG_LVL_INFO, 0);
 	capture();
-	memset(big, 'x', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
 	errno = EPIPE;
 	log_warn("%s", big);
-	out = captured();
-	len = strlen(out);
-	/* One line, cut with a mark, ending in a newline. */
-	T_GT(len, 500);
-	T_LT(len, sizeof(big));
-	T_OK(strncmp(out, "tenkd: xxx", 10) == 0);
-	T_OK(strcmp(out + len - 4, "...\n") == 0);
-	T_OK(strchr(out, '\n') == out + len - 1);
+	T_LT(captured_cut("tenkd: xxx"), 3000);
+	free(big);
 }
 
 /*
@@ -184,21 +204,13 @@ TEST(log_escape_ctl)
 /* Escapes that would pass the line's end cut it with the mark. */
 TEST(log_escaped_long)
 {
-	char		 big[900];
-	const char	*out;
-	size_t		 len;
+	char	*big = filled('\n', 899);
 
 	log_init("tenkd", LOG_LVL_INFO, 0);
 	capture();
-	memset(big, '\n', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
 	log_info("%s", big);
-	out = captured();
-	len = strlen(out);
-	T_GT(len, 500);
-	T_OK(strncmp(out, "tenkd: \\n\\n", 11) == 0);
-	T_OK(strcmp(out + len - 4, "...\n") == 0);
-	T_OK(strchr(out, '\n') == out + len - 1);
+	captured_cut("tenkd: \\n\\n");
+	free(big);
 }
 
 TEST(log_level_parse)

@@ -613,40 +613,44 @@ TEST(tls_sweep)
 	pair_end(l, &c, &s, sc, cc);
 }
 
+/*
+ * A server end on a fresh pair whose client sends "plain" (NULL: shuts
+ * down its side instead): the handshake fails for reason "fail".
+ */
+static void
+server_refuses(struct tk_loop *l, struct tk_tls_ctx *sc, const char *plain,
+    int fail)
+{
+	struct end	 s;
+	int		 cfd, sfd;
+
+	tcp_pair(&cfd, &sfd, 0);
+	end_init(&s, sfd, 1);
+	T_PTR(s.t = tk_tls_new(sc, &s.io, NULL, NULL));
+	T_SYS(tk_io_start(l, &s.io, TK_EV_READ));
+	if (plain != NULL)
+		T_EQ(write(cfd, plain, strlen(plain)), (ssize_t)strlen(plain));
+	else
+		T_SYS(shutdown(cfd, SHUT_WR));
+	while (s.hs == 0)
+		tk_loop_run(l, TK_RUN_ONCE);
+	T_EQ(s.hs, -1);
+	T_EQ(s.t->fail, fail);
+	close(cfd);
+	end_free(l, &s);
+}
+
 /* Plaintext to a server is "not-tls"; a client that closes, "eof". */
 TEST_BE(tls_not_tls)
 {
 	struct tk_tls_ctx	*sc;
 	struct tk_loop		*l;
-	struct end		 s;
-	int			 cfd, sfd;
 
 	certs();
 	sc = server_ctx(0);
 	T_PTR(l = tk_loop_new(t_backend, 0));
-	tcp_pair(&cfd, &sfd, 0);
-	end_init(&s, sfd, 1);
-	T_PTR(s.t = tk_tls_new(sc, &s.io, NULL, NULL));
-	T_SYS(tk_io_start(l, &s.io, TK_EV_READ));
-	T_EQ(write(cfd, "GET / HTTP/1.1\r\n\r\n", 18), 18);
-	while (s.hs == 0)
-		tk_loop_run(l, TK_RUN_ONCE);
-	T_EQ(s.hs, -1);
-	T_EQ(s.t->fail, TK_TLS_F_NOTTLS);
-	close(cfd);
-	end_free(l, &s);
-
-	tcp_pair(&cfd, &sfd, 0);
-	end_init(&s, sfd, 1);
-	T_PTR(s.t = tk_tls_new(sc, &s.io, NULL, NULL));
-	T_SYS(tk_io_start(l, &s.io, TK_EV_READ));
-	T_SYS(shutdown(cfd, SHUT_WR));
-	while (s.hs == 0)
-		tk_loop_run(l, TK_RUN_ONCE);
-	T_EQ(s.hs, -1);
-	T_EQ(s.t->fail, TK_TLS_F_EOF);
-	close(cfd);
-	end_free(l, &s);
+	server_refuses(l, sc, "GET / HTTP/1.1\r\n\r\n", TK_TLS_F_NOTTLS);
+	server_refuses(l, sc, NULL, TK_TLS_F_EOF);
 	tk_loop_free(l);
 	tk_tls_ctx_free(sc);
 	certs_gone();

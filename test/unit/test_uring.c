@@ -64,6 +64,19 @@ uw_open(struct tk_loop *l, struct uw *x)
 	T_EQ(tk_io_start(l, &x->io, TK_EV_READ), 0);
 }
 
+/* n watchers in one allocation, each started; the caller frees it. */
+static struct uw *
+uw_open_n(struct tk_loop *l, int n)
+{
+	struct uw	*x;
+	int		 i;
+
+	T_PTR(x = calloc(n, sizeof(*x)));
+	for (i = 0; i < n; i++)
+		uw_open(l, &x[i]);
+	return x;
+}
+
 static void
 uw_close(struct tk_loop *l, struct uw *x)
 {
@@ -141,10 +154,7 @@ TEST(uring_close_in_flight)
 	int		 i, peer[NCLOSE];
 
 	l = t_uring_loop(0);
-	x = calloc(NCLOSE, sizeof(*x));
-	T_PTR(x);
-	for (i = 0; i < NCLOSE; i++)
-		uw_open(l, &x[i]);
+	x = uw_open_n(l, NCLOSE);
 	passes(l, 2);
 	for (i = 0; i < NCLOSE; i++) {
 		T_EQ(x[i].calls, 0);
@@ -212,10 +222,7 @@ TEST(uring_cq_overflow)
 	int			 i, round, done;
 
 	l = t_uring_loop(8);
-	x = calloc(NBURST, sizeof(*x));
-	T_PTR(x);
-	for (i = 0; i < NBURST; i++)
-		uw_open(l, &x[i]);
+	x = uw_open_n(l, NBURST);
 	passes(l, 4);
 	for (round = 1; round <= 3; round++) {
 		for (i = 0; i < NBURST; i++)
