@@ -41,7 +41,10 @@ struct tconn {
 
 static void	echo_start(struct worker *, struct conn *);
 static void	echo_step(struct worker *, struct conn *);
-static struct conn *echo_flow(struct tk_io *, int, struct dp_flow *);
+static inline void echo_pump(struct worker *, struct conn *,
+		    struct tk_tls *);
+static inline struct conn *echo_flow(struct tk_io *, int,
+		    struct dp_flow *);
 static void	tls_start(struct worker *, struct conn *);
 static void	tls_step(struct worker *, struct conn *);
 static void	tls_close(struct worker *, struct conn *, enum conn_reason);
@@ -88,7 +91,7 @@ echo_start(struct worker *w, struct conn *c)
  * The connection's one flow, from its socket back to itself; both roles
  * are the same flow.
  */
-static struct conn *
+static inline struct conn *
 echo_flow(struct tk_io *io, int role, struct dp_flow *f)
 {
 	static struct dp_pipe	*nopipe = &dp_nopipe;
@@ -100,8 +103,6 @@ echo_flow(struct tk_io *io, int role, struct dp_flow *f)
 	(void)role;
 	memset(f, 0, sizeof(*f));
 	f->src = f->dst = &c->io;
-	if (((struct worker *)io->arg)->proto == &proto_echo_tls)
-		f->tsrc = f->tdst = ((struct tconn *)c)->t;
 	f->q = &c->outq;
 	f->flags = &c->state;
 	f->pipe = &nopipe;		/* never spliced */
@@ -111,19 +112,28 @@ echo_flow(struct tk_io *io, int role, struct dp_flow *f)
 	return c;
 }
 
-/*
- * The run-queue step: the flow moves what it can, then the connection
- * closes if it is done or failed, or waits for what the flow wants.
- * Returning while still runnable puts it at the back of the run queue.
- */
+/* The run-queue step of a plain connection. */
 static void
 echo_step(struct worker *w, struct conn *c)
+{
+	echo_pump(w, c, NULL);
+}
+
+/*
+ * A step, over TLS t or plain (NULL, where the compiler drops the
+ * tests of t): the flow moves what it can, then the connection closes
+ * if it is done or failed, or waits for what the flow wants.  Returning
+ * while still runnable puts it at the back of the run queue.
+ */
+static inline __attribute__((always_inline)) void
+echo_pump(struct worker *w, struct conn *c, struct tk_tls *t)
 {
 	struct dp_flow	f;
 	size_t		budget = ECHO_BUDGET;
 	unsigned int	want;
 
 	(void)echo_flow(&c->io, DP_SRC, &f);
+	f.tsrc = f.tdst = t;
 	if (dp_pump(w, &f, &budget) == -1) {
 		if (f.err == DP_ERR_NOMEM) {
 			conn_close(w, c, CONN_NOMEM);
@@ -184,7 +194,7 @@ tls_step(struct worker *w, struct conn *c)
 		tk_timer_cancel(w->l, &tc->hs);
 		conn_touch(c, tk_loop_now(w->l));
 	}
-	echo_step(w, c);
+	echo_pump(w, c, tc->t);
 }
 
 static void

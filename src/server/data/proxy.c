@@ -217,7 +217,7 @@ static int	connect_next(struct worker *, struct psess *, int);
 static int	connect_done(struct worker *, struct psess *);
 static inline int done(const struct psess *, int);
 static void	fast_start(struct worker *, struct psess *, struct dp_flow *);
-static void	flow(struct psess *, int, struct dp_flow *);
+static inline void flow(struct psess *, int, struct dp_flow *);
 static int	more_c2u(struct dp_flow *);
 static int	more_u2c(struct dp_flow *);
 static int	pump(struct worker *, struct psess *, struct dp_flow *, int);
@@ -1003,8 +1003,12 @@ done(const struct psess *s, int d)
 	return (s->dead & 1 << d) || (s->flags[d] & DP_F_SHUT);
 }
 
-/* Direction d of s as a flow of the data path, for the time of a step. */
-static void
+/*
+ * Direction d of s as a flow of the data path, for the time of a step.
+ * Inlined where d is known, so that its choices go: as a call it cost
+ * the proxy 52 instructions a message (callgrind).
+ */
+static inline __attribute__((always_inline)) void
 flow(struct psess *s, int d, struct dp_flow *f)
 {
 	memset(f, 0, sizeof(*f));
