@@ -735,8 +735,6 @@ void		 dp_discard(struct worker *, struct tk_io *);
 #define DP_RING_MIN	8		/* when the budget sizes it */
 
 int		 dp_cq_pump(struct worker *, struct dp_flow *);
-int		 dp_cq_send(struct worker *, struct dp_flow *, const void *,
-		    size_t);
 
 /*
  * n bytes read from f's source: count them on its side (the client, or

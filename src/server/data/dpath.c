@@ -398,14 +398,15 @@ bulk(struct worker *w, struct dp_flow *f, int full)
 
 /*
  * Send n bytes at p to f's destination, queueing what the kernel does
- * not take; with bytes already waiting, queue them all, behind.  This
- * is the "send this" of a protocol.  Returns 0, or -1 with f->err set.
+ * not take; with bytes already waiting, queue them all, behind.  On a
+ * completion loop, queue them: the step's dp_pump sends.  This is the
+ * "send this" of a protocol.  Returns 0, or -1 with f->err set.
  */
 int
 dp_send(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 {
 	if (w->cq)
-		return dp_cq_send(w, f, p, n);
+		return queue_rest(f, w, p, n);
 	return send_tail(w, f, p, n);
 }
 
@@ -457,7 +458,7 @@ send_tail(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 	return queue_rest(f, w, (const char *)p + k, n - k);
 }
 
-/* What a send left, queued; -1 with f->err set when no memory. */
+/* What a send left (or all, dp_send), queued; -1 with f->err set. */
 static int
 queue_rest(struct dp_flow *f, struct worker *w, const char *p, size_t n)
 {

@@ -95,17 +95,6 @@ dp_cq_pump(struct worker *w, struct dp_flow *f)
 	return dp_settle(w, f);
 }
 
-/* dp_send on a completion loop: queue; the step's dp_pump sends. */
-int
-dp_cq_send(struct worker *w, struct dp_flow *f, const void *p, size_t n)
-{
-	if (tk_bufq_append(f->q, &w->pool, p, n) == -1) {
-		f->err = DP_ERR_NOMEM;
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * A chunk, the end or a failure from the source of a flow: taken, for
  * the step to act on (from the run queue).
