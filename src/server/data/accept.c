@@ -2,10 +2,9 @@
 /*
  * When a worker accepts: in bounded batches, never past --max-conns,
  * never in a busy loop when the process is out of file descriptors or
- * near its memory budget, and not at all once it drains.  The files
- * below (conn.c, pin.c, mem.c) tell it when a connection is gone or the
- * memory budget has room again; it calls nothing above it.
- *
+ * near its memory budget, and not at all once it drains.  conn.c, pin.c
+ * and mem.c tell it when a connection is gone or the memory budget has
+ * room again; it calls nothing of worker.c or of the protocols.
  *
  * --max-conns is one count for the whole process (srv.nconns), taken
  * with a compare-and-swap before accept4, so it is never exceeded.  A
