@@ -9,9 +9,7 @@
  * event.
  */
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "tenk/loop.h"

@@ -114,6 +114,8 @@ extern const struct tk_backend	 tk_backend_io_uring;
 /* backend.c */
 const struct tk_backend	*backend_find(const char *);
 const struct tk_backend	*const *backend_all(void);
+
+/* array.c */
 int		 array_cap(int, int, int, int);
 int		 array_resize(void *, int, int, size_t);
 int		 array_grow(void *, int *, int, int, int, size_t);

@@ -102,7 +102,7 @@ static inline int send_tail(struct worker *, struct dp_flow *, const void *,
 		    size_t);
 static int	send_tls(struct worker *, struct dp_flow *, const void *,
 		    size_t);
-static int	queue_rest(struct dp_flow *, struct worker *, const char *,
+static int	queue_rest(struct worker *, struct dp_flow *, const void *,
 		    size_t);
 static int	splice_in(struct worker *, struct dp_flow *, size_t *);
 static void	splice_off(struct worker *, struct dp_flow *);
@@ -406,7 +406,7 @@ int
 dp_send(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 {
 	if (w->cq)
-		return queue_rest(f, w, p, n);
+		return queue_rest(w, f, p, n);
 	return send_tail(w, f, p, n);
 }
 
@@ -437,30 +437,30 @@ send_failed(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 static inline __attribute__((always_inline)) int
 send_tail(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 {
-	ssize_t	k = 0;
+	ssize_t	k;
 
-	if (dp_pending(f) == 0 && f->tdst != NULL)
+	if (dp_pending(f) > 0)
+		return queue_rest(w, f, p, n);	/* behind what waits */
+	if (f->tdst != NULL)
 		return send_tls(w, f, p, n);
-	if (dp_pending(f) == 0) {
-		do {
-			k = send(f->dst->fd, p, n, MSG_NOSIGNAL);
-		} while (k == -1 && errno == EINTR);
-		if (k == -1) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				return send_failed(w, f, p, n);
-			k = 0;
-		}
-		dp_count_out(w, f, k);
-		if ((size_t)k == n)
-			return 0;
-		tk_io_block(f->dst, TK_EV_WRITE);
+	do {
+		k = send(f->dst->fd, p, n, MSG_NOSIGNAL);
+	} while (k == -1 && errno == EINTR);
+	if (k == -1) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return send_failed(w, f, p, n);
+		k = 0;
 	}
-	return queue_rest(f, w, (const char *)p + k, n - k);
+	dp_count_out(w, f, k);
+	if ((size_t)k == n)
+		return 0;
+	tk_io_block(f->dst, TK_EV_WRITE);
+	return queue_rest(w, f, (const char *)p + k, n - k);
 }
 
 /* What a send left (or all, dp_send), queued; -1 with f->err set. */
 static int
-queue_rest(struct dp_flow *f, struct worker *w, const char *p, size_t n)
+queue_rest(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 {
 	if (tk_bufq_append(f->q, &w->pool, p, n) == -1) {
 		f->err = DP_ERR_NOMEM;
@@ -489,7 +489,7 @@ send_tls(struct worker *w, struct dp_flow *f, const void *p, size_t n)
 	}
 	if ((size_t)k == n)
 		return 0;
-	return queue_rest(f, w, (const char *)p + k, n - k);
+	return queue_rest(w, f, (const char *)p + k, n - k);
 }
 
 /* n bytes of f's queue went out: dropped from it, counted, a touch. */

@@ -358,7 +358,9 @@ shed(struct worker *w)
 		    memory_order_relaxed);
 		if (held < srv.mem_low)
 			break;
-		if ((c = worst(w, &stalled)) == NULL)
+		/* Holding no buffer, it has none to give back: no walk. */
+		if (tk_bufpool_held(&w->pool) == 0 ||
+		    (c = worst(w, &stalled)) == NULL)
 			break;
 		if (!stalled && (held < srv.mem_cap ||
 		    (uint64_t)tk_bufpool_held(&w->pool) *
